@@ -1,0 +1,38 @@
+# perfcast: performance measurements in, models a performance engineer can trust out.
+#
+#   snakemake --cores 2                      whole DAG on config/config.yaml (the embedded default)
+#   snakemake --cores 2 --configfile my.yaml  a config of your own, merged over the default
+#                                             (add --replace-workflow-config to drop the default)
+#   snakemake --report results/report.html    every stage's figures and tables
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/counters.smk"
+include: "workflow/rules/model.smk"
+include: "workflow/rules/warmup.smk"
+include: "workflow/rules/sensitivity.smk"
+include: "workflow/rules/sweep.smk"
+include: "workflow/rules/paper.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        counters_targets(),
+        model_targets(),
+        warmup_targets(),
+        sensitivity_targets(),
+        sweep_targets(),
+        paper_targets(),

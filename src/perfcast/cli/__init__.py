@@ -1,0 +1,38 @@
+"""``perfcast`` command line: one sub-command group per stage, JSON or files out.
+
+Each stage module under :mod:`perfcast.cli` exposes ``register(subparsers)``; a sub-command sets
+``func(args) -> int``. Bad input (``InputError``) is reported as one clear line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from perfcast import __version__
+from perfcast.errors import HostCapabilityError, InputError
+
+STAGES = ["counters", "warmup", "sensitivity", "sweep"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="perfcast", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"perfcast {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for stage in STAGES:
+        importlib.import_module(f"perfcast.cli.{stage}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (InputError, HostCapabilityError) as exc:
+        print(f"perfcast {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""Atomic output: a rule's file appears whole or not at all.
+
+Every writer goes to a temporary file in the target's directory and is renamed into place
+(``os.replace`` is atomic on POSIX), so an interrupted job never leaves a partial output that a
+later run could take as done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from perfcast.errors import InputError
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it onto ``path`` on success only."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=suffix or path.suffix or ".tmp", dir=path.parent
+    )
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        with open(tmp_path, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_parquet(
+    df: pd.DataFrame, path: str | Path, metadata: dict[str, Any] | None = None
+) -> None:
+    """Write ``df`` atomically as Parquet; ``metadata`` goes into the schema as JSON."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    if metadata:
+        meta = dict(table.schema.metadata or {})
+        meta[b"perfcast"] = json.dumps(metadata, sort_keys=True, default=str).encode()
+        table = table.replace_schema_metadata(meta)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """Read a Parquet file; a missing or corrupt file raises InputError naming it."""
+    path = Path(path)
+    try:
+        return pq.read_table(path, columns=columns).to_pandas()
+    except FileNotFoundError as exc:
+        raise InputError(path, "file not found") from exc
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(path, f"not a readable Parquet file: {exc}") from exc
+
+
+def parquet_metadata(path: str | Path) -> dict[str, Any]:
+    """The ``perfcast`` metadata written by :func:`write_parquet` (empty if none)."""
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(b"perfcast")
+    return json.loads(raw) if raw else {}
+
+
+def require_columns(df: pd.DataFrame, columns: list[str], path: str | Path) -> None:
+    """Fail with InputError naming the file and the missing columns."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InputError(path, f"missing column(s) {missing}", expected=f"columns {columns}")
+
+
+def write_json(obj: Any, path: str | Path) -> None:
+    """Write JSON atomically, keys sorted, so equal results give equal bytes."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
+
+
+def write_text(text: str, path: str | Path) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def write_csv(df: pd.DataFrame, path: str | Path) -> None:
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False, float_format="%.10g")
+
+
+def _json_default(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")

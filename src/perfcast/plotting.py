@@ -1,0 +1,45 @@
+"""One look for every figure: headless matplotlib, a clean style, atomic PNG/SVG output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from perfcast.io import atomic_path  # noqa: E402
+
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
+
+STYLE = {
+    "figure.dpi": 110,
+    "savefig.dpi": 130,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.titleweight": "bold",
+    "legend.frameon": False,
+    "svg.hashsalt": "perfcast",
+}
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, **kwargs):
+    """``plt.subplots`` under the perfcast style."""
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(nrows, ncols, layout="constrained", **kwargs)
+    return fig, axes
+
+
+def save_figure(fig, path: str | Path) -> None:
+    """Save atomically (format from the suffix, metadata stripped so bytes are reproducible)."""
+    path = Path(path)
+    with plt.rc_context(STYLE), atomic_path(path) as tmp:
+        meta = {"Software": None} if path.suffix == ".png" else {"Date": None}
+        fig.savefig(tmp, format=path.suffix.lstrip("."), metadata=meta)
+    plt.close(fig)

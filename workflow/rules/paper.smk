@@ -1,0 +1,5 @@
+# Stage: paper. Active when config has a "paper" section with enabled: true.
+
+
+def paper_targets():
+    return []

@@ -1,0 +1,5 @@
+# Stage: sensitivity. Active when config has a "sensitivity" section with enabled: true.
+
+
+def sensitivity_targets():
+    return []

@@ -1,0 +1,5 @@
+# Stage: warmup. Active when config has a "warmup" section with enabled: true.
+
+
+def warmup_targets():
+    return []
