@@ -1,2 +1,158 @@
+# Stage 1: collect hardware counters (one perf run per generation x benchmark x counter group)
+# and post-process them into per-interval PKI / IPC tables.
+import re
+
+from perfcast.counters.events import BaseEvents, make_groups
+
+C = config.get("counters") or {}
+OLD, NEW = C.get("generations", {}).get("old"), C.get("generations", {}).get("new")
+BASE = BaseEvents(**C.get("base_events", {}))
+GROUPS = make_groups(C["events"], C["group_size"], BASE) if C else []
+TRAIN_BENCHMARKS = sorted(C.get("benchmarks", []))
+PREDICT_BENCHMARKS = sorted(config.get("predict", {}).get("benchmarks", []))
+SIMULATED = C.get("backend") == "simulate"
+PARTITIONS = C.get("partitions", {})
+PERF = C.get("perf", {})
+
+if stage_enabled("counters"):
+
+    wildcard_constraints:
+        gen="|".join(map(re.escape, [OLD, NEW])),
+        bench=r"[A-Za-z0-9_.\-]+",
+        group=r"\d+",
+
+
+def counters_runs():
+    """(gen, bench) pairs collected: every benchmark on both, predict-only ones on the old one."""
+    runs = [(g, b) for b in TRAIN_BENCHMARKS for g in (OLD, NEW)]
+    runs += [(OLD, b) for b in PREDICT_BENCHMARKS if b not in TRAIN_BENCHMARKS]
+    return sorted(runs)
+
+
 def counters_targets():
-    return []
+    if not stage_enabled("counters"):
+        return []
+    return [f"{RESULTS}/counters/{g}/{b}.parquet" for g, b in counters_runs()] + [
+        f"{RESULTS}/counters/ipc_over_time.png"
+    ]
+
+
+def _program(bench):
+    name = PERF["programs"].get(bench, bench)
+    prog = config["programs"].get(name)
+    if prog is None:
+        raise ValueError(
+            f"counters.backend perf: benchmark {bench!r} needs a program {name!r} under programs:"
+        )
+    return prog
+
+
+def _collect_command(wildcards):
+    if C["backend"] != "perf":
+        return None
+    prog = _program(wildcards.bench)
+    return prog["command"].replace("{work}", str(prog.get("work", 1)))
+
+
+def _collect_env(wildcards):
+    return _program(wildcards.bench).get("env", {}) if C["backend"] == "perf" else {}
+
+
+def _import_source(wildcards):
+    if C["backend"] != "import":
+        return []
+    return C["import"]["pattern"].format(
+        gen=wildcards.gen, bench=wildcards.bench, group=wildcards.group
+    )
+
+
+rule collect:
+    input:
+        source=_import_source,
+    output:
+        f"{RESULTS}/raw/{{gen}}/{{bench}}/group{{group}}.csv",
+    params:
+        backend=C.get("backend"),
+        events=lambda wc: GROUPS[int(wc.group)],
+        role=lambda wc: "old" if wc.gen == OLD else "new",
+        interval_ms=C.get("interval_ms"),
+        base=BASE.names,
+        seed=config["seed"],
+        clock_ghz=lambda wc: C["clock_ghz"].get(wc.gen),
+        simulate=C.get("simulate"),
+        command=_collect_command,
+        env=_collect_env,
+        perf=PERF.get("binary"),
+        timeout_s=PERF.get("timeout_s"),
+    log:
+        f"{LOGS}/counters/collect/{{gen}}/{{bench}}/group{{group}}.log",
+    benchmark:
+        f"{BENCH}/counters/collect/{{gen}}/{{bench}}/group{{group}}.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=lambda wc: 10 if C["backend"] != "perf" else int(PERF["timeout_s"] / 60) + 5,
+        slurm_partition=lambda wc: PARTITIONS.get(wc.gen, ""),
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/counters_collect.py"
+
+
+rule postprocess:
+    input:
+        lambda wc: [
+            f"{RESULTS}/raw/{wc.gen}/{wc.bench}/group{k}.csv" for k in range(len(GROUPS))
+        ],
+    output:
+        f"{RESULTS}/counters/{{gen}}/{{bench}}.parquet",
+    params:
+        events=C.get("events"),
+        base=BASE.names,
+        join=C.get("join"),
+        meta=lambda wc: {
+            "generation": wc.gen,
+            "benchmark": wc.bench,
+            "backend": C["backend"],
+            "simulated": SIMULATED,
+            "interval_ms": C["interval_ms"],
+        },
+    log:
+        f"{LOGS}/counters/postprocess/{{gen}}/{{bench}}.log",
+    benchmark:
+        f"{BENCH}/counters/postprocess/{{gen}}/{{bench}}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/counters_postprocess.py"
+
+
+rule counters_figure:
+    input:
+        lambda wc: [f"{RESULTS}/counters/{g}/{b}.parquet" for g, b in counters_runs()],
+    output:
+        report(
+            f"{RESULTS}/counters/ipc_over_time.png",
+            caption="../report/counters/ipc_over_time.rst",
+            category="1. Counters",
+        ),
+    params:
+        runs=lambda wc: counters_runs(),
+        gens=lambda wc: (OLD, NEW),
+        note="SIMULATED data" if SIMULATED else "",
+    log:
+        f"{LOGS}/counters/ipc_over_time.log",
+    benchmark:
+        f"{BENCH}/counters/ipc_over_time.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/counters_figure.py"

@@ -1,0 +1,119 @@
+"""Collection backends: one perf ``-I -x,`` CSV per generation x benchmark x counter group.
+
+``perf``: runs the real program under ``perf stat`` after checking the host counts the events;
+``import``: validates and takes over files collected elsewhere; ``simulate``: the two-generation
+simulator (the embedded default).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from perfcast.counters.perfcsv import parse_perf_csv, to_wide
+from perfcast.counters.simulate import simulate_group_csv
+from perfcast.errors import HostCapabilityError, InputError
+from perfcast.io import atomic_path
+from perfcast.process import run_measured
+
+
+def check_perf_events(events: list[str], perf: str = "perf") -> None:
+    """Fail unless ``perf stat`` counts every event on this host.
+
+    A VM without a hardware PMU answers ``<not supported>`` for cycles and instructions; say so
+    instead of collecting zeros.
+    """
+    if shutil.which(perf) is None:
+        raise HostCapabilityError(f"'{perf}' not found: install linux-perf (Debian) / perf")
+    cmd = [perf, "stat", "-x,", "-e", ",".join(events), "--", "true"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0 and not proc.stderr:
+        raise HostCapabilityError(f"'{' '.join(cmd)}' failed with exit code {proc.returncode}")
+    unsupported, uncounted = [], []
+    for line in proc.stderr.splitlines():
+        fields = line.split(",")
+        if len(fields) < 7 or line.startswith("#"):
+            continue
+        event = ",".join(fields[2:-4])
+        if fields[0] == "<not supported>":
+            unsupported.append(event)
+        elif fields[0] == "<not counted>":
+            uncounted.append(event)
+    if "event syntax error" in proc.stderr or "Cannot find PMU" in proc.stderr:
+        raise HostCapabilityError(f"perf does not know an event of {events}: {proc.stderr.strip()}")
+    if unsupported:
+        raise HostCapabilityError(
+            f"this host does not count {sorted(set(unsupported))} (perf reads <not supported>): "
+            "it exposes no hardware PMU for them (typical of VMs and containers). Collect on "
+            "bare metal or a VM with PMU pass-through, or use the import backend with files "
+            "collected there."
+        )
+    if uncounted:
+        raise HostCapabilityError(
+            f"perf could not count {sorted(set(uncounted))} on this host (<not counted>): "
+            "too many events for the PMU at once, or counters taken by another tool"
+        )
+    if proc.returncode != 0:
+        raise HostCapabilityError(f"'{' '.join(cmd)}' failed: {proc.stderr.strip()}")
+
+
+def collect_perf(
+    command: str,
+    events: list[str],
+    out: str | Path,
+    *,
+    interval_ms: int = 100,
+    perf: str = "perf",
+    env: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
+) -> None:
+    """Run ``command`` under ``perf stat -I interval_ms -x, -e events -o out`` (atomically)."""
+    check_perf_events(events, perf)
+    with atomic_path(out) as tmp:
+        argv = [perf, "stat", "-I", str(interval_ms), "-x,", "-e", ",".join(events),
+                "-o", str(tmp), "--", "sh", "-c", command]
+        res = run_measured(argv, env=env, timeout_s=timeout_s)
+        if not res.ok:
+            why = "timed out" if res.timed_out else f"exit code {res.returncode}"
+            raise RuntimeError(f"'{command}' under perf failed ({why}):\n{res.stderr[-2000:]}")
+        long = parse_perf_csv(tmp)
+        missing = sorted(set(events) - set(long["event"]))
+        if missing:
+            raise RuntimeError(f"perf wrote no lines for {missing} in {out}")
+
+
+def import_perf_csv(source: str | Path, out: str | Path, events: list[str]) -> None:
+    """Validate an already-collected perf CSV (parses, has ``events``) and copy it to ``out``."""
+    source = Path(source)
+    long = parse_perf_csv(source)
+    missing = [e for e in events if e not in set(long["event"])]
+    if missing:
+        raise InputError(source, f"missing event(s) {missing}",
+                         expected=f"this group's events {events}")
+    to_wide(long, source)
+    with atomic_path(out) as tmp:
+        shutil.copyfile(source, tmp)
+
+
+def collect_simulated(
+    benchmark: str,
+    role: str,
+    group: int,
+    events: list[str],
+    out: str | Path,
+    *,
+    seed: int,
+    interval_ms: int,
+    base: tuple[str, str],
+    clock_ghz: float | None = None,
+    scale: float = 1.0,
+    noise: float = 0.05,
+    jitter: float = 0.02,
+) -> None:
+    text = simulate_group_csv(benchmark, role, group, events, seed=seed, interval_ms=interval_ms,
+                              clock_ghz=clock_ghz, scale=scale, noise=noise, jitter=jitter,
+                              base=base)
+    with atomic_path(out) as tmp:
+        tmp.write_text(text)

@@ -1,0 +1,128 @@
+"""Post-process group runs into one per-interval table: PKI per counter, IPC, instructions.
+
+Output schema (one row per interval of the reference run, group 0):
+
+============================  ============================================================
+``interval``                  0-based interval index
+``time``                      seconds since start at the end of the interval
+``duration_s``                interval length (the last one is partial)
+``instructions``, ``cycles``  counts in the interval (reference run)
+``ipc``                       instructions / cycles
+``instructions_cumulative_sum``  running total of instructions
+``<event>_pki``               events per kilo-instruction: count / instructions * 1000
+``pct_running_min``           lowest perf percent-running of the interval (multiplexing)
+============================  ============================================================
+
+Joining group runs (separate executions): ``instructions`` (default) resamples every run onto the
+reference run's cumulative-instruction axis (cumulative counts are interpolated at the reference
+interval boundaries and differenced, so totals are conserved and runs that drift in time still
+line up); ``row`` joins by interval index as the seed did (truncated to the shortest run).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from perfcast.counters.events import BaseEvents, pki_column
+from perfcast.counters.perfcsv import parse_perf_csv, to_wide
+from perfcast.errors import InputError
+
+
+def read_group(path: str | Path, base: BaseEvents) -> pd.DataFrame:
+    """One group run as a wide per-interval table with its base events checked."""
+    wide = to_wide(parse_perf_csv(path), path, required=base.names)
+    for ev in base.names:
+        col = wide[ev].to_numpy()
+        bad = np.flatnonzero(~np.isfinite(col) | (col <= 0))
+        # a final interval with no work (the program ended on a boundary) carries no rate
+        if len(bad) and not (len(bad) == 1 and bad[0] == len(col) - 1 and len(col) > 1):
+            raise InputError(
+                path, f"{ev} is missing or zero in interval {int(bad[0])} "
+                f"(t={wide['time'].iloc[bad[0]]:.3f}s)",
+                expected=f"a positive {ev} count in every interval (it is the PKI base)",
+            )
+    last = wide[list(base.names)].iloc[-1]
+    if len(wide) > 1 and (~np.isfinite(last.to_numpy()) | (last.to_numpy() <= 0)).any():
+        wide = wide.iloc[:-1]
+    return wide.reset_index(drop=True)
+
+
+def _resample(cum_src: np.ndarray, counts: np.ndarray, cum_ref: np.ndarray) -> np.ndarray:
+    """Counts per reference interval from a run's counts on its own cumulative axis.
+
+    Interpolates the cumulative count C(cum instructions) at the reference boundaries and takes
+    differences; an interval touching a not-counted source interval gets NaN.
+    """
+    x = np.concatenate(([0.0], cum_src))
+    nan = ~np.isfinite(counts)
+    c = np.concatenate(([0.0], np.cumsum(np.where(nan, 0.0, counts))))
+    m = np.concatenate(([0.0], np.cumsum(nan.astype(float))))
+    xr = np.concatenate(([0.0], cum_ref))
+    out = np.diff(np.interp(xr, x, c))
+    touched = np.diff(np.interp(xr, x, m))
+    # an interval that overlaps a NaN source interval picks up part of its indicator
+    out[touched > 1e-9] = np.nan
+    return out
+
+
+def postprocess(
+    group_files: list[str | Path],
+    events: list[str],
+    base: BaseEvents,
+    join: str = "instructions",
+) -> pd.DataFrame:
+    """Join the group runs of one benchmark on one generation into the per-interval table."""
+    if join not in ("instructions", "row"):
+        raise ValueError(f"join must be 'instructions' or 'row', not {join!r}")
+    groups = [read_group(p, base) for p in group_files]
+    ref = groups[0]
+    if join == "row":
+        n = min(len(g) for g in groups)
+        ref = ref.iloc[:n]
+    instr = ref[base.instructions].to_numpy(dtype=float)
+    cycles = ref[base.cycles].to_numpy(dtype=float)
+    cum_ref = np.cumsum(instr)
+    out = pd.DataFrame({
+        "interval": np.arange(len(ref), dtype=np.int64),
+        "time": ref["time"].to_numpy(),
+        "duration_s": ref["duration_s"].to_numpy(),
+        "instructions": instr,
+        "cycles": cycles,
+        "ipc": instr / cycles,
+        "instructions_cumulative_sum": cum_ref,
+    })
+    pct = ref["pct_running_min"].to_numpy()
+    found: dict[str, np.ndarray] = {}
+    for path, g in zip(group_files, groups, strict=True):
+        g_instr = g[base.instructions].to_numpy(dtype=float)
+        g_cum = np.cumsum(g_instr)
+        # the same binary retires the same instructions; scale away run-to-run differences
+        g_cum_scaled = g_cum * (cum_ref[-1] / g_cum[-1]) if join == "instructions" else g_cum
+        for ev in g.columns:
+            if ev in ("time", "duration_s", "pct_running_min", *base.names) or ev not in events:
+                continue
+            if ev in found:
+                raise InputError(path, f"event {ev!r} is counted by two group runs",
+                                 expected="each event in exactly one group")
+            counts = g[ev].to_numpy(dtype=float)
+            if join == "row":
+                found[ev] = counts[: len(ref)] / g_instr[: len(ref)] * 1000.0
+            else:
+                found[ev] = _resample(g_cum_scaled, counts, cum_ref) / instr * 1000.0
+        if join == "row":
+            pct = np.fmin(pct, g["pct_running_min"].to_numpy()[: len(ref)])
+        else:
+            pct = np.fmin(pct, np.interp(cum_ref, g_cum_scaled, g["pct_running_min"].to_numpy()))
+    missing = [e for e in events if e not in found and e not in base.names]
+    if missing:
+        raise InputError(group_files[0], f"no group run counted {missing}",
+                         expected="every configured event in some group")
+    for ev in events:
+        if ev in base.names:
+            continue
+        out[pki_column(ev)] = found[ev]
+    out["pct_running_min"] = pct
+    return out

@@ -1,0 +1,189 @@
+"""KNN model of the new generation's IPC ratio from old-generation counters (seed 003).
+
+``KNeighborsRegressor`` in a ``Pipeline`` (optional log1p, standard scaling) so the scaler is fit
+on training folds only; ``n_neighbors`` and ``weights`` tuned by ``GroupKFold`` on benchmark.
+Honest evaluation is leave-one-benchmark-out: for the held-out benchmark the predicted new-gen
+cycles per interval are ``instructions / (IPC_old * ratio_pred)`` and the error is that of the
+total (runtime at the new generation's clock = cycles / f).
+"""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import sklearn
+from sklearn.metrics import r2_score
+from sklearn.model_selection import GridSearchCV, GroupKFold
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
+from perfcast.model.trainset import GROUP, TARGET
+
+
+@dataclass
+class KnnSettings:
+    n_neighbors: list[int] = field(default_factory=lambda: [1, 3, 5, 9, 15, 25])
+    weights: list[str] = field(default_factory=lambda: ["uniform", "distance"])
+    cv_folds: int = 4
+    log1p: bool = True
+    max_rows_per_benchmark: int | None = 2000
+
+
+def make_pipeline(log1p: bool = True) -> Pipeline:
+    steps = []
+    if log1p:
+        # PKI spans orders of magnitude (DRAM refills vs L1 accesses); clip guards tiny negatives
+        steps.append(("log1p", FunctionTransformer(_log1p_clip, feature_names_out="one-to-one")))
+    steps += [("scale", StandardScaler()), ("knn", KNeighborsRegressor())]
+    return Pipeline(steps)
+
+
+def _log1p_clip(x):
+    return np.log1p(np.clip(x, 0.0, None))
+
+
+def thin(train: pd.DataFrame, max_rows: int | None) -> pd.DataFrame:
+    """At most ``max_rows`` evenly spaced rows per benchmark (keeps phase proportions)."""
+    if not max_rows:
+        return train
+    parts = []
+    for _, g in train.groupby(GROUP, sort=True):
+        idx = np.unique(np.linspace(0, len(g) - 1, min(max_rows, len(g))).round().astype(int))
+        parts.append(g.iloc[idx])
+    return pd.concat(parts, ignore_index=True)
+
+
+def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> GridSearchCV:
+    """Tune k and weights by GroupKFold on benchmark, refit on all rows."""
+    data = thin(train, settings.max_rows_per_benchmark)
+    groups = data[GROUP].to_numpy()
+    n_groups = len(np.unique(groups))
+    if n_groups < 2:
+        raise ValueError("training needs at least two benchmarks (GroupKFold on benchmark)")
+    max_k = int(min(len(data) * (1 - 1 / n_groups), len(data) - 1))
+    grid = {
+        "knn__n_neighbors": sorted({min(k, max_k) for k in settings.n_neighbors}),
+        "knn__weights": list(settings.weights),
+    }
+    search = GridSearchCV(
+        make_pipeline(settings.log1p), grid,
+        cv=GroupKFold(n_splits=min(settings.cv_folds, n_groups)),
+        scoring="neg_mean_absolute_error", n_jobs=1, refit=True,
+    )
+    search.fit(data[features].to_numpy(), data[TARGET].to_numpy(), groups=groups)
+    return search
+
+
+def model_card(search: GridSearchCV, features: list[str], train: pd.DataFrame,
+               settings: KnnSettings) -> dict:
+    """What a saved model needs to be trusted and reused: features, choice, versions."""
+    cv = pd.DataFrame(search.cv_results_)
+    return {
+        "features": features,
+        "target": TARGET,
+        "best_params": {k.removeprefix("knn__"): v for k, v in search.best_params_.items()},
+        "cv_mae": float(-search.best_score_),
+        "cv_results": [
+            {"n_neighbors": int(r["param_knn__n_neighbors"]), "weights": r["param_knn__weights"],
+             "mae": float(-r["mean_test_score"]), "mae_std": float(r["std_test_score"])}
+            for _, r in cv.iterrows()
+        ],
+        "benchmarks": sorted(train[GROUP].unique().tolist()),
+        "rows": int(len(train)),
+        "settings": settings.__dict__,
+        "versions": {
+            "python": platform.python_version(),
+            "scikit-learn": sklearn.__version__,
+            "numpy": np.__version__,
+            "pandas": pd.__version__,
+        },
+    }
+
+
+def predict_run(model: Pipeline, counters: pd.DataFrame, features: list[str],
+                clock_ghz: float | None = None) -> pd.DataFrame:
+    """Per interval: predicted IPC ratio, new-gen IPC and cycles; ``runtime_s`` at ``clock_ghz``."""
+    missing = [f for f in features if f not in counters.columns]
+    if missing:
+        raise ValueError(f"counter table lacks the model's features {missing}")
+    x = counters[features].to_numpy(dtype=float)
+    ok = np.isfinite(x).all(axis=1)
+    ratio = np.full(len(counters), np.nan)
+    if ok.any():
+        ratio[ok] = model.predict(x[ok])
+    # an interval with a missing counter borrows the run's median ratio rather than vanishing
+    ratio[~ok] = np.nanmedian(ratio) if ok.any() else np.nan
+    ipc_new = counters["ipc"].to_numpy() * ratio
+    cycles_new = counters["instructions"].to_numpy() / ipc_new
+    out = pd.DataFrame({
+        "interval": counters["interval"].to_numpy(),
+        "time": counters["time"].to_numpy(),
+        "instructions": counters["instructions"].to_numpy(),
+        "ipc_old": counters["ipc"].to_numpy(),
+        "ipc_ratio_pred": ratio,
+        "ipc_new_pred": ipc_new,
+        "cycles_new_pred": cycles_new,
+        "imputed": ~ok,
+    })
+    if clock_ghz:
+        out["runtime_new_pred_s"] = cycles_new / (clock_ghz * 1e9)
+    return out
+
+
+def evaluate_lobo(
+    train: pd.DataFrame,
+    counters_old: dict[str, pd.DataFrame],
+    counters_new: dict[str, pd.DataFrame],
+    features: list[str],
+    settings: KnnSettings,
+    clock_new_ghz: float | None = None,
+    label: str = "all",
+) -> pd.DataFrame:
+    """Leave-one-benchmark-out: tune and fit on the others, predict the held-out benchmark.
+
+    Per benchmark: measured vs predicted new-generation total cycles and error in percent, the
+    same for runtime (measured wall time of the new run vs predicted cycles / clock), the per-row
+    R^2 of the IPC ratio on the aligned pairs, and a constant-ratio baseline (mean training ratio).
+    """
+    rows = []
+    for bench in sorted(train[GROUP].unique()):
+        rest = train[train[GROUP] != bench]
+        held = train[train[GROUP] == bench]
+        search = fit(rest, features, settings)
+        pred = predict_run(search.best_estimator_, counters_old[bench], features, clock_new_ghz)
+        new = counters_new[bench]
+        measured_cycles = float(new["cycles"].sum())
+        predicted_cycles = float(pred["cycles_new_pred"].sum())
+        base_ratio = float(rest[TARGET].mean())
+        baseline_cycles = float((counters_old[bench]["instructions"]
+                                 / (counters_old[bench]["ipc"] * base_ratio)).sum())
+        ratio_pred_rows = search.best_estimator_.predict(held[features].to_numpy())
+        row = {
+            "training_rows": label,
+            "benchmark": bench,
+            "n_neighbors": int(search.best_params_["knn__n_neighbors"]),
+            "weights": search.best_params_["knn__weights"],
+            "measured_cycles": measured_cycles,
+            "predicted_cycles": predicted_cycles,
+            "cycles_error_pct": 100.0 * (predicted_cycles - measured_cycles) / measured_cycles,
+            "baseline_cycles_error_pct": 100.0 * (baseline_cycles - measured_cycles)
+            / measured_cycles,
+            "ipc_ratio_measured_mean": float(held[TARGET].mean()),
+            "ipc_ratio_pred_mean": float(np.mean(ratio_pred_rows)),
+            "row_r2": float(r2_score(held[TARGET], ratio_pred_rows)) if len(held) > 1 else np.nan,
+            "row_mae": float(np.mean(np.abs(held[TARGET] - ratio_pred_rows))),
+        }
+        if clock_new_ghz:
+            measured_rt = float(new["duration_s"].sum())
+            predicted_rt = predicted_cycles / (clock_new_ghz * 1e9)
+            row |= {
+                "measured_runtime_s": measured_rt,
+                "predicted_runtime_s": predicted_rt,
+                "runtime_error_pct": 100.0 * (predicted_rt - measured_rt) / measured_rt,
+            }
+        rows.append(row)
+    return pd.DataFrame(rows)

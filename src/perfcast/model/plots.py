@@ -1,0 +1,115 @@
+"""Figures of the counters-to-prediction half (for the Snakemake report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from perfcast.plotting import PALETTE, new_figure, save_figure
+
+
+def _grid(n: int) -> tuple[int, int]:
+    cols = min(4, n)
+    return int(np.ceil(n / cols)), cols
+
+
+def ipc_over_time(runs: dict[str, dict[str, pd.DataFrame]], gens: tuple[str, str], path: Path,
+                  note: str = "") -> None:
+    """Small multiples: IPC over time of each benchmark on both generations."""
+    benches = sorted(runs)
+    rows, cols = _grid(len(benches))
+    fig, axes = new_figure(rows, cols, figsize=(3.2 * cols, 2.3 * rows), squeeze=False,
+                           sharey=True)
+    for ax, bench in zip(axes.flat, benches, strict=False):
+        for k, gen in enumerate(gens):
+            df = runs[bench].get(gen)
+            if df is not None:
+                ax.plot(df["time"], df["ipc"], lw=0.8, color=PALETTE[k], label=gen)
+        ax.set_title(bench)
+        ax.set_xlabel("time [s]")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("IPC")
+    for ax in list(axes.flat)[len(benches):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(loc="upper right")
+    fig.suptitle("IPC per interval, old vs new generation" + (f" ({note})" if note else ""))
+    save_figure(fig, path)
+
+
+def alignment(old: pd.DataFrame, new: pd.DataFrame, pairs: pd.DataFrame, gens: tuple[str, str],
+              bench: str, path: Path) -> None:
+    """Cumulative instructions over time for both runs, with the row mapping drawn between them."""
+    fig, (ax, ax2) = new_figure(1, 2, figsize=(10, 3.6))
+    t_old = old.set_index("interval")["time"]
+    t_new = new.set_index("interval")["time"]
+    step = max(1, len(pairs) // 150)
+    sub = pairs.iloc[::step]
+    xs = np.stack([t_old.loc[sub["old_interval"]].to_numpy(),
+                   t_new.loc[sub["new_interval"]].to_numpy()])
+    ys = np.stack([sub["old_instructions_cumulative_sum"].to_numpy(),
+                   sub["new_instructions_cumulative_sum"].to_numpy()])
+    ax.plot(xs, ys, color=PALETTE[4], lw=0.4, alpha=0.6)
+    ax.plot(old["time"], old["instructions_cumulative_sum"], color=PALETTE[0], label=gens[0])
+    ax.plot(new["time"], new["instructions_cumulative_sum"], color=PALETTE[1], label=gens[1])
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("cumulative instructions")
+    ax.set_title(f"{bench}: mapping on cumulative instructions")
+    ax.legend()
+    ax2.plot(pairs["old_interval"], pairs["new_interval"], color=PALETTE[2], lw=1)
+    ax2.set_xlabel(f"{gens[0]} interval")
+    ax2.set_ylabel(f"{gens[1]} interval")
+    ax2.set_title("warping path")
+    save_figure(fig, path)
+
+
+def ratio_distribution(train: pd.DataFrame, path: Path) -> None:
+    """IPC-ratio distribution per benchmark (violins with the median marked)."""
+    benches = sorted(train["benchmark"].unique())
+    data = [train.loc[train["benchmark"] == b, "ipc_ratio"].to_numpy() for b in benches]
+    fig, ax = new_figure(figsize=(max(6, 0.7 * len(benches) + 2), 3.8))
+    parts = ax.violinplot(data, showmedians=True, showextrema=False)
+    for body in parts["bodies"]:
+        body.set_facecolor(PALETTE[0])
+        body.set_alpha(0.45)
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xticks(range(1, len(benches) + 1), benches, rotation=40, ha="right")
+    ax.set_ylabel("IPC ratio new / old")
+    ax.set_title("IPC ratio per aligned interval")
+    save_figure(fig, path)
+
+
+def predicted_vs_measured(ev: pd.DataFrame, path: Path) -> None:
+    """Leave-one-benchmark-out: predicted vs measured new-gen cycles, and the error per benchmark."""
+    fig, (ax, ax2) = new_figure(1, 2, figsize=(11, 4.2))
+    for k, (label, g) in enumerate(ev.groupby("training_rows", sort=True)):
+        ax.scatter(g["measured_cycles"], g["predicted_cycles"], s=28, color=PALETTE[k],
+                   label=f"KNN ({label} intervals)", zorder=3)
+        g = g.sort_values("benchmark")
+        x = np.arange(len(g))
+        width = 0.8 / (ev["training_rows"].nunique() + 1)
+        ax2.bar(x + k * width, g["cycles_error_pct"], width, color=PALETTE[k],
+                label=f"KNN ({label})")
+    base = ev[ev["training_rows"] == ev["training_rows"].iloc[0]].sort_values("benchmark")
+    ax.scatter(base["measured_cycles"], base["measured_cycles"] * (
+        1 + base["baseline_cycles_error_pct"] / 100), s=18, marker="x", color="grey",
+        label="constant ratio baseline", zorder=2)
+    lim = [ev["measured_cycles"].min() * 0.9, ev["measured_cycles"].max() * 1.1]
+    ax.plot(lim, lim, color="black", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured new-gen cycles")
+    ax.set_ylabel("predicted new-gen cycles")
+    ax.set_title("Leave-one-benchmark-out prediction")
+    ax.legend(fontsize=8)
+    n = ev["training_rows"].nunique()
+    x = np.arange(len(base))
+    ax2.bar(x + n * 0.8 / (n + 1), base["baseline_cycles_error_pct"], 0.8 / (n + 1),
+            color="lightgrey", label="baseline")
+    ax2.axhline(0, color="black", lw=0.8)
+    ax2.set_xticks(x + 0.3, base["benchmark"], rotation=40, ha="right")
+    ax2.set_ylabel("error of total cycles [%]")
+    ax2.set_title("Error per held-out benchmark")
+    ax2.legend(fontsize=8)
+    save_figure(fig, path)

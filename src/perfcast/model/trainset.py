@@ -1,0 +1,52 @@
+"""Training set: old-generation PKI counters (X) -> IPC ratio new/old (y), benchmark as group.
+
+One row per mapped pair of the alignment (the seed's way): the old row's snapshot of the system
+and the ratio of the IPCs at the same point of the instruction stream.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from perfcast.errors import InputError
+
+TARGET = "ipc_ratio"
+GROUP = "benchmark"
+
+
+def feature_columns(counters: pd.DataFrame) -> list[str]:
+    """The PKI columns of a post-processed counter table, in table order."""
+    return [c for c in counters.columns if c.endswith("_pki")]
+
+
+def benchmark_rows(
+    benchmark: str,
+    old: pd.DataFrame,
+    pairs: pd.DataFrame,
+    stable_intervals: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """Training rows of one benchmark; ``stable_intervals`` keeps only those old intervals."""
+    feats = feature_columns(old)
+    x = old.set_index("interval")[feats]
+    rows = pairs[["old_interval", "new_interval", TARGET]].copy()
+    if stable_intervals is not None:
+        rows = rows[rows["old_interval"].isin(stable_intervals)]
+    rows = rows.join(x, on="old_interval")
+    rows.insert(0, GROUP, benchmark)
+    rows = rows.replace([np.inf, -np.inf], np.nan).dropna(subset=[*feats, TARGET])
+    return rows.reset_index(drop=True)
+
+
+def build_trainset(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate benchmarks (same feature columns required), sorted for determinism."""
+    if not parts:
+        raise ValueError("no benchmarks to build a training set from")
+    cols = list(parts[0].columns)
+    for p in parts[1:]:
+        if list(p.columns) != cols:
+            raise InputError(None, f"benchmark {p[GROUP].iloc[0] if len(p) else '?'} has "
+                                   "different counter columns", expected=str(cols))
+    out = pd.concat(parts, ignore_index=True)
+    return out.sort_values([GROUP, "old_interval", "new_interval"], kind="stable").reset_index(
+        drop=True)

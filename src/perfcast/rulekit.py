@@ -1,0 +1,32 @@
+"""Glue for rule scripts: log to the rule's log file, fail with one clear line."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import traceback
+from collections.abc import Iterator
+from typing import Any
+
+
+@contextlib.contextmanager
+def rule_logging(snakemake: Any) -> Iterator[logging.Logger]:
+    """Log to ``snakemake.log[0]``; an exception is logged with its traceback, its message goes
+    to stderr (Snakemake shows it) and the job fails without writing outputs."""
+    log_path = snakemake.log[0] if len(snakemake.log) else None
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_path:
+        handlers.append(logging.FileHandler(log_path, mode="w"))
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logger = logging.getLogger(f"perfcast.{snakemake.rule}")
+    try:
+        yield logger
+    except Exception as exc:
+        logger.debug("".join(traceback.format_exception(exc)))
+        if log_path:
+            with open(log_path, "a") as fh:
+                fh.write("".join(traceback.format_exception(exc)))
+        print(f"perfcast rule {snakemake.rule}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.exit(1)

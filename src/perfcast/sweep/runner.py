@@ -1,0 +1,212 @@
+"""One run of one configuration: before command, sensors, the program, sensors, after command.
+
+This is ARPE's generated ``execute.bash`` loop body (before.bash; ``time -p`` the command;
+after.bash) for a single configuration x iteration, so each is its own Snakemake job. The child's
+wall/user/sys time and max RSS come from ``os.wait4`` (:func:`perfcast.process.run_measured`),
+not from ``time -p``'s two decimals. A failed or timed-out run is a record with its exit status,
+not a lost job; with ``fail_fast`` it fails its job and stops the campaign's later runs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from perfcast.io import write_json
+from perfcast.process import RunResult, run_measured
+from perfcast.sweep import sensors as sn
+from perfcast.sweep.campaign import perf_column
+
+log = logging.getLogger(__name__)
+
+#: environment variable naming one Snakemake invocation (set when the workflow is parsed): a
+#: fail-fast stop marker only stops runs of the invocation that wrote it
+SESSION_ENV = "PERFCAST_SWEEP_SESSION"
+STDERR_TAIL = 2000
+
+
+class RunFailed(RuntimeError):
+    """A run failed in a ``fail_fast`` campaign (its record is kept beside the results)."""
+
+
+class CampaignStopped(RuntimeError):
+    """An earlier run of this invocation failed in a ``fail_fast`` campaign."""
+
+
+def run_env(params: Mapping[str, Any]) -> dict[str, str]:
+    """The campaign's environment plus PERFCAST_CAMPAIGN/POINT/ITERATION and one
+    PERFCAST_PARAM_<NAME> per parameter (what ARPE's after.bash found in CMD_EXECUTED)."""
+    env = {k: str(v) for k, v in (params.get("env") or {}).items()}
+    env["PERFCAST_CAMPAIGN"] = str(params["campaign"])
+    env["PERFCAST_POINT"] = str(params["point"])
+    env["PERFCAST_ITERATION"] = str(params["iteration"])
+    for k, v in params["parameters"].items():
+        env[f"PERFCAST_PARAM_{k.upper()}"] = str(v)
+    return env
+
+
+def check_not_stopped(stop_marker: str | Path | None, session: str | None) -> None:
+    """Raise CampaignStopped when this invocation already stopped the campaign."""
+    if stop_marker is None or session is None or not Path(stop_marker).exists():
+        return
+    try:
+        marker = json.loads(Path(stop_marker).read_text())
+    except (OSError, ValueError):
+        return
+    if marker.get("session") == session:
+        raise CampaignStopped(
+            f"campaign {marker.get('campaign')!r} stopped (fail_fast): run "
+            f"{marker.get('point')}/iter{marker.get('iteration')} ended {marker.get('status')} "
+            f"with exit status {marker.get('returncode')}; its record is {marker.get('record')}")
+
+
+def _phase(command: str, env: Mapping[str, str], timeout_s: float) -> dict[str, Any] | None:
+    if not command.strip():
+        return None
+    res = run_measured(command, env=env, timeout_s=timeout_s)
+    if res.stdout.strip() or res.stderr.strip():
+        log.info("%s\n--- stdout ---\n%s--- stderr ---\n%s", command, res.stdout, res.stderr)
+    return {"command": command, "returncode": res.returncode, "timed_out": res.timed_out,
+            "wall_s": res.wall_s}
+
+
+def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
+              powercap_root: str | Path = sn.POWERCAP_ROOT) -> dict[str, Any]:
+    """Execute one configuration x iteration (``params`` from ``Campaign.run_params``) and
+    return its record; never raises for a failing program (the record says how it failed)."""
+    env = run_env(params)
+    sensors = params.get("sensors") or {}
+    timeout = float(params["timeout_s"])
+    record: dict[str, Any] = {
+        "campaign": params["campaign"], "point": params["point"],
+        "iteration": int(params["iteration"]), "parameters": dict(params["parameters"]),
+        "command": params["command"], "status": "ok", "returncode": None, "signal": None,
+        "timed_out": False, "perf": {}, "energy": {}, "custom": {}, "heartbeat": None,
+        "before": None, "after": None, "errors": [], "host": os.uname().nodename,
+        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    for key in ("wall_s", "user_s", "sys_s", "cpu_s", "cpu_util", "max_rss_kb"):
+        record[key] = math.nan
+    record["before"] = _phase(params.get("before") or "", env, timeout)
+    if record["before"] is not None and record["before"]["returncode"] != 0:
+        record["status"] = "before_failed"
+        record["errors"].append(f"before command exited {record['before']['returncode']}")
+        return record
+    custom = sensors.get("custom") or {}
+    readings: dict[str, float] = {}
+
+    def read(name: str) -> float | None:
+        try:
+            return sn.read_custom(custom[name]["command"], env=env)
+        except (ValueError, OSError) as exc:
+            record["errors"].append(f"custom sensor {name!r}: {exc}")
+            return None
+
+    for name, spec in custom.items():
+        if spec["mode"] in ("before", "delta"):
+            readings[name] = read(name)
+    zones = sn.rapl_zones(powercap_root) if sensors.get("rapl") else {}
+    rapl0 = sn.read_rapl(zones) if zones else {}
+    events = list(sensors.get("perf_events") or [])
+    with tempfile.TemporaryDirectory(prefix="perfcast-run-") as tmp:
+        perf_csv, status_file = Path(tmp) / "perf.csv", Path(tmp) / "status"
+        if events:
+            argv = sn.perf_command(params["command"], events, perf_csv, status_file, perf_binary)
+            res = run_measured(argv, env=env, timeout_s=timeout)
+        else:
+            res = run_measured(params["command"], env=env, timeout_s=timeout)
+        rapl1 = sn.read_rapl(zones) if zones else {}
+        returncode = res.returncode
+        if events:
+            if status_file.exists() and status_file.read_text().strip().lstrip("-").isdigit():
+                returncode = int(status_file.read_text().strip())
+            text = perf_csv.read_text() if perf_csv.exists() else ""
+            values = sn.parse_perf_csv(text, events)
+            record["perf"] = {perf_column(e): v for e, v in values.items()}
+    _fill_time(record, res, returncode)
+    for name, spec in custom.items():
+        if spec["mode"] == "after":
+            readings[name] = read(name)
+        elif spec["mode"] == "delta":
+            after = read(name)
+            before = readings.get(name)
+            readings[name] = None if after is None or before is None else after - before
+    record["custom"] = {k: (math.nan if v is None else v) for k, v in readings.items()}
+    if zones:
+        record["energy"] = sn.rapl_columns(sn.rapl_energy(rapl0, rapl1), res.wall_s,
+                                           sn.top_zones(zones))
+    if sensors.get("heartbeat"):
+        record["heartbeat"] = sn.heartbeat_summary(res.stdout_lines, sensors["heartbeat"])
+    log.info("command: %s\nstatus: %s (exit %s) wall %.3f s\n--- stderr ---\n%s",
+             params["command"], record["status"], returncode, res.wall_s, res.stderr)
+    record["after"] = _phase(params.get("after") or "", env, timeout)
+    if record["status"] == "ok":
+        if record["after"] is not None and record["after"]["returncode"] != 0:
+            record["status"] = "after_failed"
+            record["errors"].append(f"after command exited {record['after']['returncode']}")
+        elif record["errors"]:
+            record["status"] = "sensor_failed"
+    return record
+
+
+def _fill_time(record: dict[str, Any], res: RunResult, returncode: int) -> None:
+    record.update(
+        returncode=returncode, signal=res.signal, timed_out=res.timed_out, wall_s=res.wall_s,
+        user_s=res.user_s, sys_s=res.sys_s, cpu_s=res.user_s + res.sys_s,
+        cpu_util=res.cpu_utilisation, max_rss_kb=res.max_rss_kb,
+    )
+    if res.timed_out:
+        record["status"] = "timeout"
+        record["errors"].append(f"timed out, killed after {res.wall_s:.3f} s")
+    elif returncode != 0:
+        record["status"] = "failed"
+        record["errors"].append(f"exited with status {returncode}")
+    if record["status"] != "ok":
+        record["stderr_tail"] = res.stderr[-STDERR_TAIL:]
+
+
+def json_safe(obj: Any) -> Any:
+    """NaN/inf -> None, recursively, so every record is strict JSON."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def run_and_record(params: Mapping[str, Any], out: str | Path, *, stop_marker: str | Path,
+                   failed_record: str | Path, session: str | None = None,
+                   perf_binary: str = "perf",
+                   powercap_root: str | Path = sn.POWERCAP_ROOT) -> dict[str, Any]:
+    """Run one point and write its record to ``out``.
+
+    A failed run is written like any other, unless the campaign is ``fail_fast``: then its
+    record goes to ``failed_record`` (a failing job's outputs are deleted), a stop marker for
+    this ``session`` is written, and RunFailed fails the job; the campaign's other runs of the
+    same invocation then refuse to start (CampaignStopped).
+    """
+    session = session if session is not None else os.environ.get(SESSION_ENV)
+    check_not_stopped(stop_marker, session)
+    record = run_point(params, perf_binary=perf_binary, powercap_root=powercap_root)
+    record = json_safe(record)
+    if record["status"] != "ok" and params.get("fail_fast"):
+        write_json(record, failed_record)
+        write_json({"session": session, "campaign": record["campaign"],
+                    "point": record["point"], "iteration": record["iteration"],
+                    "status": record["status"], "returncode": record["returncode"],
+                    "record": str(failed_record)}, stop_marker)
+        raise RunFailed(f"run {record['point']}/iter{record['iteration']} of campaign "
+                        f"{record['campaign']!r} ended {record['status']} (exit status "
+                        f"{record['returncode']}); fail_fast stops the campaign; record: "
+                        f"{failed_record}")
+    write_json(record, out)
+    return record

@@ -1,0 +1,301 @@
+"""Sensors of a sweep run besides wall/user/sys/max-RSS (which ``os.wait4`` gives every run).
+
+- perf events: the program runs under ``perf stat -x, -o FILE -e EVENTS``. Software events
+  (task-clock, context-switches, page-faults...) count on any Linux; hardware events read
+  ``<not supported>`` on a host without a PMU (most VMs), so :func:`check_sensors` probes every
+  event once before a campaign starts and refuses the ones the host cannot count (never zeros).
+- RAPL energy: ``/sys/class/powercap/*/energy_uj`` read before and after the run; the counter
+  wraps at ``max_energy_range_uj``. Root-only on most kernels since 2020 (CVE-2020-8694).
+- custom: a shell command printing a number (the last line's first token), read before, after,
+  or both (``delta``: a counter such as an external power meter's energy register).
+- heartbeats: one output line per unit of work (Application Heartbeats, as ARPE's PARSEC case),
+  matched by a regular expression and stamped when it arrived.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shlex
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfcast.errors import HostCapabilityError
+from perfcast.process import run_measured
+from perfcast.sweep.campaign import HEARTBEAT_COLUMNS, perf_column
+
+POWERCAP_ROOT = "/sys/class/powercap"
+#: how long a probe or a custom-sensor reading may take
+SENSOR_TIMEOUT_S = 30.0
+_NOT_COUNTED = ("<not counted>", "<not supported>")
+
+
+# --------------------------------------------------------------------------------------------
+# perf
+
+
+def perf_command(command: str, events: Sequence[str], out_csv: str | Path, status_file: str | Path,
+                 binary: str = "perf") -> list[str]:
+    """argv running the shell ``command`` under ``perf stat``.
+
+    perf returns 0 when its child dies of a signal, so the inner shell writes the command's own
+    status (128 + signal for a killed command, as a shell reports it) to ``status_file``.
+    """
+    inner = f"{command}\n__perfcast_rc=$?\necho $__perfcast_rc > {shlex.quote(str(status_file))}" \
+            "\nexit $__perfcast_rc"
+    return [binary, "stat", "-x", ",", "-o", str(out_csv), "-e", ",".join(events), "--",
+            "/bin/sh", "-c", inner]
+
+
+def parse_perf_csv(text: str, events: Sequence[str]) -> dict[str, float | None]:
+    """Totals of ``perf stat -x,`` output: event -> value (None for not counted/supported).
+
+    Columns: value, unit, event, run time, percentage running, metric, metric unit. Lines are
+    matched to ``events`` by name, else by position (perf prints them in the order asked).
+    """
+    rows = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split(",")
+        if len(fields) < 3:
+            continue
+        raw, event = fields[0].strip(), fields[2].strip()
+        value = None if raw in _NOT_COUNTED else _float_or_none(raw)
+        rows.append((event, value, raw))
+    out: dict[str, float | None] = {}
+    by_name = {e: (v, r) for e, v, r in rows}
+    for i, ev in enumerate(events):
+        if ev in by_name:
+            out[ev] = by_name[ev][0]
+        elif i < len(rows):
+            out[ev] = rows[i][1]
+        else:
+            out[ev] = None
+    return out
+
+
+def perf_support(text: str, events: Sequence[str]) -> dict[str, str]:
+    """event -> "supported" | "<not supported>" | "<not counted>" | "missing" from perf CSV."""
+    rows = [line.split(",") for line in text.splitlines()
+            if line.strip() and not line.startswith("#") and line.count(",") >= 2]
+    status = {}
+    for i, ev in enumerate(events):
+        match = [r for r in rows if r[2].strip() == ev] or (rows[i:i + 1] if i < len(rows) else [])
+        if not match:
+            status[ev] = "missing"
+        else:
+            raw = match[0][0].strip()
+            status[ev] = raw if raw in _NOT_COUNTED else "supported"
+    return status
+
+
+def probe_perf_events(events: Sequence[str], binary: str = "perf") -> dict[str, str]:
+    """Count ``events`` once around ``true``; raise HostCapabilityError naming any the host
+    cannot count (a VM without PMU: hardware events read ``<not supported>``)."""
+    if not events:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="perfcast-perf-") as tmp:
+        out = Path(tmp) / "probe.csv"
+        try:
+            res = run_measured([binary, "stat", "-x", ",", "-o", str(out), "-e", ",".join(events),
+                                "--", "true"], timeout_s=SENSOR_TIMEOUT_S)
+        except FileNotFoundError as exc:
+            raise HostCapabilityError(f"perf events {list(events)} asked for, but the perf "
+                                      f"binary {binary!r} is not installed") from exc
+        text = out.read_text() if out.exists() else ""
+    if res.returncode != 0:
+        first = next((ln.strip() for ln in res.stderr.splitlines() if ln.strip()), "")
+        raise HostCapabilityError(f"perf cannot count {list(events)}: {first} "
+                                  f"(perf exit status {res.returncode}; see 'perf list')")
+    status = perf_support(text, events)
+    bad = {e: s for e, s in status.items() if s != "supported"}
+    if bad:
+        raise HostCapabilityError(
+            "perf events unavailable on this host: "
+            + ", ".join(f"{e} reads {s}" for e, s in bad.items())
+            + " (hardware events need a PMU, which most VMs lack; software events such as "
+              "task-clock, context-switches, page-faults work everywhere)")
+    return status
+
+
+# --------------------------------------------------------------------------------------------
+# RAPL
+
+
+def rapl_zones(root: str | Path = POWERCAP_ROOT) -> dict[str, Path]:
+    """Readable powercap zones, keyed ``package-0`` or ``package-0-dram`` (sub-zone after
+    its parent). Raises HostCapabilityError saying why none is readable."""
+    root = Path(root)
+    if not root.is_dir():
+        raise HostCapabilityError(f"RAPL energy asked for, but {root} does not exist "
+                                  "(no powercap driver: a VM, or a CPU without RAPL)")
+    zones: dict[str, Path] = {}
+    problems = []
+    for d in sorted(root.iterdir()):
+        if not (d / "energy_uj").exists() or not (d / "name").exists():
+            continue
+        try:
+            int((d / "energy_uj").read_text().strip())
+        except (PermissionError, OSError, ValueError) as exc:
+            problems.append(f"{d / 'energy_uj'}: {exc.__class__.__name__}")
+            continue
+        name = (d / "name").read_text().strip()
+        parent = d.name.rsplit(":", 1)[0]
+        if d.name.count(":") >= 2 and (root / parent / "name").exists():
+            name = (root / parent / "name").read_text().strip() + "-" + name
+        zones[name] = d
+    if not zones:
+        why = "; ".join(problems) if problems else f"no zone with energy_uj under {root}"
+        raise HostCapabilityError(f"RAPL energy asked for, but none is readable: {why} "
+                                  "(reading energy_uj needs root on most kernels)")
+    return zones
+
+
+def read_rapl(zones: Mapping[str, Path]) -> dict[str, tuple[int, int]]:
+    """zone -> (energy_uj, max_energy_range_uj)."""
+    out = {}
+    for name, d in zones.items():
+        e = int((d / "energy_uj").read_text().strip())
+        rng_file = d / "max_energy_range_uj"
+        rng = int(rng_file.read_text().strip()) if rng_file.exists() else 0
+        out[name] = (e, rng)
+    return out
+
+
+def rapl_energy(before: Mapping[str, tuple[int, int]],
+                after: Mapping[str, tuple[int, int]]) -> dict[str, float]:
+    """Joules per zone between two readings, unwrapping one counter overflow."""
+    out = {}
+    for name, (e0, rng) in before.items():
+        e1 = after[name][0]
+        delta = e1 - e0
+        if delta < 0 and rng > 0:
+            delta += rng
+        out[name] = delta / 1e6
+    return out
+
+
+def top_zones(zones: Mapping[str, Path]) -> list[str]:
+    """Zones that are not sub-zones (``intel-rapl:0``, not ``intel-rapl:0:1``)."""
+    return [n for n, d in zones.items() if Path(d).name.count(":") <= 1]
+
+
+def rapl_columns(energy: Mapping[str, float], wall_s: float,
+                 top: Sequence[str]) -> dict[str, float]:
+    """``energy_<zone>_j`` per zone, ``energy_j`` (the top-level packages, or every top-level
+    zone when none is a package: sub-zones and psys would count twice) and
+    ``power_w = energy_j / wall_s``."""
+    cols = {f"energy_{re.sub(r'[^A-Za-z0-9]+', '_', z).lower()}_j": v for z, v in energy.items()}
+    packages = [z for z in top if z.startswith("package")]
+    total = sum(energy[z] for z in (packages or top))
+    cols["energy_j"] = total
+    cols["power_w"] = total / wall_s if wall_s > 0 else math.nan
+    return cols
+
+
+# --------------------------------------------------------------------------------------------
+# custom sensors and heartbeats
+
+
+def read_custom(command: str, env: Mapping[str, str] | None = None,
+                timeout_s: float = SENSOR_TIMEOUT_S) -> float:
+    """The number a sensor command prints (first token of its last non-empty line)."""
+    res = run_measured(command, env=env, timeout_s=timeout_s)
+    if not res.ok:
+        why = "timed out" if res.timed_out else f"exit status {res.returncode}"
+        err = res.stderr.strip().splitlines()[-1:] or [""]
+        raise ValueError(f"sensor command {command!r} failed ({why}) {err[0]}".rstrip())
+    lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
+    if not lines:
+        raise ValueError(f"sensor command {command!r} printed nothing")
+    token = lines[-1].split()[0]
+    value = _float_or_none(token)
+    if value is None:
+        raise ValueError(f"sensor command {command!r} printed {lines[-1]!r}, not a number")
+    return value
+
+
+def heartbeat_summary(lines: Sequence[tuple[float, str]], pattern: str) -> dict[str, Any]:
+    """Heartbeats among stamped output lines: their times and rate.
+
+    ``hb_rate`` = (count - 1) / (last - first), units per second between the first and the last
+    heartbeat (start-up excluded); ``hb_interval_cv`` = std / mean of the gaps (steadiness).
+    A named group ``value`` in the pattern is averaged as ``hb_value_mean``.
+    """
+    rx = re.compile(pattern)
+    times, values = [], []
+    for t, line in lines:
+        m = rx.search(line)
+        if m is None:
+            continue
+        times.append(float(t))
+        if "value" in rx.groupindex:
+            values.append(_float_or_none(m.group("value") or ""))
+    out: dict[str, Any] = dict.fromkeys(HEARTBEAT_COLUMNS, math.nan)
+    out["hb_count"] = len(times)
+    if times:
+        out["hb_first_s"] = times[0]
+    if len(times) >= 2:
+        gaps = np.diff(times)
+        span = times[-1] - times[0]
+        out["hb_rate"] = (len(times) - 1) / span if span > 0 else math.nan
+        out["hb_interval_mean"] = float(gaps.mean())
+        out["hb_interval_cv"] = float(gaps.std() / gaps.mean()) if gaps.mean() > 0 else math.nan
+    if "value" in rx.groupindex:
+        vals = [v for v in values if v is not None]
+        out["hb_value_mean"] = float(np.mean(vals)) if vals else math.nan
+    out["times"] = [round(t, 6) for t in times]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the pre-campaign check
+
+
+def check_sensors(sensors: Mapping[str, Any], *, env: Mapping[str, str] | None = None,
+                  perf_binary: str = "perf",
+                  powercap_root: str | Path = POWERCAP_ROOT) -> dict[str, Any]:
+    """Try every sensor a campaign asks for once; refuse the campaign if any is unavailable.
+
+    Returns what the host offers (written next to the campaign's results); raises
+    HostCapabilityError listing every unavailable sensor otherwise.
+    """
+    report: dict[str, Any] = {"perf_events": {}, "rapl_zones": [], "custom": {},
+                              "heartbeat": sensors.get("heartbeat")}
+    problems = []
+    events = list(sensors.get("perf_events") or [])
+    if events:
+        try:
+            report["perf_events"] = probe_perf_events(events, perf_binary)
+        except HostCapabilityError as exc:
+            problems.append(str(exc))
+    if sensors.get("rapl"):
+        try:
+            zones = rapl_zones(powercap_root)
+            report["rapl_zones"] = sorted(zones)
+        except HostCapabilityError as exc:
+            problems.append(str(exc))
+    for name, spec in (sensors.get("custom") or {}).items():
+        try:
+            report["custom"][name] = read_custom(spec["command"], env=env)
+        except (ValueError, OSError) as exc:
+            problems.append(f"custom sensor {name!r}: {exc}")
+    if problems:
+        raise HostCapabilityError("sensor(s) unavailable on this host, campaign not started: "
+                                  + " | ".join(problems))
+    report["host"] = os.uname().nodename
+    return report
+
+
+def _float_or_none(text: str) -> float | None:
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None

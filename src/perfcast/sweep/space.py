@@ -1,0 +1,131 @@
+"""Parameter spaces of a campaign: value lists, linear and logarithmic ranges, their product.
+
+A parameter is either an explicit list of values or a range ``{start, stop, step, log}``.
+A linear range is ``start, start + step, ...`` up to and including ``stop``; a logarithmic one
+is ``start, start * step, start * step**2, ...`` up to and including ``stop`` (``step`` is the
+factor, > 1). ARPE (seed 002) takes the Cartesian product of the values: every configuration is
+one point, run ``iterations`` times.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from perfcast.errors import InputError
+
+#: a parameter value must be safe inside a file name and a Snakemake wildcard
+VALUE_PATTERN = re.compile(r"^[A-Za-z0-9.+\-]+$")
+#: parameter names are identifiers (they are placeholders and column names)
+NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+#: relative slack so that float ranges include their stop despite rounding (0.1 + 0.2 != 0.3)
+_SLACK = 1e-9
+#: cap on the number of values a single range may produce (a typo such as step 1e-9)
+MAX_RANGE_VALUES = 10_000
+
+Value = int | float | str
+
+
+def _tidy(x: float) -> int | float:
+    """Round away binary noise (0.30000000000000004 -> 0.3); keep integral floats as floats."""
+    return float(f"{x:.12g}")
+
+
+def expand_range(spec: Mapping[str, Any], *, where: str = "parameter") -> list[int | float]:
+    """Values of a ``{start, stop, step, log}`` range, stop included (see module docstring).
+
+    Integer start and step give integers (a logarithmic range with integer start and factor
+    too); otherwise floats rounded to 12 significant digits.
+    """
+    try:
+        start, stop, step = spec["start"], spec["stop"], spec["step"]
+    except KeyError as exc:
+        raise InputError(None, f"{where}: range lacks {exc.args[0]!r}",
+                         expected="a range {start, stop, step[, log]}") from exc
+    for key, val in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(val, bool) or not isinstance(val, int | float) or not math.isfinite(val):
+            raise InputError(None, f"{where}: range {key} = {val!r} is not a finite number")
+    log = bool(spec.get("log", False))
+    integral = isinstance(start, int) and isinstance(step, int)
+    values: list[int | float] = []
+    if log:
+        if start <= 0 or stop <= 0:
+            raise InputError(None, f"{where}: logarithmic range needs start > 0 and stop > 0",
+                             expected=f"positive bounds, got start={start}, stop={stop}")
+        if step <= 1:
+            raise InputError(None, f"{where}: logarithmic range needs a factor step > 1",
+                             expected=f"step > 1, got {step}")
+        k = 0
+        while True:
+            v = start * step**k
+            if v > stop * (1 + _SLACK):
+                break
+            values.append(int(v) if integral else _tidy(v))
+            k += 1
+            if k > MAX_RANGE_VALUES:
+                break
+    else:
+        if step == 0:
+            raise InputError(None, f"{where}: range step is 0", expected="a non-zero step")
+        n = math.floor((stop - start) / step * (1 + _SLACK) + _SLACK)
+        if n > MAX_RANGE_VALUES:
+            raise InputError(None, f"{where}: range gives {n + 1} values",
+                             expected=f"at most {MAX_RANGE_VALUES}")
+        for k in range(n + 1):
+            v = start + k * step
+            values.append(int(v) if integral else _tidy(v))
+    if not values:
+        raise InputError(None, f"{where}: range is empty (start={start}, stop={stop}, "
+                               f"step={step}{', log' if log else ''})",
+                         expected="start to reach stop in the direction of step")
+    if len(values) > MAX_RANGE_VALUES:
+        raise InputError(None, f"{where}: range gives more than {MAX_RANGE_VALUES} values")
+    return values
+
+
+def parameter_values(name: str, spec: Any) -> list[Value]:
+    """Values of one parameter: a list as given (duplicates refused) or an expanded range."""
+    where = f"parameter {name!r}"
+    if not NAME_PATTERN.match(name):
+        raise InputError(None, f"{where}: not a valid name",
+                         expected="a letter, then letters, digits or _")
+    if isinstance(spec, Mapping):
+        values: list[Value] = list(expand_range(spec, where=where))
+    elif isinstance(spec, Sequence) and not isinstance(spec, str):
+        values = list(spec)
+        if not values:
+            raise InputError(None, f"{where}: empty list of values", expected="at least one")
+    else:
+        values = [spec]
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int | float | str):
+            raise InputError(None, f"{where}: value {v!r} is not a number or a string")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise InputError(None, f"{where}: value {v!r} is not finite")
+        if not VALUE_PATTERN.match(str(v)):
+            raise InputError(None, f"{where}: value {v!r} cannot name a run directory",
+                             expected="letters, digits, '.', '+' or '-' only")
+    if len({str(v) for v in values}) != len(values):
+        raise InputError(None, f"{where}: duplicate values in {values}")
+    return values
+
+
+def product_points(parameters: Mapping[str, Sequence[Value]]) -> list[dict[str, Value]]:
+    """Every configuration (Cartesian product), the first parameter varying slowest."""
+    names = list(parameters)
+    return [dict(zip(names, combo, strict=True))
+            for combo in itertools.product(*(parameters[n] for n in names))]
+
+
+def point_id(point: Mapping[str, Value]) -> str:
+    """The run-directory name of a configuration: ``name~value_name~value`` (Snakemake's
+    ``Paramspace(..., filename_params="*")`` format, so either can name the other's files)."""
+    return "_".join(f"{k}~{v}" for k, v in point.items())
+
+
+def is_numeric(values: Sequence[Any]) -> bool:
+    """True when every value is a real number (models use numeric parameters only)."""
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)

@@ -1,0 +1,90 @@
+"""A campaign's run table: one row per configuration x iteration, every sensor a column."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfcast.errors import InputError
+from perfcast.sweep.space import is_numeric
+
+ID_COLUMNS = ["campaign", "point", "iteration"]
+STATUS_COLUMNS = ["status", "returncode", "signal", "timed_out"]
+TIME_COLUMNS = ["wall_s", "user_s", "sys_s", "cpu_s", "cpu_util", "max_rss_kb"]
+
+
+def record_row(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Flatten one run record (see :mod:`perfcast.sweep.runner`) into a table row."""
+    row: dict[str, Any] = {k: record.get(k) for k in ID_COLUMNS}
+    row.update(record.get("parameters") or {})
+    for k in STATUS_COLUMNS + TIME_COLUMNS:
+        row[k] = record.get(k)
+    row.update(record.get("perf") or {})
+    row.update(record.get("energy") or {})
+    row.update(record.get("custom") or {})
+    hb = record.get("heartbeat") or {}
+    row.update({k: v for k, v in hb.items() if k != "times"})
+    row["n_errors"] = len(record.get("errors") or [])
+    if "source" in record:
+        row["source"] = record["source"]
+    return row
+
+
+def runs_frame(records: Iterable[Mapping[str, Any]], parameters: Sequence[str]) -> pd.DataFrame:
+    """Rows sorted by parameter values then iteration (the same records give the same bytes).
+
+    None in a sensor column (a failed reading, a failed run) becomes NaN.
+    """
+    df = pd.DataFrame([record_row(r) for r in records])
+    if df.empty:
+        return pd.DataFrame(columns=[*ID_COLUMNS, *parameters, *STATUS_COLUMNS, *TIME_COLUMNS])
+    for p in parameters:
+        if p not in df.columns:
+            raise InputError(None, f"run records lack parameter {p!r}")
+        if not is_numeric(df[p].tolist()):
+            df[p] = df[p].astype(str)
+    skip = set(ID_COLUMNS) | set(parameters) | {"status", "source"}
+    for c in df.columns:
+        if c not in skip and df[c].dtype == object:
+            converted = pd.to_numeric(df[c], errors="coerce")
+            if converted.notna().sum() == df[c].notna().sum():
+                df[c] = converted.astype(float)
+    df["timed_out"] = df["timed_out"].fillna(False).astype(bool)
+    df["iteration"] = df["iteration"].astype(int)
+    df = df.sort_values([*parameters, "iteration"], kind="mergesort").reset_index(drop=True)
+    lead = [*ID_COLUMNS, *parameters, *STATUS_COLUMNS, *TIME_COLUMNS]
+    rest = sorted(c for c in df.columns if c not in lead)
+    return df[[c for c in lead if c in df.columns] + rest]
+
+
+def read_records(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    out = []
+    for p in paths:
+        try:
+            out.append(json.loads(Path(p).read_text()))
+        except (OSError, ValueError) as exc:
+            raise InputError(p, f"not a readable run record: {exc}") from exc
+    return out
+
+
+def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Runs that completed (status ok); a table without ``status`` (a CSV) is taken whole."""
+    if "status" not in df.columns:
+        return df
+    return df[df["status"] == "ok"]
+
+
+def summary(df: pd.DataFrame, parameters: Sequence[str]) -> dict[str, Any]:
+    """Counts per status and the number of configurations, for the table's metadata."""
+    counts = df["status"].value_counts().sort_index() if "status" in df else pd.Series()
+    return {
+        "n_runs": int(len(df)),
+        "status": {str(k): int(v) for k, v in counts.items()},
+        "n_configurations": int(df[list(parameters)].drop_duplicates().shape[0]) if len(df) else 0,
+        "wall_s_total": float(np.nansum(df["wall_s"])) if "wall_s" in df else 0.0,
+    }

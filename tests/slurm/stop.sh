@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Stop the single-node SLURM started by tests/slurm/start.sh: slurmd, slurmctld, munged, each
+# by its pid file (never by name). Idempotent: a daemon that is not running is skipped.
+#   PERFCAST_SLURM_KEEP_MUNGE=1   leave munged running
+set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"
+RUN=/run/slurm
+
+stop_pidfile() {  # stop_pidfile NAME PIDFILE
+    local name=$1 file=$2 pid
+    if [ ! -s "$file" ]; then echo "stop.sh: $name not running (no $file)"; return 0; fi
+    pid=$(cat "$file")
+    if ! kill -0 "$pid" 2>/dev/null; then
+        echo "stop.sh: $name not running (stale $file)"; rm -f "$file"; return 0
+    fi
+    kill -TERM "$pid"
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "stop.sh: $name ($pid) ignored SIGTERM for 10 s; sending SIGKILL" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f "$file"
+    echo "stop.sh: stopped $name ($pid)"
+}
+
+# Cancel what is still queued or running (a test cluster: every job on it is a test's), so that no
+# job step outlives slurmd.
+if command -v squeue >/dev/null 2>&1 && squeue -h >/dev/null 2>&1; then
+    jobs=$(squeue -h -t PENDING,RUNNING,CONFIGURING,COMPLETING -o %i | tr '\n' ' ')
+    if [ -n "${jobs// }" ]; then
+        echo "stop.sh: cancelling jobs $jobs"
+        # shellcheck disable=SC2086
+        scancel $jobs || true
+        for _ in $(seq 100); do
+            [ -z "$(squeue -h -t PENDING,RUNNING,CONFIGURING,COMPLETING -o %i)" ] && break
+            sleep 0.1
+        done
+    fi
+fi
+stop_pidfile slurmd "$RUN/slurmd.pid"
+stop_pidfile slurmctld "$RUN/slurmctld.pid"
+if [ "${PERFCAST_SLURM_KEEP_MUNGE:-0}" != 1 ]; then
+    stop_pidfile munged /run/munge/munged.pid
+fi
