@@ -31,13 +31,14 @@ def run_snakemake(
     embedded default is not merged in (it lives in the repository, not in ``workdir``).
     """
     workdir.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+    # targets first: --configfile takes several values and would swallow them
+    cmd = [sys.executable, "-m", "snakemake", *targets, "-s", str(REPO / "Snakefile"),
            "--directory", str(workdir), "--cores", str(cores), "--workflow-profile", "none"]
     if config is not None:
         cfg = workdir / "config.yaml"
         cfg.write_text(yaml.safe_dump(config, sort_keys=False))
         cmd += ["--configfile", str(cfg)]
-    cmd += [*extra, *targets]
+    cmd += [*extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(

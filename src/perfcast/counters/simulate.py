@@ -277,7 +277,8 @@ def simulate_run(
             if remaining[k] <= 0.5:
                 k += 1
         dt = interval_s * used_cycles / budget
-        t += dt * (1.0 + jitter * 0.05 * abs(rng.standard_normal())) + abs(1.2e-4 * rng.standard_normal())
+        stretch = 1.0 + jitter * 0.05 * abs(rng.standard_normal())
+        t += dt * stretch + abs(1.2e-4 * rng.standard_normal())
         times.append(t)
         instr.append(n_instr)
         cyc.append(used_cycles)

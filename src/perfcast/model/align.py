@@ -90,7 +90,7 @@ def _banded_dtw(a, b, lo, hi):  # pragma: no cover - compiled
 
 def _band(a: np.ndarray, b: np.ndarray, margin: int) -> tuple[np.ndarray, np.ndarray]:
     """Per row i, the columns j with b_j between a_{i-1} and a_{i+1}, widened by ``margin``."""
-    n, m = len(a), len(b)
+    m = len(b)
     prev = np.concatenate(([a[0]], a[:-1]))
     nxt = np.concatenate((a[1:], [a[-1]]))
     lo = np.searchsorted(b, prev, side="left") - 1 - margin

@@ -81,10 +81,10 @@ def ratio_distribution(train: pd.DataFrame, path: Path) -> None:
 
 
 def predicted_vs_measured(ev: pd.DataFrame, path: Path) -> None:
-    """Leave-one-benchmark-out: predicted vs measured new-gen cycles, and the error per benchmark."""
+    """Leave-one-benchmark-out: predicted vs measured new-gen cycles; error per benchmark."""
     fig, (ax, ax2) = new_figure(1, 2, figsize=(11, 4.2))
     for k, (label, g) in enumerate(ev.groupby("training_rows", sort=True)):
-        ax.scatter(g["measured_cycles"], g["predicted_cycles"], s=28, color=PALETTE[k],
+        ax.scatter(g["measured_cycles"] / 1e9, g["predicted_cycles"] / 1e9, s=28, color=PALETTE[k],
                    label=f"KNN ({label} intervals)", zorder=3)
         g = g.sort_values("benchmark")
         x = np.arange(len(g))
@@ -92,15 +92,13 @@ def predicted_vs_measured(ev: pd.DataFrame, path: Path) -> None:
         ax2.bar(x + k * width, g["cycles_error_pct"], width, color=PALETTE[k],
                 label=f"KNN ({label})")
     base = ev[ev["training_rows"] == ev["training_rows"].iloc[0]].sort_values("benchmark")
-    ax.scatter(base["measured_cycles"], base["measured_cycles"] * (
+    ax.scatter(base["measured_cycles"] / 1e9, base["measured_cycles"] / 1e9 * (
         1 + base["baseline_cycles_error_pct"] / 100), s=18, marker="x", color="grey",
         label="constant ratio baseline", zorder=2)
-    lim = [ev["measured_cycles"].min() * 0.9, ev["measured_cycles"].max() * 1.1]
+    lim = [ev["measured_cycles"].min() / 1e9 * 0.85, ev["measured_cycles"].max() / 1e9 * 1.15]
     ax.plot(lim, lim, color="black", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("measured new-gen cycles")
-    ax.set_ylabel("predicted new-gen cycles")
+    ax.set_xlabel("measured new-gen cycles [10^9]")
+    ax.set_ylabel("predicted new-gen cycles [10^9]")
     ax.set_title("Leave-one-benchmark-out prediction")
     ax.legend(fontsize=8)
     n = ev["training_rows"].nunique()

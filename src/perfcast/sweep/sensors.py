@@ -27,7 +27,7 @@ import numpy as np
 
 from perfcast.errors import HostCapabilityError
 from perfcast.process import run_measured
-from perfcast.sweep.campaign import HEARTBEAT_COLUMNS, perf_column
+from perfcast.sweep.campaign import HEARTBEAT_COLUMNS
 
 POWERCAP_ROOT = "/sys/class/powercap"
 #: how long a probe or a custom-sensor reading may take

@@ -88,3 +88,33 @@ def summary(df: pd.DataFrame, parameters: Sequence[str]) -> dict[str, Any]:
         "n_configurations": int(df[list(parameters)].drop_duplicates().shape[0]) if len(df) else 0,
         "wall_s_total": float(np.nansum(df["wall_s"])) if "wall_s" in df else 0.0,
     }
+
+
+def load_table(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
+    """A CSV (or Parquet) table to fit: the named columns must exist and hold numbers; rows of
+    a run table whose ``status`` is not ok are left out (failed runs have no timings)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "file not found")
+    if path.suffix == ".parquet":
+        from perfcast.io import read_parquet
+
+        df = read_parquet(path)
+    else:
+        try:
+            df = pd.read_csv(path)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise InputError(path, f"not a readable CSV table: {exc}") from exc
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InputError(path, f"no column(s) {missing}", row=1,
+                         expected=f"a header with {list(columns)}; it has {list(df.columns)}")
+    for c in columns:
+        values = pd.to_numeric(df[c], errors="coerce")
+        bad = values.isna() & df[c].notna()
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(path, f"column {c!r} holds {df[c].iloc[i]!r}, not a number",
+                             row=i + 2, expected="numbers (or an empty cell)")
+        df[c] = values
+    return ok_rows(df).reset_index(drop=True)

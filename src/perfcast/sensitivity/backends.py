@@ -1,0 +1,238 @@
+"""Where a profiling run's performance comes from.
+
+A backend answers two questions: how does the program perform unrestricted (with its peak usage,
+for the ceiling), and how does it perform at one grid point. :class:`CgroupBackend` runs the real
+program in a fresh control group per run; :class:`~perfcast.sensitivity.replay.ReplayBackend`
+answers from a grid measured earlier.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from perfcast.errors import InputError
+from perfcast.process import RunResult, run_measured
+from perfcast.sensitivity import cgroups, netshape
+from perfcast.sensitivity.devices import block_device
+from perfcast.sensitivity.metrics import MetricNotFound
+from perfcast.sensitivity.monitor import Usage, UsageMonitor
+from perfcast.sensitivity.programs import ProgramSpec
+from perfcast.sensitivity.resources import ResourceModel
+
+log = logging.getLogger(__name__)
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One (possibly repeated) run: performance, or why there is none."""
+
+    performance: float
+    ok: bool
+    reason: str = ""
+    wall_s: float = math.nan
+    returncode: int | None = None
+    usage: Usage | None = None
+    memory_peak_bytes: int | None = None
+    repeats: int = 1
+
+    @classmethod
+    def failed(cls, reason: str, **kw) -> RunOutcome:
+        return cls(performance=math.nan, ok=False, reason=reason, **kw)
+
+
+class Backend(Protocol):
+    name: str
+    model: ResourceModel
+    higher_is_better: bool
+
+    def unrestricted(self) -> RunOutcome:
+        """The program without limits (its performance is Eq. (1)'s denominator)."""
+
+    def peaks(self, unrestricted: RunOutcome) -> dict[str, float | None]:
+        """Peak usage per dimension name, in the dimension's unit (None: unknown)."""
+
+    def run(self, point: Mapping[str, float]) -> RunOutcome:
+        """The program at one grid point (level per dimension name)."""
+
+
+@dataclass(frozen=True)
+class CgroupSettings:
+    """How the cgroup backend restricts and runs a program."""
+
+    version: str = "auto"
+    parent: str = "perfcast"
+    prefix: str = "perfcast-sens"
+    target_path: str = "."
+    device: str | None = None
+    cpus: tuple[int, ...] | None = None
+    interface: str | None = None
+    network_mode: str = "auto"
+    timeout_s: float = 300.0
+    monitor_interval_s: float = 0.05
+    repeats: int = 1
+
+    @classmethod
+    def from_config(cls, cg: Mapping | None, *, network: Mapping | None = None,
+                    timeout_s: float | None = None, monitor_interval_s: float | None = None,
+                    repeats: int | None = None) -> CgroupSettings:
+        cg, network = dict(cg or {}), dict(network or {})
+        kw = {k: cg[k] for k in ("version", "parent", "prefix", "target_path", "device")
+              if cg.get(k) is not None}
+        if cg.get("cpus"):
+            kw["cpus"] = tuple(int(c) for c in cg["cpus"])
+        if network.get("interface"):
+            kw["interface"] = network["interface"]
+        if network.get("mode"):
+            kw["network_mode"] = network["mode"]
+        for k, v in (("timeout_s", timeout_s), ("monitor_interval_s", monitor_interval_s),
+                     ("repeats", repeats)):
+            if v is not None:
+                kw[k] = v
+        return cls(**kw)
+
+
+class CgroupBackend:
+    """Run the real program under cgroup (and tc) limits, one fresh group per run."""
+
+    name = "cgroup"
+
+    def __init__(self, program: ProgramSpec, model: ResourceModel,
+                 settings: CgroupSettings | None = None) -> None:
+        self.program = program
+        self.model = model
+        self.higher_is_better = program.metric.higher_is_better
+        self.settings = s = settings or CgroupSettings()
+        kinds = {d.kind for d in model.dims}
+        self.cpus = tuple(sorted(s.cpus or os.sched_getaffinity(0)))
+        if "cpu_cores" in kinds:
+            most = int(max(model[self._name("cpu_cores")].levels))
+            if most > len(self.cpus):
+                raise InputError(None, f"cpu_cores goes up to {most} but only {len(self.cpus)} "
+                                 f"CPUs are available ({list(self.cpus)})",
+                                 expected=f"cpu_cores.upper <= {len(self.cpus)}")
+        self.device = None
+        if kinds & {"disk_read", "disk_write"}:
+            self.device = s.device or block_device(s.target_path)
+        if "network" in kinds:
+            if not s.interface:
+                raise InputError(None, "a network dimension needs sensitivity.network.interface")
+            netshape.check_interface(s.interface)
+        self.net_mode = s.network_mode
+        if self.net_mode == "auto":
+            v1 = cgroups.v1_mounts()
+            self.net_mode = "net_cls" if "net_cls" in v1 and s.version != "v2" else "interface"
+        self.command = program.render()
+
+    def _name(self, kind: str) -> str:
+        return next(d.name for d in self.model.dims if d.kind == kind)
+
+    def limits(self, point: Mapping[str, float]) -> tuple[cgroups.Limits, int | None]:
+        """cgroup limits and the network rate (bit/s) of a grid point."""
+        kw: dict = {}
+        net_bits = None
+        for d in self.model.dims:
+            v = float(point[d.name])
+            if d.kind == "cpu_cores":
+                kw["cpus"] = self.cpus[: int(v)]
+            elif d.kind == "cpu_quota":
+                kw["cpu_quota_cores"] = v
+            elif d.kind == "memory":
+                kw["memory_bytes"] = int(v * MIB)
+            elif d.kind == "disk_read":
+                kw["read_bps"], kw["device"] = int(v * 1e6), self.device
+            elif d.kind == "disk_write":
+                kw["write_bps"], kw["device"] = int(v * 1e6), self.device
+            elif d.kind == "network":
+                net_bits = int(v * 1e6)
+                if self.net_mode == "net_cls":
+                    kw["net_classid"] = netshape.NET_CLS_CLASSID
+        return cgroups.Limits(**kw), net_bits
+
+    def _once(self, limits: cgroups.Limits, net_bits: int | None,
+              monitor: UsageMonitor | None) -> tuple[RunOutcome, RunResult | None]:
+        s = self.settings
+        net = (netshape.shaped(s.interface, net_bits, self.net_mode)
+               if net_bits is not None and s.interface else contextlib.nullcontext())
+        with cgroups.fresh_cgroup(limits, version=s.version, parent=s.parent,
+                                  prefix=s.prefix) as cg, net:
+            joins = bool(cg.procs_files)
+            res = run_measured(self.command, env=self.program.env, cwd=self.program.cwd,
+                               timeout_s=s.timeout_s,
+                               preexec_fn=cg.attach_self if joins else None,
+                               on_start=monitor.start if monitor else None)
+            ooms = cg.oom_kills()
+            mem_peak = cg.memory_peak()
+        usage = monitor.stop(res) if monitor else None
+        common = {"wall_s": res.wall_s, "returncode": res.returncode, "usage": usage,
+                  "memory_peak_bytes": mem_peak}
+        if res.timed_out:
+            return RunOutcome.failed(f"timed out after {s.timeout_s:g} s", **common), res
+        if ooms > 0:
+            lim = (f"{limits.memory_bytes / MIB:g} MiB" if limits.memory_bytes is not None
+                   else "no limit")
+            return RunOutcome.failed(f"killed by the memory limit ({lim}; oom_kill={ooms})",
+                                     **common), res
+        if res.returncode != 0:
+            tail = res.stderr.strip().splitlines()[-1:] or [""]
+            what = (f"killed by signal {res.signal}" if res.signal
+                    else f"exit code {res.returncode}")
+            return RunOutcome.failed(f"{what}: {tail[0][:200]}".rstrip(": "), **common), res
+        try:
+            perf = self.program.metric.extract(res)
+        except MetricNotFound as exc:
+            return RunOutcome.failed(str(exc), **common), res
+        return RunOutcome(performance=perf, ok=True, **common), res
+
+    def _repeat(self, limits: cgroups.Limits, net_bits: int | None, monitored: bool
+                ) -> RunOutcome:
+        outs = []
+        for _ in range(max(1, self.settings.repeats)):
+            mon = (UsageMonitor(self.settings.monitor_interval_s, self.settings.interface)
+                   if monitored else None)
+            out, _ = self._once(limits, net_bits, mon)
+            outs.append(out)
+        ok = [o for o in outs if o.ok]
+        if len(ok) * 2 < len(outs) or not ok:  # most repeats failed: the level fails
+            first = next(o for o in outs if not o.ok)
+            return RunOutcome.failed(first.reason, wall_s=first.wall_s,
+                                     returncode=first.returncode, usage=first.usage,
+                                     memory_peak_bytes=first.memory_peak_bytes,
+                                     repeats=len(outs))
+        usage = None
+        if monitored:
+            us = [o.usage for o in outs if o.usage is not None]
+            usage = Usage(cpu_cores=max(u.cpu_cores for u in us),
+                          rss_bytes=max(u.rss_bytes for u in us),
+                          read_bps=max(u.read_bps for u in us),
+                          write_bps=max(u.write_bps for u in us),
+                          net_bps=max(u.net_bps for u in us), samples=sum(u.samples for u in us))
+        peaks = [o.memory_peak_bytes for o in ok if o.memory_peak_bytes is not None]
+        return RunOutcome(performance=statistics.median(o.performance for o in ok), ok=True,
+                          wall_s=statistics.median(o.wall_s for o in ok),
+                          returncode=0, usage=usage, memory_peak_bytes=max(peaks, default=None),
+                          repeats=len(outs))
+
+    def run(self, point: Mapping[str, float]) -> RunOutcome:
+        limits, net_bits = self.limits(point)
+        out = self._repeat(limits, net_bits, monitored=False)
+        log.info("%s at %s: %s", self.program.name, dict(point),
+                 f"{out.performance:.6g}" if out.ok else f"FAILED ({out.reason})")
+        return out
+
+    def peaks(self, unrestricted: RunOutcome) -> dict[str, float | None]:
+        u = unrestricted.usage
+        return {d.name: (u.peak_for(d.kind) if u is not None else None) for d in self.model.dims}
+
+    def unrestricted(self) -> RunOutcome:
+        out = self._repeat(cgroups.Limits(), None, monitored=True)
+        log.info("%s unrestricted: %s, peak usage %s", self.program.name,
+                 f"{out.performance:.6g}" if out.ok else f"FAILED ({out.reason})", out.usage)
+        return out

@@ -1,0 +1,266 @@
+"""One profiling campaign: ceiling, sampling, measuring, interpolation (Wang et al. 2017).
+
+1. Run the program unrestricted and monitor it: its performance is Eq. (1)'s denominator, its
+   peak usage cuts every dimension at the resource ceiling (non-effective dimensions: one level).
+2. Choose levels per dimension. ``binary``: binary recursive search along each effective
+   dimension, the other dimensions held at their ceiling (non-effective ones at the lower
+   bound) - the *1-D probes*. ``lhs``: the same number of levels per dimension, boundary levels
+   plus Latin hypercube interior levels. ``brute``: every level up to the ceiling.
+3. Measure the Cartesian product of the chosen levels (the probes are part of it, so each point
+   runs once).
+4. Fill the whole grid by sequential 1-D PCHIP (:mod:`perfcast.sensitivity.interpolation`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from perfcast.sensitivity.backends import Backend, RunOutcome
+from perfcast.sensitivity.interpolation import sequential_pchip
+from perfcast.sensitivity.metrics import sensitivity
+from perfcast.sensitivity.resources import AxisRange, ResourceModel
+from perfcast.sensitivity.sampling import binary_recursive_search, lhs_levels
+
+log = logging.getLogger(__name__)
+SAMPLINGS = ("binary", "lhs", "brute")
+
+
+class ProfileError(RuntimeError):
+    """The campaign cannot produce sensitivities (e.g. the unrestricted run failed)."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A grid point measured once: when (``order``), for what (``phase``), with what result."""
+
+    idx: tuple[int, ...]
+    phase: str
+    order: int
+    outcome: RunOutcome
+    sensitivity: float
+
+
+@dataclass
+class _Prober:
+    """Measure each grid point once; ``done`` may be shared by campaigns on one backend."""
+
+    backend: Backend
+    model: ResourceModel
+    baseline: float
+    done: dict[tuple[int, ...], Measurement] = field(default_factory=dict)
+    touched: list[tuple[int, ...]] = field(default_factory=list)
+
+    def __call__(self, idx: tuple[int, ...], phase: str) -> float:
+        if idx not in self.done:
+            out = self.backend.run(self.model.point(idx))
+            s = sensitivity(out.performance if out.ok else None, self.baseline,
+                            self.backend.higher_is_better)
+            self.done[idx] = Measurement(idx, phase, len(self.done), out, s)
+        if idx not in self._seen:
+            self._seen.add(idx)
+            self.touched.append(idx)
+        return self.done[idx].sensitivity
+
+    def __post_init__(self) -> None:
+        self._seen: set[tuple[int, ...]] = set()
+
+
+@dataclass
+class ProfileResult:
+    """What a campaign measured and the interpolated sensitivity of every grid cell."""
+
+    program: str
+    backend: str
+    sampling: str
+    epsilon: float
+    model: ResourceModel
+    baseline: RunOutcome
+    peaks: dict[str, float | None]
+    ranges: tuple[AxisRange, ...]
+    chosen: tuple[tuple[int, ...], ...]
+    measurements: list[Measurement]
+    grid: np.ndarray
+    probe_points: int
+    #: per dimension, the segments binary search bisected: (low level, high level, |dS|)
+    splits: dict[str, list[tuple[float, float, float]]] = field(default_factory=dict)
+
+    @property
+    def product_points(self) -> int:
+        return int(np.prod([len(c) for c in self.chosen]))
+
+    @property
+    def steps(self) -> dict[str, int]:
+        """1-D probes, product points, and every distinct run (+1: the unrestricted run)."""
+        return {"probes_1d": self.probe_points, "product_points": self.product_points,
+                "runs_total": len(self.measurements) + 1}
+
+    def region_mask(self) -> np.ndarray:
+        """Cells inside the profiled box (every axis at or below its ceiling)."""
+        mask = np.ones(self.model.shape, dtype=bool)
+        for a, r in enumerate(self.ranges):
+            sl = [slice(None)] * mask.ndim
+            sl[a] = slice(r.ceiling + 1, None)
+            mask[tuple(sl)] = False
+        return mask
+
+    def score(self, truth: np.ndarray, mask: np.ndarray | None = None) -> dict[str, float]:
+        """Average / largest absolute error against ``truth`` inside the profiled box and over
+        the whole grid (where ``mask``, e.g. truth known, allows)."""
+        truth = np.asarray(truth, dtype=float)
+        ok = np.isfinite(truth) if mask is None else (mask & np.isfinite(truth))
+        err = np.abs(self.grid - truth)
+        box = ok & self.region_mask()
+        worst = np.unravel_index(np.nanargmax(np.where(box, err, -1.0)), err.shape)
+        return {
+            "mae": float(err[box].mean()) if box.any() else float("nan"),
+            "max_abs_error": float(err[box].max()) if box.any() else float("nan"),
+            "mae_full_grid": float(err[ok].mean()) if ok.any() else float("nan"),
+            "cells_scored": int(box.sum()),
+            "cells_full_grid": int(ok.sum()),
+            "worst_point": {k: float(v) for k, v in self.model.point(worst).items()},
+            "worst_truth": float(truth[worst]),
+            "worst_predicted": float(self.grid[worst]),
+        }
+
+    def grid_frame(self) -> pd.DataFrame:
+        """One row per grid cell: levels, interpolated sensitivity, whether it was measured."""
+        idx = np.array(list(self.model.indices()), dtype=int).reshape(-1, len(self.model.dims))
+        measured = {m.idx: m for m in self.measurements}
+        product = set(itertools.product(*self.chosen))
+        region = self.region_mask()
+        cols: dict[str, object] = {}
+        for a, d in enumerate(self.model.dims):
+            cols[d.name] = np.asarray(d.levels, dtype=float)[idx[:, a]]
+        keys = [tuple(int(v) for v in row) for row in idx]
+        cols["sensitivity"] = self.grid[tuple(idx.T)]
+        cols["measured"] = [k in product for k in keys]
+        cols["in_ceiling"] = region[tuple(idx.T)]
+        cols["failed"] = [k in measured and not measured[k].outcome.ok for k in keys]
+        return pd.DataFrame(cols)
+
+    def runs_frame(self) -> pd.DataFrame:
+        """Every run in the order it ran (the unrestricted run first)."""
+        rows = [self._run_row("unrestricted", -1, None, self.baseline, 1.0)]
+        for m in sorted(self.measurements, key=lambda m: m.order):
+            rows.append(self._run_row(m.phase, m.order, m.idx, m.outcome, m.sensitivity))
+        return pd.DataFrame(rows)
+
+    def _run_row(self, phase: str, order: int, idx, out: RunOutcome, s: float) -> dict:
+        row: dict[str, object] = {"order": order, "phase": phase}
+        for a, d in enumerate(self.model.dims):
+            row[d.name] = float(d.levels[idx[a]]) if idx is not None else float("nan")
+        row.update({"performance": out.performance, "sensitivity": s, "ok": out.ok,
+                    "reason": out.reason, "wall_s": out.wall_s,
+                    "returncode": -999 if out.returncode is None else int(out.returncode),
+                    "memory_peak_bytes": -1 if out.memory_peak_bytes is None
+                    else int(out.memory_peak_bytes),
+                    "repeats": out.repeats})
+        return row
+
+    def summary(self) -> dict:
+        failed = [m for m in self.measurements if not m.outcome.ok]
+        return {
+            "program": self.program,
+            "backend": self.backend,
+            "sampling": self.sampling,
+            "epsilon": self.epsilon,
+            "unrestricted_performance": self.baseline.performance,
+            "peak_usage": self.baseline.usage.as_dict() if self.baseline.usage else None,
+            "dimensions": {
+                r.dim.name: {
+                    "kind": r.dim.kind, "unit": r.dim.unit, "levels": list(r.dim.levels),
+                    "peak": r.peak, "effective": r.effective,
+                    "ceiling": r.dim.levels[r.ceiling],
+                    "chosen": [r.dim.levels[i] for i in c],
+                }
+                for r, c in zip(self.ranges, self.chosen, strict=True)
+            },
+            "steps": self.steps,
+            "bisected": {k: [list(t) for t in v] for k, v in self.splits.items()},
+            "failed_runs": len(failed),
+            "failure_reasons": sorted({m.outcome.reason for m in failed}),
+        }
+
+
+def profile(
+    backend: Backend,
+    *,
+    epsilon: float,
+    sampling: str = "binary",
+    counts: Sequence[int] | None = None,
+    seed: int | np.random.SeedSequence = 0,
+    spare_cores: float = 1.0,
+    program: str = "",
+    baseline: RunOutcome | None = None,
+    cache: dict[tuple[int, ...], Measurement] | None = None,
+) -> ProfileResult:
+    """Run one campaign on ``backend`` (see the module docstring).
+
+    ``counts`` (LHS only): levels per dimension, normally those binary search chose; without
+    them the binary search runs first to find them. ``baseline`` and ``cache`` let campaigns
+    compared on one backend share the unrestricted run and every measured point.
+    """
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+    model = backend.model
+    base = baseline if baseline is not None else backend.unrestricted()
+    if not base.ok:
+        raise ProfileError(f"{program or 'program'}: the unrestricted run failed ({base.reason});"
+                           " there is no performance to compare against")
+    peaks = backend.peaks(base)
+    ranges = model.ceilings(peaks, spare_cores)
+    measure = _Prober(backend, model, base.performance, cache if cache is not None else {})
+    anchor = tuple(r.anchor for r in ranges)
+    splits: dict[str, list[tuple[float, float, float]]] = {}
+
+    def binary() -> tuple[tuple[int, ...], ...]:
+        chosen = []
+        for a, r in enumerate(ranges):
+            if not r.effective:
+                chosen.append((0,))
+                continue
+
+            def probe(k: int, a: int = a) -> float:
+                idx = list(anchor)
+                idx[a] = k
+                return measure(tuple(idx), "probe")
+
+            coords = r.dim.coords[: r.ceiling + 1]
+            cuts: list[tuple[int, int, float]] = []
+            chosen.append(tuple(binary_recursive_search(coords, probe, epsilon, cuts)))
+            splits[r.dim.name] = [(r.dim.levels[i], r.dim.levels[j], d) for i, j, d in cuts]
+        return tuple(chosen)
+
+    probe_points = 0
+    if sampling == "binary":
+        chosen = binary()
+        probe_points = len(measure.touched)
+    elif sampling == "lhs":
+        if counts is None:
+            counts = [len(c) for c in binary()]
+            probe_points = len(measure.touched)
+        if len(counts) != len(ranges):
+            raise ValueError(f"{len(counts)} counts for {len(ranges)} dimensions")
+        rng = np.random.default_rng(seed)
+        chosen = tuple(tuple(lhs_levels(r.ceiling + 1, int(k), rng)) if r.effective else (0,)
+                       for r, k in zip(ranges, counts, strict=True))
+    else:
+        chosen = tuple(tuple(r.indices) for r in ranges)
+
+    values = np.full(model.shape, np.nan)
+    for idx in itertools.product(*chosen):
+        values[idx] = measure(idx, "product" if sampling != "brute" else "brute")
+    grid = sequential_pchip(values, [d.coords for d in model.dims])
+    log.info("%s: %s eps=%g chose %s -> %d product points", program, sampling, epsilon,
+             [len(c) for c in chosen], int(np.prod([len(c) for c in chosen])))
+    return ProfileResult(program=program, backend=backend.name, sampling=sampling,
+                         epsilon=epsilon, model=model, baseline=base, peaks=peaks,
+                         ranges=ranges, chosen=chosen,
+                         measurements=[measure.done[i] for i in measure.touched],
+                         grid=grid, probe_points=probe_points, splits=splits)

@@ -1,0 +1,200 @@
+"""Replaying a profiling campaign from a grid measured earlier.
+
+A tidy measurement table (one measured cell a row, such as the paper's
+``arcp_measurements.csv``: ``program, cpu_cores, mem_gb, net_code, io_mbps, metric, value``)
+becomes one :class:`MeasuredGrid` per program: the columns the program varies are its axes, their
+levels the values seen (plus levels the layout declares, e.g. the NPB runs that failed at low
+memory), a cell without a value is a failed run. :class:`ReplayBackend` then answers the
+profiler's runs from that grid, and the grid's own sensitivities are the dense truth the
+interpolated result is scored against.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from perfcast.errors import InputError
+from perfcast.sensitivity.backends import RunOutcome
+from perfcast.sensitivity.metrics import sensitivity_array
+from perfcast.sensitivity.resources import Dimension, ResourceModel
+
+#: measurement column -> (resource kind, unit)
+AXIS_COLUMNS: dict[str, tuple[str, str]] = {
+    "cpu_cores": ("cpu_cores", "cores"),
+    "mem_gb": ("memory", "GB"),
+    "net_code": ("network", "code"),
+    "io_mbps": ("disk_read", "MB/s"),
+}
+
+#: metric name -> higher is better (the data has no units; README of the ARCP data)
+METRIC_DIRECTION: dict[str, bool] = {
+    "throughput": True,
+    "achieved_mbps": True,
+    "runtime_s": False,
+    "latency": False,
+}
+
+REQUIRED = ["program", "metric", "value"]
+
+
+@dataclass(frozen=True)
+class GridLayout:
+    """How one program's rows form a grid.
+
+    ``levels``: extra levels per column (cells with no row are failed runs); ``exclude``: levels
+    dropped with their rows; ``reverse``: columns whose value falls as the resource grows;
+    ``kinds``: column -> resource kind where it differs from :data:`AXIS_COLUMNS`.
+    """
+
+    levels: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    exclude: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    reverse: Sequence[str] = ()
+    kinds: Mapping[str, str] = field(default_factory=dict)
+    higher_is_better: bool | None = None
+
+    @classmethod
+    def from_config(cls, d: Mapping | None) -> GridLayout:
+        d = dict(d or {})
+        return cls(levels={k: list(v) for k, v in (d.get("levels") or {}).items()},
+                   exclude={k: list(v) for k, v in (d.get("exclude") or {}).items()},
+                   reverse=tuple(d.get("reverse") or ()), kinds=dict(d.get("kinds") or {}),
+                   higher_is_better=d.get("higher_is_better"))
+
+
+def read_measurements(path: str | Path) -> pd.DataFrame:
+    """Read and check a measurement table (numeric axes and values, named file and line)."""
+    path = Path(path)
+    try:
+        df = pd.read_csv(path)
+    except FileNotFoundError as exc:
+        raise InputError(path, "measurement table not found") from exc
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"not a readable CSV: {exc}") from exc
+    missing = [c for c in REQUIRED if c not in df.columns]
+    if missing:
+        raise InputError(path, f"missing column(s) {missing}",
+                         expected=f"columns {REQUIRED} and axis columns {list(AXIS_COLUMNS)}")
+    if not any(c in df.columns for c in AXIS_COLUMNS):
+        raise InputError(path, "no axis column", expected=f"one of {list(AXIS_COLUMNS)}")
+    for col in [c for c in AXIS_COLUMNS if c in df.columns] + ["value"]:
+        num = pd.to_numeric(df[col], errors="coerce")
+        bad = num.isna() & df[col].notna()
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(path, f"column {col!r} holds {df[col].iloc[i]!r}", row=i + 2,
+                             expected="a number or an empty cell")
+        df[col] = num
+    df["program"] = df["program"].astype(str)
+    df.attrs["path"] = str(path)
+    return df
+
+
+@dataclass(frozen=True)
+class MeasuredGrid:
+    """One program's measured performance on a grid (NaN = failed run)."""
+
+    program: str
+    metric: str
+    higher_is_better: bool
+    model: ResourceModel
+    values: np.ndarray
+
+    @property
+    def baseline(self) -> float:
+        """Performance with the most of every resource (the unrestricted run)."""
+        return float(self.values[tuple(len(d) - 1 for d in self.model.dims)])
+
+    def index(self, point: Mapping[str, float]) -> tuple[int, ...]:
+        return tuple(d.index(point[d.name]) for d in self.model.dims)
+
+    def truth(self) -> np.ndarray:
+        """Sensitivity of every cell (Eq. 1; a failed cell is 0)."""
+        return sensitivity_array(self.values, self.baseline, self.higher_is_better)
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame, program: str, layout: GridLayout | None = None
+                   ) -> MeasuredGrid:
+        layout = layout or GridLayout()
+        path = df.attrs.get("path")
+        rows = df[df["program"] == program]
+        if rows.empty:
+            raise InputError(path, f"no rows for program {program!r}",
+                             expected=f"one of {sorted(df['program'].unique())}")
+        metrics = sorted(rows["metric"].astype(str).unique())
+        if len(metrics) != 1:
+            raise InputError(path, f"program {program!r} has several metrics {metrics}")
+        metric = metrics[0]
+        hib = layout.higher_is_better
+        if hib is None:
+            if metric not in METRIC_DIRECTION:
+                raise InputError(path, f"metric {metric!r} of {program!r}: direction unknown",
+                                 expected="higher_is_better set for this program")
+            hib = METRIC_DIRECTION[metric]
+        axes = [c for c in AXIS_COLUMNS if c in rows.columns and rows[c].notna().any()]
+        if not axes:
+            raise InputError(path, f"program {program!r} varies no axis column")
+        for col, vals in layout.exclude.items():
+            if col in axes:
+                rows = rows[~rows[col].isin(list(vals))]
+        dims = []
+        for col in axes:
+            kind = layout.kinds.get(col, AXIS_COLUMNS[col][0])
+            seen = set(rows[col].dropna().tolist()) | set(layout.levels.get(col, []))
+            seen -= set(layout.exclude.get(col, []))
+            rev = col in layout.reverse
+            lv = tuple(sorted(seen, reverse=rev))
+            dims.append(Dimension(col, kind, lv, AXIS_COLUMNS[col][1], reverse=rev))
+        model = ResourceModel.ordered(dims)  # interpolation order: CPU, memory, network, disk
+        values = np.full(model.shape, np.nan)
+        names = list(model.names)
+        for i, r in rows.iterrows():
+            if any(pd.isna(r[c]) for c in names):
+                raise InputError(path, f"program {program!r}: a row leaves an axis empty",
+                                 row=int(i) + 2, expected=f"values in {names}")
+            idx = tuple(d.index(r[d.name]) for d in model.dims)
+            if not math.isnan(values[idx]):
+                cell = {n: r[n] for n in names}
+                raise InputError(path, f"program {program!r}: cell {cell} measured twice",
+                                 row=int(i) + 2)
+            values[idx] = r["value"]
+        grid = cls(program, metric, bool(hib), model, values)
+        if not (np.isfinite(grid.baseline) and grid.baseline > 0):
+            raise InputError(path, f"program {program!r}: no measurement with the most of every "
+                             "resource (the unrestricted run)",
+                             expected=f"a row at {model.point([len(d) - 1 for d in model.dims])}")
+        return grid
+
+
+class ReplayBackend:
+    """Answer runs from a :class:`MeasuredGrid`; ``peaks`` stand in for the monitored run."""
+
+    name = "replay"
+
+    def __init__(self, grid: MeasuredGrid, peaks: Mapping[str, float] | None = None) -> None:
+        self.grid = grid
+        self.model = grid.model
+        self.higher_is_better = grid.higher_is_better
+        unknown = set(peaks or {}) - set(self.model.names)
+        if unknown:
+            raise InputError(None, f"peaks for {sorted(unknown)}: not axes of {grid.program}",
+                             expected=f"names among {list(self.model.names)}")
+        self._peaks = dict(peaks or {})
+
+    def unrestricted(self) -> RunOutcome:
+        return RunOutcome(performance=self.grid.baseline, ok=True)
+
+    def peaks(self, unrestricted: RunOutcome) -> dict[str, float | None]:
+        return {n: self._peaks.get(n) for n in self.model.names}
+
+    def run(self, point: Mapping[str, float]) -> RunOutcome:
+        v = float(self.grid.values[self.grid.index(point)])
+        if not math.isfinite(v):
+            return RunOutcome.failed("no measurement at this point (the run failed or was not "
+                                     "recorded in the source)")
+        return RunOutcome(performance=v, ok=True)

@@ -1,0 +1,110 @@
+"""A campaign's models: derived regressors, every effect's candidates, predictions, tables.
+
+Input: the run table (ok runs are modelled; failed, timed-out and sensor-failed runs are counted
+and left out). Output: one summary dict (models JSON) and four tables: models (one row per
+candidate), coefficients (term, coef, se, t, p), fitted (y, fitted, residual per run) and
+predictions (the best model at every configuration and at the config's ``predict`` points,
+with confidence and prediction intervals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfcast.errors import InputError
+from perfcast.sweep import expressions, selection
+from perfcast.sweep.table import ok_rows
+
+ID_COLUMNS = ["point", "iteration"]
+
+
+def add_derived(df: pd.DataFrame, derived: Mapping[str, str]) -> pd.DataFrame:
+    """``df`` with one column per derived expression, in order (a later one may use an
+    earlier one)."""
+    out = df.copy()
+    for name, expr in derived.items():
+        cols = {c: out[c] for c in out.columns if c in expressions.expression_names(expr)}
+        value = expressions.evaluate(expr, cols, where=f"derived {name!r}")
+        out[name] = np.broadcast_to(np.asarray(value, dtype=float), (len(out),)).copy()
+    return out
+
+
+def prediction_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[str],
+                      derived: Mapping[str, str],
+                      extra: Sequence[Mapping[str, Any]]) -> tuple[pd.DataFrame, list[str]]:
+    """Where to predict: every measured configuration (a measured regressor, such as a derived
+    time * power, averaged over the configuration's runs) and each ``extra`` point whose
+    regressors follow from its parameter values alone."""
+    measured = [c for c in dict.fromkeys(x) if c not in parameters]
+    grid = df.groupby(list(parameters), sort=True)[measured].mean().reset_index() if measured \
+        else df[list(parameters)].drop_duplicates().sort_values(list(parameters))
+    grid = grid.reset_index(drop=True)
+    grid.insert(0, "source", "measured")
+    if not extra:
+        return grid, []
+    pts = pd.DataFrame([dict(p) for p in extra])
+    for name, expr in derived.items():
+        if expressions.expression_names(expr) <= set(pts.columns):
+            pts = add_derived(pts, {name: expr})
+    missing = sorted(set(x) - set(pts.columns))
+    if missing:
+        return grid, [f"predict points skipped: regressor(s) {missing} depend on measurements"]
+    pts.insert(0, "source", "predict")
+    cols = ["source", *[c for c in (*parameters, *measured) if c in pts.columns]]
+    return pd.concat([grid, pts[cols]], ignore_index=True), []
+
+
+def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
+            analysis: Mapping[str, Any], fit: Mapping[str, Any]) -> dict[str, Any]:
+    """Fit every model of ``analysis`` (``Analysis.to_params()``) on the ok rows of ``df``."""
+    ok = ok_rows(df).reset_index(drop=True)
+    derived = dict(analysis.get("derived") or {})
+    data = add_derived(ok, derived) if len(ok) else ok
+    groups = data["point"].tolist() if "point" in data.columns else None
+    results, fitted, preds, notes = [], [], [], []
+    for spec in analysis.get("models") or []:
+        if spec["y"] not in data.columns or any(c not in data.columns for c in spec["x"]):
+            missing = [c for c in (spec["y"], *spec["x"]) if c not in data.columns]
+            raise InputError(None, f"campaign {campaign!r}, model {spec['name']!r}: "
+                                   f"no column(s) {missing} in the run table",
+                             expected=f"some of {sorted(data.columns)}")
+        res = selection.fit_effect(
+            data, spec["name"], spec["y"], spec["x"], groups=groups,
+            max_order=int(fit["max_order"]), cv_folds=int(fit["cv_folds"]), forms=fit["forms"])
+        results.append(res)
+        fitted.append(selection.fitted_frame(res, data, [c for c in ID_COLUMNS
+                                                          if c in data.columns]))
+        if res.best is not None:
+            points, pnotes = prediction_points(data, parameters, spec["x"], derived,
+                                               analysis.get("predict") or [])
+            res.notes.extend(pnotes)
+            preds.append(selection.predict_frame(res, points, float(fit["alpha"])))
+    status = df["status"].value_counts().sort_index().to_dict() if "status" in df else {}
+    summary = {
+        "campaign": campaign, "parameters": list(parameters), "n_runs": int(len(df)),
+        "n_ok": int(len(ok)), "status": {str(k): int(v) for k, v in status.items()},
+        "fit": dict(fit), "derived": derived, "notes": notes,
+        "effects": [selection.result_summary(r) for r in results],
+    }
+    return {
+        "summary": summary,
+        "results": results,
+        "models": _frame(selection.models_frame(results)),
+        "coefficients": _frame(selection.coefficients_frame(results)),
+        "fitted": _frame(pd.concat(fitted, ignore_index=True) if fitted else pd.DataFrame()),
+        "predictions": _frame(pd.concat(preds, ignore_index=True) if preds else pd.DataFrame()),
+    }
+
+
+def _frame(df: pd.DataFrame) -> pd.DataFrame:
+    """Object columns holding None/NaN and numbers become floats (Parquet needs one type)."""
+    for c in df.columns:
+        if df[c].dtype == object:
+            nums = pd.to_numeric(df[c], errors="coerce")
+            if nums.notna().sum() == df[c].notna().sum() and df[c].notna().any():
+                df[c] = nums
+    return df.reset_index(drop=True)

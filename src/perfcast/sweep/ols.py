@@ -1,0 +1,109 @@
+"""One fitted linear-in-coefficients model (statsmodels OLS) and the statistics ARPE reports.
+
+ARPE (seed 002) reports for each model the coefficients, the residuals r, the mean squared error
+and R^2; ``analyzedata.m`` asks MATLAB's ``regstats`` for beta, mse, r, rsquare. Here:
+
+- ``mse`` = SSE / n, the seed's eq. 2 (mean of squared errors over the m experiments);
+- ``mse_resid`` = SSE / (n - k), regstats' ``mse`` (unbiased residual variance);
+- ``r2`` and ``adj_r2`` = 1 - (1 - R^2)(n - 1)/(n - k), statsmodels' definitions;
+- coefficients with standard errors, t and p values in raw units (see :mod:`design`);
+- predictions with confidence intervals of the mean and prediction intervals of a new run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from scipy import stats
+
+from perfcast.sweep import design as dz
+
+
+@dataclass
+class LinearFit:
+    """A fit of ``terms`` over regressors ``names`` (see :func:`fit_terms`)."""
+
+    names: list[str]
+    terms: list[dz.Term]
+    dropped: list[dz.Term]
+    standardiser: dz.Standardiser
+    result: Any  # statsmodels RegressionResults on the standardised design
+    coef: np.ndarray = field(default_factory=lambda: np.empty(0))
+    cov: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+
+    @property
+    def n(self) -> int:
+        return int(self.result.nobs)
+
+    @property
+    def k(self) -> int:
+        return len(self.terms)
+
+    @property
+    def residuals(self) -> np.ndarray:
+        return np.asarray(self.result.resid)
+
+    @property
+    def fitted(self) -> np.ndarray:
+        return np.asarray(self.result.fittedvalues)
+
+    def metrics(self) -> dict[str, float]:
+        sse = float(np.sum(self.residuals**2))
+        df_resid = self.n - self.k
+        sst = float(np.sum((self.result.model.endog - self.result.model.endog.mean()) ** 2))
+        r2 = 1 - sse / sst if sst > 0 else float("nan")
+        adj = 1 - (1 - r2) * (self.n - 1) / df_resid if df_resid > 0 else float("nan")
+        return {
+            "n": self.n,
+            "n_terms": self.k,
+            "mse": sse / self.n,
+            "mse_resid": sse / df_resid if df_resid > 0 else float("nan"),
+            "r2": r2,
+            "adj_r2": adj,
+            "aic": float(self.result.aic),
+            "bic": float(self.result.bic),
+        }
+
+    def coefficients(self) -> list[dict[str, Any]]:
+        """Raw-unit coefficients: term, coef, se, t, p (NaN where the fit has no residual
+        degrees of freedom)."""
+        df_resid = self.n - self.k
+        se = np.sqrt(np.clip(np.diag(self.cov), 0, None)) if df_resid > 0 else \
+            np.full(self.k, np.nan)
+        out = []
+        for term, b, s in zip(self.terms, self.coef, se, strict=True):
+            t = b / s if s > 0 else float("nan")
+            p = float(2 * stats.t.sf(abs(t), df_resid)) if np.isfinite(t) else float("nan")
+            out.append({"term": dz.term_name(term, self.names), "coef": float(b),
+                        "se": float(s), "t": float(t), "p": p})
+        return out
+
+    def predict(self, X: np.ndarray, alpha: float = 0.05) -> pd.DataFrame:
+        """mean, mean_se, mean_ci_lower/upper, obs_ci_lower/upper at rows of X (1 - alpha)."""
+        D = dz.design(self.standardiser(np.atleast_2d(np.asarray(X, dtype=float))), self.terms)
+        frame = self.result.get_prediction(D).summary_frame(alpha=alpha)
+        return frame.reset_index(drop=True)
+
+
+def fit_terms(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
+              names: Sequence[str]) -> LinearFit:
+    """OLS of y on ``terms`` of the columns of X (named ``names``), on standardised
+    regressors, dependent terms dropped, coefficients and covariance in raw units."""
+    X = np.asarray(X, dtype=float).reshape(len(y), -1)
+    y = np.asarray(y, dtype=float)
+    std = dz.Standardiser(X)
+    D = dz.design(std(X), terms)
+    keep, drop = dz.independent_terms(D, terms)
+    kept = [terms[i] for i in keep]
+    result = sm.OLS(y, D[:, keep]).fit()
+    T = dz.raw_transform(kept, std.center, std.scale)
+    cov_scaled = np.asarray(result.cov_params()) if result.df_resid > 0 else \
+        np.zeros((len(kept), len(kept)))
+    return LinearFit(names=list(names), terms=kept, dropped=[terms[i] for i in drop],
+                     standardiser=std, result=result, coef=T @ np.asarray(result.params),
+                     cov=T @ cov_scaled @ T.T)

@@ -1,0 +1,243 @@
+"""Analysis of a session's rounds: phases per round, stable throughput with its CI, WPS.
+
+Per round: change points of the unit readings and the stable (dominant) segment; warm-up and
+cool-down lengths in readings and in seconds; the setup phase, i.e. the time before the first
+unit started (arrival of the first reading minus its duration). Rounds shorter than the lower
+bound and rounds without a stable phase contribute no readings (as in Pilot).
+
+Across rounds: the stable readings (seconds per unit) in round order give the mean unit
+duration and its subsession CI; the stable throughput is its reciprocal (units/s, the harmonic
+mean of the per-unit rates), with the CI mapped the same way. The WPS regression of round
+duration on work gives a second, reading-free estimate.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci
+from perfcast.warmup.runner import RoundRecord
+from perfcast.warmup.segments import Phases, detect_phases
+from perfcast.warmup.settings import AnalysisSettings, SessionSettings
+from perfcast.warmup.wps import WpsResult, wps_regression
+
+
+@dataclass(frozen=True)
+class RoundAnalysis:
+    record: RoundRecord
+    phases: Phases
+    setup_s: float | None  # None when output lines did not arrive as the units finished
+    short: bool
+
+    @property
+    def readings(self) -> np.ndarray:
+        return np.asarray(self.record.readings, dtype=float)
+
+    @property
+    def used(self) -> bool:
+        return not self.short and self.phases.has_stable and self.phases.stable_len > 0
+
+    def phase_seconds(self) -> tuple[float | None, float | None, float]:
+        """Seconds of warm-up, cool-down and stable phase (sum of their readings)."""
+        x = self.readings
+        if self.phases.stable is None:
+            return None, None, 0.0
+        a, b = self.phases.stable
+        return float(x[:a].sum()), float(x[b:].sum()), float(x[a:b].sum())
+
+
+def setup_seconds(readings: np.ndarray, times: np.ndarray) -> float | None:
+    """Time from the round's start to the first unit's start: ``arrival_0 - reading_0``.
+
+    Only trusted when lines arrived while the units ran (the arrival times span at least half
+    of the later readings' total); a block-buffered command gives None.
+    """
+    if readings.shape[0] == 0:
+        return None
+    if readings.shape[0] > 1:
+        span = float(times[-1] - times[0])
+        if span < 0.5 * float(readings[1:].sum()):
+            return None
+    return max(0.0, float(times[0] - readings[0]))
+
+
+def analyze_round(rec: RoundRecord, settings: AnalysisSettings) -> RoundAnalysis:
+    x = np.asarray(rec.readings, dtype=float)
+    phases = detect_phases(x, settings.edm, min_readings=settings.min_readings)
+    return RoundAnalysis(
+        record=rec, phases=phases,
+        setup_s=setup_seconds(x, np.asarray(rec.reading_times, dtype=float)),
+        short=rec.duration_s < settings.round_lower_bound_s,
+    )
+
+
+@dataclass
+class SessionAnalysis:
+    rounds: list[RoundAnalysis]
+    settings: AnalysisSettings
+    unit_ci: MeanCI | None
+    unit_ci_reason: str | None
+    wps: WpsResult | None
+    wps_reason: str | None
+
+    @property
+    def stable_readings(self) -> np.ndarray:
+        parts = [r.readings[r.phases.stable[0]:r.phases.stable[1]] for r in self.rounds if r.used]
+        return np.concatenate(parts) if parts else np.empty(0)
+
+    def throughput(self) -> dict[str, Any] | None:
+        """Stable throughput (units/s) = 1 / mean unit duration, CI mapped by the reciprocal."""
+        ci = self.unit_ci
+        if ci is None or ci.mean <= 0:
+            return None
+        value = 1.0 / ci.mean
+        lower = 1.0 / ci.upper
+        upper = 1.0 / ci.lower if ci.lower > 0 else math.inf
+        return {"value": value, "lower": lower, "upper": _finite(upper),
+                "width": _finite(upper - lower), "relative_width": _finite((upper - lower) / value),
+                "confidence": ci.confidence, "unit": "units/s"}
+
+    def criterion_met(self, criterion: str, target: float) -> bool:
+        if criterion == "readings":
+            tp = self.throughput()
+            return tp is not None and tp["relative_width"] is not None and \
+                tp["relative_width"] <= target
+        if criterion == "wps":
+            return self.wps is not None and self.wps.relative_width <= target
+        raise ValueError(criterion)
+
+    # ----------------------------------------------------------------------------- tables
+    def rounds_frame(self) -> pd.DataFrame:
+        used_wps = set(self.wps.rounds_used) if self.wps else set()
+        short_wps = set(self.wps.rounds_short) if self.wps else set()
+        below = set(self.wps.rounds_below_alpha) if self.wps else set()
+        rows = []
+        for i, r in enumerate(self.rounds):
+            rec, ph = r.record, r.phases
+            wu_s, cd_s, st_s = r.phase_seconds()
+            st = r.readings[ph.stable[0]:ph.stable[1]] if ph.stable else np.empty(0)
+            rows.append({
+                "round": rec.round, "stage": rec.stage, "work": rec.work,
+                "duration_s": rec.duration_s, "setup_s": r.setup_s,
+                "user_s": rec.user_s, "sys_s": rec.sys_s, "max_rss_kb": rec.max_rss_kb,
+                "readings": ph.n, "ignored_lines": rec.ignored_lines,
+                "change_points": list(ph.change_points), "phase_rule": ph.rule,
+                "has_stable": ph.has_stable,
+                "warmup_readings": ph.warmup_len, "stable_readings": ph.stable_len,
+                "cooldown_readings": ph.cooldown_len,
+                "warmup_s": wu_s, "stable_s": st_s, "cooldown_s": cd_s,
+                "stable_mean_s": float(st.mean()) if st.size else None,
+                "short": r.short, "used_readings": r.used,
+                "used_wps": i in used_wps,
+                "wps_dropped": "short" if i in short_wps else ("below_alpha" if i in below
+                                                                 else ""),
+            })
+        df = pd.DataFrame(rows)
+        for col in ("warmup_readings", "cooldown_readings"):
+            if col in df:
+                df[col] = df[col].astype("Int64")
+        return df
+
+    def readings_frame(self) -> pd.DataFrame:
+        frames = []
+        for r in self.rounds:
+            x = r.readings
+            start = r.setup_s if r.setup_s is not None else 0.0
+            frames.append(pd.DataFrame({
+                "round": np.full(x.shape[0], r.record.round, dtype=np.int64),
+                "index": np.arange(x.shape[0], dtype=np.int64),
+                "reading_s": x,
+                "time_s": start + np.cumsum(x),
+                "phase": r.phases.labels().astype(str),
+                "used": np.full(x.shape[0], r.used),
+            }))
+        if not frames:
+            return pd.DataFrame({"round": pd.Series(dtype="int64"),
+                                 "index": pd.Series(dtype="int64"),
+                                 "reading_s": pd.Series(dtype=float),
+                                 "time_s": pd.Series(dtype=float),
+                                 "phase": pd.Series(dtype=str), "used": pd.Series(dtype=bool)})
+        return pd.concat(frames, ignore_index=True)
+
+    def summary(self, session: SessionSettings, stop_reason: str) -> dict[str, Any]:
+        wu = [r.phases.warmup_len for r in self.rounds if r.used]
+        cd = [r.phases.cooldown_len for r in self.rounds if r.used]
+        secs = [r.phase_seconds() for r in self.rounds if r.used]
+        setups = [r.setup_s for r in self.rounds if r.setup_s is not None]
+        target = self.settings.target_relative_width
+        return {
+            "workload": session.workload.name,
+            "command": session.workload.command,
+            "stop_reason": stop_reason,
+            "target_relative_width": target,
+            "target_met": {c: self.criterion_met(c, target) for c in session.stop_on},
+            "rounds": len(self.rounds),
+            "rounds_short": sum(r.short for r in self.rounds),
+            "rounds_with_stable_phase": sum(r.phases.has_stable for r in self.rounds),
+            "rounds_used": sum(r.used for r in self.rounds),
+            "total_round_time_s": float(sum(r.record.duration_s for r in self.rounds)),
+            "readings": int(sum(r.phases.n for r in self.rounds)),
+            "stable_readings": int(self.stable_readings.shape[0]),
+            "throughput": self.throughput(),
+            "unit_duration_s": self.unit_ci.to_dict() if self.unit_ci else None,
+            "unit_duration_reason": self.unit_ci_reason,
+            "warmup": _lengths(wu, [s[0] for s in secs]),
+            "cooldown": _lengths(cd, [s[1] for s in secs]),
+            "setup_s": {"median": _median(setups), "max": max(setups) if setups else None},
+            "wps": self.wps.to_dict() if self.wps else None,
+            "wps_reason": self.wps_reason,
+            "settings": session.to_dict(),
+            "host": {"machine": platform.machine(), "cpus": os.cpu_count(),
+                     "python": platform.python_version()},
+        }
+
+
+def _finite(v: float) -> float | None:
+    return v if math.isfinite(v) else None
+
+
+def _median(v: list) -> float | None:
+    return float(np.median(v)) if v else None
+
+
+def _lengths(readings: list, seconds: list) -> dict[str, Any]:
+    return {"readings_median": _median(readings), "readings_max": max(readings, default=None),
+            "seconds_median": _median(seconds), "seconds_max": max(seconds, default=None)}
+
+
+def analyze_session(
+    records: list[RoundRecord],
+    settings: AnalysisSettings,
+    cache: dict[int, RoundAnalysis] | None = None,
+) -> SessionAnalysis:
+    """Analyse every round (re-using ``cache`` keyed by round number) and pool them."""
+    cache = {} if cache is None else cache
+    rounds = []
+    for rec in records:
+        if rec.round not in cache:
+            cache[rec.round] = analyze_round(rec, settings)
+        rounds.append(cache[rec.round])
+    an = SessionAnalysis(rounds, settings, None, None, None, None)
+    stable = an.stable_readings
+    try:
+        an.unit_ci = mean_ci(stable, ac_limit=settings.ac_limit, confidence=settings.confidence,
+                             target_relative_width=settings.target_relative_width,
+                             min_readings=settings.min_readings)
+    except NotEnoughDataError as exc:
+        an.unit_ci_reason = str(exc)
+    try:
+        an.wps = wps_regression(
+            np.array([r.work for r in records], dtype=float),
+            np.array([r.duration_s for r in records], dtype=float),
+            lower_bound_s=settings.round_lower_bound_s, ac_limit=settings.ac_limit,
+            confidence=settings.confidence)
+    except NotEnoughDataError as exc:
+        an.wps_reason = str(exc)
+    return an

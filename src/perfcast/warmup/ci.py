@@ -1,0 +1,134 @@
+"""Confidence interval of a mean from correlated readings, and the sample size a target needs.
+
+After subsession analysis (block size ``q``, ``h = n // q`` block means with variance
+``var_q``) the interval of the arithmetic mean is
+
+    mean +- t(1 - (1 - CL)/2, h - 1) * sqrt(var_q / h)        (width = 2 x that)
+
+and the number of readings for a target width ``w`` (default 10% of the mean) is
+``q * max(ceil(var_q * (t / e)^2), min_samples)`` with ``e = w / 2`` (Pilot's formula).
+
+The harmonic mean ``H = 1 / mean(1 / x)`` (the right mean of rates, e.g. throughputs) gets its
+interval by the same analysis of ``1 / x``: the interval ``[L, U]`` of ``mean(1/x)`` maps to
+``[1/U, 1/L]`` for ``H``. The map is monotone, so the coverage is exactly that of the
+``1/x`` interval (Pilot instead applies the symmetric formula to block harmonic means).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy import stats
+
+from perfcast.warmup.subsession import block_means, subsession_size
+
+#: a CI needs at least this many readings (central limit theorem; Pilot's minimum)
+MIN_READINGS = 30
+
+
+class NotEnoughDataError(ValueError):
+    """The data cannot support the requested estimate (too few, too correlated, degenerate)."""
+
+
+def t_quantile(confidence: float, df: int) -> float:
+    """Two-sided Student t quantile ``t(1 - (1 - confidence) / 2, df)``."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence level must be in (0, 1), got {confidence}")
+    return float(stats.t.ppf(1 - (1 - confidence) / 2, df))
+
+
+@dataclass(frozen=True)
+class MeanCI:
+    """A mean with its confidence interval and what it took."""
+
+    mean: float
+    lower: float
+    upper: float
+    width: float
+    confidence: float
+    harmonic: bool
+    n: int
+    n_used: int
+    q: int
+    blocks: int
+    variance: float  # variance of the block means (of 1/x for the harmonic mean)
+    autocorrelation: float  # lag-1 autocorrelation of the block means
+    ac_limit: float
+    t: float
+    target_width: float
+    required_readings: int
+
+    @property
+    def relative_width(self) -> float:
+        return self.width / abs(self.mean) if self.mean else math.inf
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["relative_width"] = self.relative_width
+        for k, v in d.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                d[k] = None
+        return d
+
+
+def required_sample_size(variance: float, q: int, t: float, target_width: float,
+                         min_samples: int = MIN_READINGS) -> int:
+    """Readings needed for a CI of ``target_width``: ``q * max(ceil(var (t/e)^2), min)``."""
+    if target_width <= 0:
+        raise ValueError("target width must be positive")
+    e = target_width / 2
+    return int(q * max(math.ceil(variance * (t / e) ** 2), min_samples))
+
+
+def mean_ci(
+    x: np.ndarray,
+    *,
+    ac_limit: float = 0.2,
+    confidence: float = 0.95,
+    harmonic: bool = False,
+    target_relative_width: float = 0.1,
+    min_readings: int = MIN_READINGS,
+) -> MeanCI:
+    """Mean of ``x`` (arithmetic, or harmonic) with its subsession-analysis CI.
+
+    Raises :class:`NotEnoughDataError` for fewer than ``min_readings`` readings or when no
+    subsession size brings the autocorrelation within ``ac_limit``.
+    """
+    x = np.asarray(x, dtype=float)
+    n = int(x.shape[0])
+    if n < min_readings:
+        raise NotEnoughDataError(f"{n} readings; a confidence interval needs at least "
+                                 f"{min_readings}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("readings must be finite numbers")
+    if harmonic and np.any(x <= 0):
+        raise ValueError("the harmonic mean needs positive readings")
+    y = 1.0 / x if harmonic else x
+    q, r = subsession_size(y, ac_limit)
+    if q is None:
+        raise NotEnoughDataError(
+            f"lag-1 autocorrelation stays above {ac_limit} for every subsession size up to "
+            f"{n // 3} (last {r:.3f}); more readings are needed")
+    b = block_means(y, q)
+    h = b.shape[0]
+    m = float(b.mean())
+    var_q = float(b.var(ddof=1))
+    t = t_quantile(confidence, h - 1)
+    half = t * math.sqrt(var_q / h)
+    lo, hi = m - half, m + half
+    target = target_relative_width * abs(m)
+    required = required_sample_size(var_q, q, t, target) if target > 0 else n
+    if harmonic:
+        est = 1.0 / m
+        lower = 1.0 / hi
+        upper = 1.0 / lo if lo > 0 else math.inf
+    else:
+        est, lower, upper = m, lo, hi
+    return MeanCI(
+        mean=est, lower=lower, upper=upper, width=upper - lower, confidence=confidence,
+        harmonic=harmonic, n=n, n_used=h * q, q=q, blocks=h, variance=var_q, autocorrelation=r,
+        ac_limit=ac_limit, t=t, target_width=target_relative_width * abs(est),
+        required_readings=required,
+    )

@@ -1,0 +1,144 @@
+"""Phases of a counter trace (the counters stage's per-interval Parquet).
+
+The per-interval instruction rate ``instructions / duration_s`` plays the role of Pilot's unit
+readings. Phases, in order:
+
+* **setup**: leading intervals whose rate is below ``setup_fraction`` of the trace's median
+  rate (the process is loading, not yet running its work);
+* **warm-up** / **stable** / **cool-down**: change points of the rate over the remaining
+  intervals and the dominant-segment rule (:mod:`perfcast.warmup.segments`). Whole programs
+  often have several genuine phases and no segment dominates; ``fallback="trim-edges"`` (the
+  default here) then keeps everything between the first and the last change point as stable.
+
+The summary gives the stable IPC: the mean of the per-interval IPC over the stable intervals
+with its subsession CI (and the aggregate ``sum(instructions) / sum(cycles)`` beside it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfcast.errors import InputError
+from perfcast.io import read_parquet, require_columns, write_json, write_parquet
+from perfcast.warmup.changepoint import EdmSettings
+from perfcast.warmup.ci import NotEnoughDataError, mean_ci
+from perfcast.warmup.segments import MIN_READINGS, detect_phases
+
+COLUMNS = ["interval", "time", "duration_s", "instructions", "cycles", "ipc"]
+
+
+@dataclass(frozen=True)
+class CounterPhaseSettings:
+    edm: EdmSettings = EdmSettings()
+    setup_fraction: float = 0.1
+    fallback: str = "trim-edges"
+    ac_limit: float = 0.2
+    confidence: float = 0.95
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> CounterPhaseSettings:
+        d = d or {}
+        edm = d.get("edm", {})
+        return cls(
+            edm=EdmSettings(mode=edm.get("mode", "robust"), min_size=edm.get("min_size"),
+                            alpha=edm.get("alpha", 0.01), min_effect=edm.get("min_effect", 0.0)),
+            setup_fraction=d.get("setup_fraction", 0.1),
+            fallback=d.get("fallback", "trim-edges"),
+            ac_limit=d.get("ac_limit", 0.2),
+            confidence=d.get("confidence", 0.95),
+        )
+
+
+def _check(df: pd.DataFrame, path: str | Path) -> pd.DataFrame:
+    require_columns(df, COLUMNS, path)
+    if df.empty:
+        raise InputError(path, "no intervals", expected="one row per counter interval")
+    df = df.sort_values("interval", kind="stable").reset_index(drop=True)
+    for col in ("duration_s", "instructions", "cycles"):
+        v = df[col].to_numpy(dtype=float)
+        bad = np.flatnonzero(~np.isfinite(v) | (v < 0))
+        if bad.size:
+            raise InputError(path, f"{col} = {v[bad[0]]} in interval {df['interval'][bad[0]]}",
+                             row=int(bad[0]) + 1, expected=f"{col} finite and >= 0")
+    if (df["duration_s"] <= 0).any():
+        i = int(np.flatnonzero(df["duration_s"].to_numpy() <= 0)[0])
+        raise InputError(path, f"interval {df['interval'][i]} has duration_s <= 0",
+                         row=i + 1, expected="duration_s > 0")
+    return df
+
+
+def counter_phases(df: pd.DataFrame, settings: CounterPhaseSettings | None = None,
+                   path: str | Path = "<counters>") -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Phase label per interval, and the per-trace summary (see the module docstring)."""
+    settings = settings or CounterPhaseSettings()
+    df = _check(df, path)
+    n = len(df)
+    rate = (df["instructions"] / df["duration_s"]).to_numpy(dtype=float)
+    med = float(np.median(rate))
+    low = rate < settings.setup_fraction * med
+    setup = int(np.argmin(low)) if not low.all() else n  # leading low-rate intervals
+    rest = rate[setup:]
+    ph = detect_phases(rest, settings.edm, min_readings=MIN_READINGS, fallback=settings.fallback)
+    labels = np.full(n, "setup", dtype=object)
+    labels[setup:] = ph.labels()
+    phases = pd.DataFrame({"interval": df["interval"].to_numpy(dtype=np.int64),
+                           "phase": labels.astype(str)})
+    stable = labels == "stable"
+    dur = df["duration_s"].to_numpy(dtype=float)
+    ipc = df["ipc"].to_numpy(dtype=float)
+
+    def span(label: str) -> dict[str, Any]:
+        sel = labels == label
+        return {"intervals": int(sel.sum()), "seconds": float(dur[sel].sum())}
+
+    summary: dict[str, Any] = {
+        "intervals": n,
+        "setup": span("setup"), "warmup": span("warmup"), "stable": span("stable"),
+        "cooldown": span("cooldown"), "unstable": span("unstable"),
+        "change_points": [int(df["interval"][setup + c]) for c in ph.change_points],
+        "phase_rule": ph.rule,
+        "edm": settings.edm.to_dict(),
+        "setup_fraction": settings.setup_fraction,
+        "stable_ipc": None,
+        "stable_ipc_reason": None,
+    }
+    if stable.any():
+        inst = df["instructions"].to_numpy(dtype=float)[stable]
+        cyc = df["cycles"].to_numpy(dtype=float)[stable]
+        agg = float(inst.sum() / cyc.sum()) if cyc.sum() > 0 else None
+        summary["stable_ipc_aggregate"] = agg
+        summary["stable_instruction_rate"] = float(inst.sum() / dur[stable].sum())
+        finite = ipc[stable][np.isfinite(ipc[stable])]
+        try:
+            ci = mean_ci(finite, ac_limit=settings.ac_limit, confidence=settings.confidence)
+            summary["stable_ipc"] = ci.to_dict()
+        except NotEnoughDataError as exc:
+            summary["stable_ipc_reason"] = str(exc)
+    else:
+        summary["stable_ipc_reason"] = "no stable phase"
+    return phases, _clean(summary)
+
+
+def _clean(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def run_counter_phases(counters: str | Path, phases_out: str | Path, summary_out: str | Path,
+                       settings: dict[str, Any] | None, gen: str, bench: str) -> dict[str, Any]:
+    """The ``counter_phases`` rule: read a counters Parquet, write phases and summary."""
+    df = read_parquet(counters)
+    phases, summary = counter_phases(df, CounterPhaseSettings.from_dict(settings), counters)
+    summary = {"generation": gen, "benchmark": bench, **summary}
+    write_parquet(phases, phases_out, metadata={"generation": gen, "benchmark": bench})
+    write_json(summary, summary_out)
+    return summary

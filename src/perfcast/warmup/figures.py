@@ -1,0 +1,144 @@
+"""Figures and tables of the warm-up stage.
+
+:func:`phase_figure` is the seed's Fig. 2 for a measured round: throughput over time (a moving
+window of unit readings), with the setup, warm-up, stable and cool-down phases shaded, the
+change points marked and the session's stable throughput with its CI.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfcast.plotting import PALETTE, new_figure, save_figure
+
+PHASE_COLOURS = {"setup": "#BBBBBB", "warmup": PALETTE[4], "stable": PALETTE[2],
+                 "cooldown": PALETTE[3], "unstable": "#DDDDDD"}
+
+
+def pick_round(rounds: pd.DataFrame) -> int | None:
+    """The round to show: the longest one that has a stable phase (else the longest)."""
+    if rounds.empty:
+        return None
+    cand = rounds[rounds["has_stable"]] if rounds["has_stable"].any() else rounds
+    return int(cand.sort_values(["readings", "round"], ascending=[False, True])["round"].iloc[0])
+
+
+def windowed_throughput(readings: np.ndarray, window: int) -> np.ndarray:
+    """Units per second over the last ``window`` readings (``window / sum`` of their durations)."""
+    c = np.concatenate([[0.0], np.cumsum(readings)])
+    n = readings.shape[0]
+    lo = np.maximum(np.arange(1, n + 1) - window, 0)
+    dt = c[1:] - c[lo]
+    k = np.arange(1, n + 1) - lo
+    with np.errstate(divide="ignore"):
+        return np.where(dt > 0, k / dt, np.nan)
+
+
+def draw_phases(ax, readings: pd.DataFrame, round_row: pd.Series | None,
+                summary: dict[str, Any] | None, title: str) -> None:
+    x = readings["reading_s"].to_numpy(dtype=float)
+    t = readings["time_s"].to_numpy(dtype=float)
+    phase = readings["phase"].to_numpy()
+    window = max(5, x.shape[0] // 100)
+    tp = windowed_throughput(x, window)
+    setup = float(round_row["setup_s"]) if round_row is not None and \
+        pd.notna(round_row.get("setup_s")) else 0.0
+    if setup > 0:
+        ax.axvspan(0, setup, color=PHASE_COLOURS["setup"], alpha=0.35, lw=0, label="setup")
+    start = np.concatenate([[setup], t[:-1]])
+    for name in ("warmup", "stable", "cooldown", "unstable"):
+        sel = np.flatnonzero(phase == name)
+        if sel.size:
+            ax.axvspan(start[sel[0]], t[sel[-1]], color=PHASE_COLOURS[name], alpha=0.18, lw=0,
+                       label=name)
+    ax.plot(t, tp, color=PALETTE[0], lw=1.0, label=f"throughput ({window}-unit window)")
+    if round_row is not None:
+        for c in round_row["change_points"]:
+            ax.axvline(t[int(c) - 1] if int(c) > 0 else setup, color="k", lw=0.6, ls=":",
+                       alpha=0.7)
+    tpd = (summary or {}).get("throughput")
+    if tpd:
+        ax.axhline(tpd["value"], color=PALETTE[1], lw=1.2, label="stable throughput")
+        if tpd.get("upper") is not None:
+            ax.axhspan(tpd["lower"], tpd["upper"], color=PALETTE[1], alpha=0.15, lw=0)
+    if round_row is not None and pd.notna(round_row.get("duration_s")):
+        ax.set_xlim(0, float(round_row["duration_s"]))
+    ax.set_xlabel("time since the round started (s)")
+    ax.set_ylabel("throughput (units/s)")
+    ax.set_title(title)
+    ax.legend(loc="lower center", ncols=3, fontsize=8)
+
+
+def phase_figure(rounds: pd.DataFrame, readings: pd.DataFrame, summary: dict[str, Any],
+                 out: str | Path, name: str | None = None) -> None:
+    """Fig. 2-like figure of the most informative round of one workload."""
+    fig, ax = new_figure(figsize=(8, 4))
+    r = pick_round(rounds)
+    name = name or summary.get("workload", "")
+    if r is None:
+        ax.text(0.5, 0.5, "no rounds", ha="center", va="center", transform=ax.transAxes)
+    else:
+        row = rounds[rounds["round"] == r].iloc[0]
+        draw_phases(ax, readings[readings["round"] == r], row, summary,
+                    f"{name}: round {r} (work {int(row['work'])}), phases of the throughput")
+    save_figure(fig, out)
+
+
+def paper_figure(workloads: list[tuple[str, pd.DataFrame, pd.DataFrame, dict]],
+                 out: str | Path) -> None:
+    """One panel per workload (``(name, rounds, readings, summary)``)."""
+    fig, axes = new_figure(len(workloads) or 1, 1, figsize=(8, 3.6 * max(1, len(workloads))),
+                           squeeze=False)
+    for ax, (name, rounds, readings, summary) in zip(axes[:, 0], workloads, strict=False):
+        r = pick_round(rounds)
+        if r is None:
+            continue
+        row = rounds[rounds["round"] == r].iloc[0]
+        draw_phases(ax, readings[readings["round"] == r], row, summary,
+                    f"{name}: round {r} (work {int(row['work'])})")
+    save_figure(fig, out)
+
+
+def throughput_table(summaries: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Stable throughput with CI per workload (unit readings and WPS side by side)."""
+    rows = []
+    for name in sorted(summaries):
+        s = summaries[name]
+        tp = s.get("throughput") or {}
+        wps = s.get("wps") or {}
+        rows.append({
+            "workload": name,
+            "throughput": tp.get("value"), "ci_lower": tp.get("lower"),
+            "ci_upper": tp.get("upper"), "ci_relative_width": tp.get("relative_width"),
+            "confidence": tp.get("confidence"),
+            "wps_v": wps.get("v"), "wps_v_lower": wps.get("v_lower"),
+            "wps_v_upper": wps.get("v_upper"), "wps_alpha_s": wps.get("alpha"),
+            "rounds": s.get("rounds"), "rounds_used": s.get("rounds_used"),
+            "stable_readings": s.get("stable_readings"),
+            "warmup_readings_median": (s.get("warmup") or {}).get("readings_median"),
+            "cooldown_readings_median": (s.get("cooldown") or {}).get("readings_median"),
+            "setup_s_median": (s.get("setup_s") or {}).get("median"),
+            "stop_reason": s.get("stop_reason"),
+        })
+    return pd.DataFrame(rows)
+
+
+def counters_table(summaries: list[dict[str, Any]]) -> pd.DataFrame:
+    """Stable IPC with CI and phase lengths per counter trace."""
+    rows = []
+    for s in sorted(summaries, key=lambda d: (d["generation"], d["benchmark"])):
+        ipc = s.get("stable_ipc") or {}
+        rows.append({
+            "generation": s["generation"], "benchmark": s["benchmark"],
+            "intervals": s["intervals"],
+            **{f"{p}_intervals": s[p]["intervals"] for p in ("setup", "warmup", "stable",
+                                                             "cooldown")},
+            "phase_rule": s["phase_rule"],
+            "stable_ipc": ipc.get("mean"), "ci_lower": ipc.get("lower"),
+            "ci_upper": ipc.get("upper"), "stable_ipc_aggregate": s.get("stable_ipc_aggregate"),
+        })
+    return pd.DataFrame(rows)

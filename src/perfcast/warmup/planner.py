@@ -1,0 +1,95 @@
+"""Work amounts for successive rounds (Pilot's planner, from the seed).
+
+1. **Calibrate**: start at ``work_min``; while a round is shorter than the lower bound, double
+   the work (capped at ``work_max``). The first round that passes sets ``a`` and its duration
+   ``s``.
+2. **Ramp** (a first estimate quickly): round ``i`` after it should last ``s + i k`` seconds, so
+   that ``n`` rounds take ``t = n s + k n (n - 1) / 2``, i.e. ``k = (2t - 2sn) / (n^2 - n)``
+   (``t`` = ``first_estimate_s``, default 60 s; ``n`` = ``first_estimate_rounds``). When
+   ``s n >= t`` the largest ``n`` with ``k > 0`` is used; fewer than 3 skips the ramp.
+3. **Dyadic midpoints** of ``(a, b)``: 1/2, 1/4, 3/4, 1/8, 3/8, 5/8, 7/8, 1/16, ... of the way
+   from ``a`` to ``b = work_max``, so every prefix of the sequence spreads the work amounts.
+   ``a`` is raised to the work ``alpha`` stands for (WPS) once that is known.
+
+The planner is a pure function of the rounds so far, so a resumed session continues exactly
+where a killed one stopped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+def dyadic_fraction(j: int) -> float:
+    """``j``-th fraction (0-based) of the breadth-first dyadic sequence 1/2, 1/4, 3/4, 1/8..."""
+    if j < 0:
+        raise ValueError("j must be >= 0")
+    level = (j + 1).bit_length()  # 1 for j=0, 2 for j=1..2, 3 for j=3..6
+    i = j + 1 - (1 << (level - 1))
+    return (2 * i + 1) / (1 << level)
+
+
+def ramp_increment(s: float, t: float, n: int) -> tuple[float, int]:
+    """``(k, n)`` of the ramp: ``k = (2t - 2sn) / (n^2 - n)``; ``n`` shrinks until ``k > 0``."""
+    if s <= 0:
+        return 0.0, 0
+    n = min(n, math.ceil(t / s) - 1)
+    if n < 3:
+        return 0.0, 0
+    return (2 * t - 2 * s * n) / (n * n - n), n
+
+
+@dataclass(frozen=True)
+class PlannerSettings:
+    work_min: int = 1
+    work_max: int = 1_000_000
+    lower_bound_s: float = 3.0
+    first_estimate_s: float = 60.0
+    first_estimate_rounds: int = 50
+
+    def __post_init__(self) -> None:
+        if self.work_min < 1 or self.work_max < self.work_min:
+            raise ValueError("need 1 <= work_min <= work_max")
+
+
+@dataclass(frozen=True)
+class PlannedRound:
+    work: int
+    stage: str  # calibrate | ramp | dyadic
+
+
+def next_round(
+    history: Sequence[tuple[float, float]],
+    settings: PlannerSettings,
+    alpha_work: float = 0.0,
+) -> PlannedRound | None:
+    """Work amount of the next round given ``(work, duration_s)`` of the rounds so far.
+
+    None when no further round can help: ``work_max`` is still shorter than the lower bound,
+    or every work amount of the dyadic sequence has been run.
+    """
+    a0, b = settings.work_min, settings.work_max
+    passed = [i for i, (_, d) in enumerate(history) if d >= settings.lower_bound_s]
+    if not passed:
+        if not history:
+            return PlannedRound(a0, "calibrate")
+        last_work = int(history[-1][0])
+        if last_work >= b:
+            return None
+        return PlannedRound(min(2 * last_work, b), "calibrate")
+    c = passed[0]
+    a, s = int(history[c][0]), float(history[c][1])
+    since = len(history) - c  # rounds from the calibration round on (it is the ramp's round 0)
+    k, n_ramp = ramp_increment(s, settings.first_estimate_s, settings.first_estimate_rounds)
+    if k > 0 and since < n_ramp:
+        return PlannedRound(min(b, max(a, round(a * (1 + since * k / s)))), "ramp")
+    done = {int(w) for w, _ in history}
+    lo = min(max(a, math.ceil(alpha_work)), b)
+    j = since - max(n_ramp, 1)
+    for jj in range(j, j + 64 * max(1, b - lo).bit_length()):
+        w = int(round(lo + dyadic_fraction(jj) * (b - lo)))
+        if w not in done and lo <= w <= b:
+            return PlannedRound(w, "dyadic")
+    return None

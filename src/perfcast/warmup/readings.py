@@ -1,0 +1,161 @@
+"""Unit readings in: from a command's output lines, from a user's files.
+
+A command gives unit readings one per output line: either the whole line is a number (the
+default), or a regular expression picks it out (group ``value`` or the first group). Lines that
+do not match are ignored (and counted), so a workload may also print other information. Every
+reading must be a finite number >= 0 (a duration); ``scale`` converts it to seconds (e.g.
+0.001 for milliseconds).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from perfcast.errors import InputError
+
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+
+
+def _parse_float(text: str) -> float | None:
+    text = text.strip()
+    if _NUMBER.match(text):
+        return float(text)
+    if text.lower() in {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "-infinity"}:
+        return float(text)
+    return None
+
+
+@dataclass(frozen=True)
+class ReadingParser:
+    """Picks unit readings out of output lines (see the module docstring)."""
+
+    regex: str | None = None
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.regex is not None:
+            try:
+                pat = re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"bad readings regex {self.regex!r}: {exc}") from exc
+            if pat.groups < 1:
+                raise ValueError(f"readings regex {self.regex!r} needs a group around the number")
+        if not self.scale > 0:
+            raise ValueError("readings scale must be positive")
+
+    def parse(
+        self, lines: list[tuple[float, str]], source: str = "<output>"
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """``(readings_s, arrival_times_s, ignored_lines)`` from ``(time, line)`` pairs."""
+        pat = re.compile(self.regex) if self.regex else None
+        values: list[float] = []
+        times: list[float] = []
+        ignored = 0
+        for lineno, (t, line) in enumerate(lines, start=1):
+            if pat is None:
+                v = _parse_float(line)
+            else:
+                m = pat.search(line)
+                if m is None:
+                    v = None
+                else:
+                    text = m.group("value") if "value" in pat.groupindex else m.group(1)
+                    v = _parse_float(text)
+                    if v is None:
+                        raise InputError(source, f"regex matched {text!r}, not a number",
+                                         row=lineno, expected="a duration")
+            if v is None:
+                ignored += 1
+                continue
+            if not math.isfinite(v) or v < 0:
+                raise InputError(source, f"unit reading {line.strip()!r} is not a duration",
+                                 row=lineno, expected="a finite number >= 0")
+            values.append(v * self.scale)
+            times.append(t)
+        return np.asarray(values, dtype=float), np.asarray(times, dtype=float), ignored
+
+
+def _open_text(path: str | Path) -> tuple[str, str]:
+    if str(path) == "-":
+        return "<stdin>", sys.stdin.read()
+    p = Path(path)
+    try:
+        return str(p), p.read_text()
+    except FileNotFoundError as exc:
+        raise InputError(p, "file not found") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(p, "not a text file", expected="one number per line") from exc
+    except IsADirectoryError as exc:
+        raise InputError(p, "is a directory", expected="a file") from exc
+
+
+def read_readings(path: str | Path, *, allow_negative: bool = False) -> np.ndarray:
+    """One reading per line (blank lines and ``#`` comments skipped); every other line must be a
+    finite number (>= 0 unless ``allow_negative``)."""
+    name, text = _open_text(path)
+    values: list[float] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        v = _parse_float(s)
+        if v is None:
+            raise InputError(name, f"{_short(s)!r} is not a number", row=lineno,
+                             expected="one number per line")
+        if not math.isfinite(v):
+            raise InputError(name, f"{s!r} is not a finite number", row=lineno,
+                             expected="a finite number")
+        if v < 0 and not allow_negative:
+            raise InputError(name, f"negative reading {s}", row=lineno,
+                             expected="a duration or rate >= 0")
+        values.append(v)
+    if not values:
+        raise InputError(name, "no readings (the file is empty)", expected="one number per line")
+    return np.asarray(values, dtype=float)
+
+
+def read_rounds(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """``(work, duration_s)`` from a CSV with a header naming ``work`` and ``duration_s``."""
+    name, text = _open_text(path)
+    rows = list(csv.reader(io.StringIO(text)))
+    rows = [(i, r) for i, r in enumerate(rows, start=1) if any(c.strip() for c in r)]
+    if not rows:
+        raise InputError(name, "no rounds (the file is empty)",
+                         expected="a CSV with columns work,duration_s")
+    header_line, header = rows[0]
+    cols = [c.strip() for c in header]
+    missing = [c for c in ("work", "duration_s") if c not in cols]
+    if missing:
+        raise InputError(name, f"missing column(s) {missing} in header {cols}", row=header_line,
+                         expected="columns work,duration_s")
+    iw, it = cols.index("work"), cols.index("duration_s")
+    work: list[float] = []
+    dur: list[float] = []
+    for lineno, r in rows[1:]:
+        if len(r) <= max(iw, it):
+            raise InputError(name, f"{len(r)} fields", row=lineno,
+                             expected=f"{len(cols)} fields like the header")
+        w, t = _parse_float(r[iw]), _parse_float(r[it])
+        if w is None or not math.isfinite(w) or w <= 0:
+            raise InputError(name, f"work {r[iw].strip()!r} is not a positive number",
+                             row=lineno, expected="work > 0")
+        if t is None or not math.isfinite(t) or t <= 0:
+            raise InputError(name, f"duration_s {r[it].strip()!r} is not a positive duration",
+                             row=lineno, expected="duration_s > 0 seconds")
+        work.append(w)
+        dur.append(t)
+    if not work:
+        raise InputError(name, "a header but no rounds", expected="one row per round")
+    return np.asarray(work), np.asarray(dur)
+
+
+def _short(s: str, n: int = 40) -> str:
+    return s if len(s) <= n else s[: n - 3] + "..."

@@ -1,0 +1,79 @@
+"""Run one round of a real command and turn its output into a :class:`RoundRecord`.
+
+The command is a shell template; ``{work}`` becomes the round's work amount and ``{python}``
+the running interpreter (so a shipped workload runs in the same environment). The round's
+duration is the wall time on the monotonic clock (``perfcast.process.run_measured``), and each
+output line is stamped with its arrival time, which locates the setup phase (the time before
+the first unit started).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import asdict, dataclass, field
+
+from perfcast.process import run_measured
+from perfcast.warmup.planner import PlannedRound
+from perfcast.warmup.readings import ReadingParser
+from perfcast.warmup.settings import WorkloadSpec
+
+
+class RoundFailedError(RuntimeError):
+    """The command of a round failed (exit status, signal or timeout)."""
+
+
+def render_command(template: str, work: int, python: str | None = None) -> str:
+    """``template`` with ``{work}`` and ``{python}`` filled in (other braces left alone, so
+    ``awk '{print}'`` survives)."""
+    if "{work}" not in template:
+        raise ValueError(f"command template has no {{work}} placeholder: {template!r}")
+    return template.replace("{work}", str(int(work))).replace(
+        "{python}", shlex.quote(python or sys.executable))
+
+
+@dataclass
+class RoundRecord:
+    """What one round did: its work, wall time, rusage and unit readings (seconds)."""
+
+    round: int
+    work: int
+    stage: str
+    duration_s: float
+    returncode: int
+    user_s: float
+    sys_s: float
+    max_rss_kb: int
+    readings: list[float] = field(default_factory=list)
+    reading_times: list[float] = field(default_factory=list)
+    ignored_lines: int = 0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: dict) -> RoundRecord:
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in obj.items() if k in names})
+
+
+def run_round(spec: WorkloadSpec, planned: PlannedRound, index: int) -> RoundRecord:
+    """Execute round ``index`` with ``planned.work``; raise RoundFailedError if it fails."""
+    command = render_command(spec.command, planned.work)
+    res = run_measured(command, env=spec.env or None, timeout_s=spec.timeout_s)
+    if res.timed_out:
+        raise RoundFailedError(f"round {index} (work {planned.work}) timed out after "
+                               f"{spec.timeout_s} s: {command}")
+    if res.returncode != 0:
+        tail = res.stderr.strip().splitlines()[-5:]
+        raise RoundFailedError(f"round {index} (work {planned.work}) exited with "
+                               f"{res.returncode}: {command}\n" + "\n".join(tail))
+    parser = ReadingParser(spec.readings_regex, spec.readings_scale)
+    values, times, ignored = parser.parse(res.stdout_lines,
+                                          source=f"output of round {index} ({command})")
+    return RoundRecord(
+        round=index, work=int(planned.work), stage=planned.stage, duration_s=res.wall_s,
+        returncode=res.returncode, user_s=res.user_s, sys_s=res.sys_s,
+        max_rss_kb=res.max_rss_kb, readings=values.tolist(), reading_times=times.tolist(),
+        ignored_lines=ignored,
+    )

@@ -1,0 +1,109 @@
+"""Which readings are warm-up, stable and cool-down: Pilot's dominant-segment rule.
+
+The change points cut a round's unit readings into segments. Pilot takes as the stable phase
+the one segment longer than ``floor(n / 2)`` readings (it is then also the longest); readings
+before it are warm-up, readings after it cool-down. With no such segment the round has no
+stable phase (Pilot ingests none of its readings). Fewer than 30 readings are too few to
+split: all of them are kept as stable.
+
+``fallback="trim-edges"`` is an option for long traces with several genuine phases (program
+phases in a counter trace), where no segment dominates: the first segment is then warm-up, the
+last cool-down and everything between stable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from perfcast.warmup.changepoint import EdmSettings, change_points
+
+#: fewer readings than this are not split (Pilot: "fewer than 30 readings: keep all")
+MIN_READINGS = 30
+PHASES = ("setup", "warmup", "stable", "cooldown", "unstable")
+FALLBACKS = ("none", "trim-edges")
+
+
+def segments(n: int, cps: list[int]) -> list[tuple[int, int]]:
+    """``[begin, end)`` of each segment between the change points."""
+    bounds = [0, *sorted(cps), n]
+    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
+def dominant_segment(n: int, cps: list[int]) -> tuple[int, int] | None:
+    """The segment longer than ``n // 2`` readings, or None."""
+    for a, b in segments(n, cps):
+        if b - a > n // 2:
+            return a, b
+    return None
+
+
+@dataclass(frozen=True)
+class Phases:
+    """Phases of one series of ``n`` readings; ``stable`` is ``[begin, end)`` or None."""
+
+    n: int
+    change_points: tuple[int, ...]
+    stable: tuple[int, int] | None
+    rule: str  # dominant | short | trim-edges | none
+
+    @property
+    def has_stable(self) -> bool:
+        return self.stable is not None
+
+    @property
+    def warmup_len(self) -> int | None:
+        return None if self.stable is None else self.stable[0]
+
+    @property
+    def cooldown_len(self) -> int | None:
+        return None if self.stable is None else self.n - self.stable[1]
+
+    @property
+    def stable_len(self) -> int:
+        return 0 if self.stable is None else self.stable[1] - self.stable[0]
+
+    def labels(self) -> np.ndarray:
+        """Per reading: warmup / stable / cooldown, or unstable when there is no stable phase."""
+        out = np.full(self.n, "unstable", dtype=object)
+        if self.stable is not None:
+            a, b = self.stable
+            out[:a] = "warmup"
+            out[a:b] = "stable"
+            out[b:] = "cooldown"
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "n": self.n,
+            "change_points": list(self.change_points),
+            "stable_begin": None if self.stable is None else self.stable[0],
+            "stable_end": None if self.stable is None else self.stable[1],
+            "rule": self.rule,
+            "warmup_len": self.warmup_len,
+            "cooldown_len": self.cooldown_len,
+        }
+
+
+def detect_phases(
+    x: np.ndarray,
+    edm: EdmSettings | None = None,
+    *,
+    min_readings: int = MIN_READINGS,
+    fallback: str = "none",
+) -> Phases:
+    """Change points of ``x`` and the stable phase they imply (see the module docstring)."""
+    if fallback not in FALLBACKS:
+        raise ValueError(f"unknown fallback {fallback!r} (expected one of {FALLBACKS})")
+    x = np.asarray(x, dtype=float)
+    n = int(x.shape[0])
+    if n < min_readings:
+        return Phases(n, (), (0, n) if n else None, "short")
+    cps = change_points(x, edm)
+    dom = dominant_segment(n, cps)
+    if dom is not None:
+        return Phases(n, tuple(cps), dom, "dominant")
+    if fallback == "trim-edges" and len(cps) >= 2:
+        return Phases(n, tuple(cps), (cps[0], cps[-1]), "trim-edges")
+    return Phases(n, tuple(cps), None, "none")

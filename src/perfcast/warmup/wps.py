@@ -1,0 +1,166 @@
+"""Work-per-second (WPS) linear regression: stable speed from whole-round durations.
+
+For workloads that give no unit readings, Pilot models a round of work ``w`` as
+``t = alpha + w / v``: ``alpha`` collects setup, warm-up and cool-down (their time minus the
+stable time their work would have taken), ``v`` is the stable speed. Here:
+
+1. rounds shorter than ``lower_bound_s`` are dropped (dominated by non-stable phases);
+2. OLS of ``t`` on ``w``; the residuals, in round order, go through subsession analysis: ``q``
+   adjacent rounds are merged into their *means* (a mean keeps the model ``t = alpha + w/v``
+   with the same ``alpha``; Pilot regresses block *sums*, whose intercept is ``q * alpha``, but
+   takes the variance of the block means);
+3. OLS on the ``h`` block means gives ``alpha`` and the slope ``b = 1 / v`` with
+   ``SE(b) = sqrt(SSR / (h - 2) / Sxx)``; the CI of ``b`` is ``b +- t(h - 2) SE(b)`` (Pilot
+   uses a fixed 2 SE) and maps to ``v`` in ``[1 / (b + d), 1 / (b - d)]`` (unbounded above when
+   ``b - d <= 0``);
+4. rounds whose work is below the work ``alpha`` stands for (``alpha * v``) are dropped and the
+   fit repeated until none is (the seed's rule for work amounts shorter than ``alpha``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from perfcast.warmup.ci import NotEnoughDataError, t_quantile
+from perfcast.warmup.subsession import block_means, lag1_autocorrelation, subsession_size
+
+MIN_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class OlsFit:
+    """``y = a + b x`` by ordinary least squares, with standard errors (``h - 2`` df)."""
+
+    a: float
+    b: float
+    se_a: float
+    se_b: float
+    ssr: float
+    r2: float
+    h: int
+
+
+def ols(x: np.ndarray, y: np.ndarray) -> OlsFit:
+    """Simple linear regression; needs 3+ points and varying ``x``."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    h = x.shape[0]
+    if h < 3:
+        raise NotEnoughDataError(f"{h} points; a regression with a CI needs at least 3")
+    xm, ym = x.mean(), y.mean()
+    sxx = float(np.sum((x - xm) ** 2))
+    if sxx <= 0:
+        raise NotEnoughDataError("all work amounts are equal; the slope is undefined")
+    b = float(np.sum((x - xm) * (y - ym)) / sxx)
+    a = float(ym - b * xm)
+    resid = y - (a + b * x)
+    ssr = float(np.dot(resid, resid))
+    s2 = ssr / (h - 2)
+    syy = float(np.sum((y - ym) ** 2))
+    return OlsFit(a=a, b=b, se_a=math.sqrt(s2 * (1 / h + xm * xm / sxx)),
+                  se_b=math.sqrt(s2 / sxx), ssr=ssr, r2=1 - ssr / syy if syy > 0 else 1.0, h=h)
+
+
+@dataclass(frozen=True)
+class WpsResult:
+    """Outcome of the WPS method; ``rounds_*`` are positions in the input."""
+
+    alpha: float
+    alpha_lower: float
+    alpha_upper: float
+    v: float
+    v_lower: float
+    v_upper: float
+    confidence: float
+    q: int
+    blocks: int
+    t: float
+    r2: float
+    residual_autocorrelation: float
+    naive_v: float  # total work / total time of the rounds used (what ignoring alpha gives)
+    rounds_used: list[int] = field(default_factory=list)
+    rounds_short: list[int] = field(default_factory=list)
+    rounds_below_alpha: list[int] = field(default_factory=list)
+
+    @property
+    def v_width(self) -> float:
+        return self.v_upper - self.v_lower
+
+    @property
+    def relative_width(self) -> float:
+        return self.v_width / self.v if self.v > 0 else math.inf
+
+    @property
+    def alpha_work(self) -> float:
+        """Work the non-stable phases are worth at the stable speed (0 if alpha <= 0)."""
+        return max(0.0, self.alpha * self.v)
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d.update(v_width=self.v_width, relative_width=self.relative_width,
+                 alpha_work=self.alpha_work, rounds_used_count=len(self.rounds_used))
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                for k, v in d.items()}
+
+
+def _fit(w: np.ndarray, t: np.ndarray, ac_limit: float, confidence: float):
+    first = ols(w, t)
+    resid = t - (first.a + first.b * w)
+    q, r = subsession_size(resid, ac_limit)
+    if q is None:
+        raise NotEnoughDataError(
+            f"round durations stay autocorrelated (lag-1 {r:.3f} > {ac_limit}) for every "
+            f"subsession size; more rounds are needed")
+    bw, bt = block_means(w, q), block_means(t, q)
+    fit = ols(bw, bt)
+    return fit, q, lag1_autocorrelation(block_means(resid, q))
+
+
+def wps_regression(
+    work: np.ndarray,
+    duration: np.ndarray,
+    *,
+    lower_bound_s: float = 0.0,
+    ac_limit: float = 0.2,
+    confidence: float = 0.95,
+    max_iter: int = 20,
+) -> WpsResult:
+    """Fit ``duration = alpha + work / v`` as the module docstring describes."""
+    w_all = np.asarray(work, dtype=float)
+    t_all = np.asarray(duration, dtype=float)
+    if w_all.shape != t_all.shape:
+        raise ValueError("work and duration must have the same length")
+    short = [i for i in range(len(t_all)) if t_all[i] < lower_bound_s]
+    used = [i for i in range(len(t_all)) if t_all[i] >= lower_bound_s]
+    below: list[int] = []
+    for _ in range(max_iter):
+        if len(used) < MIN_ROUNDS:
+            raise NotEnoughDataError(
+                f"{len(used)} usable rounds (of {len(t_all)}; {len(short)} shorter than "
+                f"{lower_bound_s} s, {len(below)} below alpha); WPS needs {MIN_ROUNDS}")
+        w, t = w_all[used], t_all[used]
+        fit, q, r = _fit(w, t, ac_limit, confidence)
+        if fit.b <= 0:
+            raise NotEnoughDataError("duration does not grow with the work amount; "
+                                     "no positive speed fits")
+        alpha_work = max(0.0, fit.a / fit.b)
+        drop = [i for i in used if w_all[i] < alpha_work]
+        if not drop:
+            break
+        below.extend(drop)
+        used = [i for i in used if i not in drop]
+    tq = t_quantile(confidence, fit.h - 2)
+    d_b = tq * fit.se_b
+    d_a = tq * fit.se_a
+    v = 1.0 / fit.b
+    v_lower = 1.0 / (fit.b + d_b)
+    v_upper = 1.0 / (fit.b - d_b) if fit.b - d_b > 0 else math.inf
+    return WpsResult(
+        alpha=fit.a, alpha_lower=fit.a - d_a, alpha_upper=fit.a + d_a, v=v, v_lower=v_lower,
+        v_upper=v_upper, confidence=confidence, q=q, blocks=fit.h, t=tq, r2=fit.r2,
+        residual_autocorrelation=r, naive_v=float(w.sum() / t.sum()), rounds_used=used,
+        rounds_short=short, rounds_below_alpha=sorted(below),
+    )
