@@ -28,8 +28,6 @@ import pytest
 import yaml
 from conftest import REPO, run_snakemake
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
-
 SLURM_DIR = REPO / "tests" / "slurm"
 PROFILE = REPO / "profiles" / "slurm"
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
@@ -163,14 +161,24 @@ def runs(slurm_cluster, tmp_path_factory) -> Runs:
                 config=config, seconds=seconds)
 
 
-def _jobs(log: str) -> dict[int, tuple[str, bool, dict[str, str]]]:
-    """Snakemake job id -> (rule, local?, wildcards) from a run's log."""
+def _pairs(text: str) -> dict[str, str]:
+    return dict(kv.split("=", 1) for kv in text.split(", ") if "=" in kv)
+
+
+def _job_blocks(log: str) -> dict[int, tuple[str, bool, dict[str, str], dict[str, str]]]:
+    """Snakemake job id -> (rule, local?, wildcards, resources) from a run's log."""
     jobs = {}
     for m in JOB_BLOCK.finditer(log):
         fields = dict(re.findall(r"^    (\w+): (.*)$", m.group(3), re.MULTILINE))
-        wildcards = dict(kv.split("=", 1) for kv in fields.get("wildcards", "").split(", ") if kv)
-        jobs[int(fields["jobid"])] = (m.group(2), bool(m.group(1)), wildcards)
+        jobs[int(fields["jobid"])] = (m.group(2), bool(m.group(1)),
+                                      _pairs(fields.get("wildcards", "")),
+                                      _pairs(fields.get("resources", "")))
     return jobs
+
+
+def _jobs(log: str) -> dict[int, tuple[str, bool, dict[str, str]]]:
+    """Snakemake job id -> (rule, local?, wildcards) from a run's log."""
+    return {j: (rule, local, wc) for j, (rule, local, wc, _) in _job_blocks(log).items()}
 
 
 def _squeue(ids: list[str]) -> dict[str, tuple[str, str]]:
@@ -189,6 +197,8 @@ def _hashes(root: Path) -> dict[str, str]:
             if p.is_file() and not skip & set(p.relative_to(root).parts[:1])}
 
 
+@pytest.mark.slurm
+@pytest.mark.slow
 def test_every_cluster_job_went_through_sbatch(runs: Runs):
     jobs = _jobs(runs.slurm_log)
     submitted = dict(SUBMITTED.findall(runs.slurm_log))
@@ -205,6 +215,8 @@ def test_every_cluster_job_went_through_sbatch(runs: Runs):
     assert {states[s][0] for s in submitted.values()} == {"COMPLETED"}, states
 
 
+@pytest.mark.slurm
+@pytest.mark.slow
 def test_jobs_ran_on_the_profile_and_generation_partitions(runs: Runs):
     partitions = runs.config["counters"].get("partitions")
     if not partitions:
@@ -224,6 +236,8 @@ def test_jobs_ran_on_the_profile_and_generation_partitions(runs: Runs):
     assert seen[PROFILE_PARTITION] > 0
 
 
+@pytest.mark.slurm
+@pytest.mark.slow
 def test_slurm_results_equal_local_results(runs: Runs):
     slurm = _hashes(runs.slurm_dir / runs.results)
     local = _hashes(runs.local_dir / runs.results)
@@ -233,3 +247,50 @@ def test_slurm_results_equal_local_results(runs: Runs):
     assert not differ, f"result files differ between the SLURM and the local run: {differ}"
     print(f"\nSLURM run {runs.seconds['slurm']:.1f} s, local run {runs.seconds['local']:.1f} s "
           f"(side by side), {len(local)} result files identical")
+
+
+# --- the profile's resources, checked on a dry run (no cluster needed) -----------------------
+
+
+@pytest.fixture(scope="module")
+def dry_runs(tmp_path_factory):
+    """Dry runs of the cut tiny config: locally, and with the SLURM profile with and without
+    per-generation partitions in config. Snakemake prints every job's resources."""
+    if not TINY.exists():
+        pytest.fail(f"{TINY} is missing: the SLURM tests run the workflow on it")
+    base = tmp_path_factory.mktemp("slurm_dry")
+    with_parts = _config(set(GEN_PARTITIONS))
+    without = _config(set())
+    slurm = ["-n", "--executor", "slurm", "--profile", str(PROFILE), *SLURM_ARGS]
+    out = {}
+    for name, config, extra in [("local", without, ["-n"]), ("slurm", without, slurm),
+                                ("slurm_partitions", with_parts, slurm)]:
+        proc = run_snakemake(base / name, config, extra=extra, timeout=300)
+        out[name] = (config, _job_blocks(proc.stdout + proc.stderr))
+    return out
+
+
+def test_profile_keeps_every_rules_own_resources(dry_runs):
+    """default-resources only fill gaps: mem_mb, runtime and threads come from the rules."""
+    _, local = dry_runs["local"]
+    _, slurm = dry_runs["slurm"]
+    assert local and sorted(local) == sorted(slurm)
+    for job, (rule, _, wildcards, res) in slurm.items():
+        for key in ("mem_mb", "runtime"):
+            assert res.get(key) == local[job][3].get(key), (rule, wildcards, key)
+        assert "slurm_partition" in res, f"{rule} {wildcards} has no partition"
+
+
+@pytest.mark.parametrize("variant", ["slurm", "slurm_partitions"])
+def test_collect_partition_comes_from_config_else_from_the_profile(dry_runs, variant):
+    config, jobs = dry_runs[variant]
+    partitions = config["counters"].get("partitions", {})
+    rules = Counter()
+    for rule, is_local, wildcards, res in jobs.values():
+        if is_local:
+            continue
+        want = (partitions.get(wildcards["gen"], PROFILE_PARTITION) if rule == "collect"
+                else PROFILE_PARTITION)
+        assert res.get("slurm_partition") == want, f"{rule} {wildcards}: {res}"
+        rules[rule] += 1
+    assert rules["collect"] > 0 and len(rules) > 1, rules

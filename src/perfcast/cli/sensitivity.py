@@ -3,7 +3,66 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this stage's sub-commands to ``sub``."""
+    p = sub.add_parser(
+        "sensitivity-eval",
+        help="replay a profiling campaign on a measured grid; JSON with steps and error",
+        description="Replay ceiling + sampling + sequential PCHIP on one program of a measured "
+        "grid (e.g. the paper's arcp_measurements.csv) and score it against the dense truth.",
+    )
+    p.add_argument("--data", required=True, help="measurement table (CSV: program, cpu_cores, "
+                   "mem_gb, net_code, io_mbps, metric, value)")
+    p.add_argument("--program", required=True, help="program name as in the table")
+    p.add_argument("--epsilon", type=float, required=True, help="binary-search threshold on |dS|")
+    p.add_argument("--sampling", choices=["binary", "lhs"], default="binary")
+    p.add_argument("--ceiling", choices=["table4", "none"], default="table4",
+                   help="peak usage implied by the paper's Table 4, or none (whole grid)")
+    p.add_argument("--lhs-repeats", type=int, default=20,
+                   help="LHS seeds averaged (sampling lhs)")
+    p.add_argument("--seed", type=int, default=20261122)
+    p.set_defaults(func=_eval)
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from perfcast.errors import InputError
+    from perfcast.sensitivity import paper
+    from perfcast.sensitivity.evaluation import evaluate_program, load_grids, resolve_peaks
+
+    if not args.epsilon >= 0:
+        raise InputError(None, f"--epsilon {args.epsilon}", expected="a number >= 0")
+    grid = load_grids(args.data, [args.program])[args.program]
+    peaks = resolve_peaks(args.ceiling).get(args.program)
+    ev = evaluate_program(grid, args.epsilon, peaks=peaks,
+                          lhs_repeats=args.lhs_repeats if args.sampling == "lhs" else 1,
+                          seed=args.seed)
+    row = next(r for r in ev.rows() if r["sampling"] == args.sampling)
+    out = {
+        "program": args.program, "epsilon": args.epsilon, "sampling": args.sampling,
+        "ceiling": args.ceiling, "metric": grid.metric,
+        "higher_is_better": grid.higher_is_better,
+        "steps": {"probes_1d": int(row["probes_1d"]),
+                  "product_points": int(row["product_points"]),
+                  "runs_total": int(row["runs_total"])},
+        "average_absolute_error": row["mae"],
+        "max_abs_error": row["max_abs_error"],
+        "average_absolute_error_full_grid": row["mae_full_grid"],
+        "grid_points": row["grid_points"], "ceiling_points": row["ceiling_points"],
+        "chosen": json.loads(row["chosen"]),
+        "paper": {"steps_table4": paper.TABLE4_STEPS.get(args.program),
+                  "mae_table5": paper.TABLE5_MAE.get(args.program)},
+    }
+    if args.sampling == "lhs":
+        out["lhs_repeats"] = args.lhs_repeats
+        out["average_absolute_error_range"] = [_finite(row["mae_min"]),
+                                               _finite(row["mae_max"])]
+    print(json.dumps(out, indent=2, sort_keys=True))
+    return 0

@@ -1,9 +1,163 @@
-"""`perfcast` sub-commands of the warmup stage."""
+"""`perfcast` sub-commands of the warmup stage: change points, CI of a mean, WPS regression.
+
+Each reads a user's own data and prints JSON on stdout:
+
+* ``perfcast edm FILE [--mode pilot|robust]``: one reading per line; change points, segments
+  and the stable (dominant) segment with warm-up / cool-down lengths;
+* ``perfcast ci FILE [--ac-limit X | --preset P] [--cl X] [--harmonic]``: mean, subsession
+  size q, CI, variance, autocorrelation, required sample size;
+* ``perfcast wps FILE``: a CSV with columns work,duration_s (one row per round); alpha, v and
+  its CI, q, rounds used.
+
+``FILE`` may be ``-`` for stdin. Bad input (empty, not a number, NaN, negative) is one line on
+stderr and exit status 2; data that cannot support the estimate (fewer than 30 readings for a
+CI, autocorrelation that no subsession size removes, fewer than 3 usable rounds) likewise.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from perfcast.errors import InputError
+from perfcast.warmup.changepoint import MODES, EdmSettings
+from perfcast.warmup.ci import MIN_READINGS, NotEnoughDataError, mean_ci
+from perfcast.warmup.readings import read_readings, read_rounds
+from perfcast.warmup.segments import detect_phases, segments
+from perfcast.warmup.subsession import PRESETS, resolve_limit
+from perfcast.warmup.wps import wps_regression
+
+
+def _print(obj: dict[str, Any]) -> None:
+    def clean(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        return v
+
+    json.dump(clean(obj), sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+def _fraction(text: str) -> float:
+    v = float(text)
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not in (0, 1)")
+    return v
+
+
+def _limit(text: str) -> float:
+    v = float(text)
+    if not 0 <= v <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not in [0, 1]")
+    return v
+
+
+def cmd_edm(args: argparse.Namespace) -> int:
+    x = read_readings(args.file)
+    edm = EdmSettings(mode=args.mode, min_size=args.min_size, alpha=args.alpha,
+                      min_effect=args.min_effect)
+    ph = detect_phases(x, edm)
+    out: dict[str, Any] = {
+        "file": args.file, "n": int(x.shape[0]), "mode": args.mode,
+        "settings": edm.to_dict(),
+        "change_points": list(ph.change_points),
+        "segments": [{"begin": a, "end": b, "length": b - a, "median": float(
+            _median(x[a:b]))} for a, b in segments(ph.n, list(ph.change_points))],
+        "stable": None if ph.stable is None else {"begin": ph.stable[0], "end": ph.stable[1]},
+        "warmup_len": ph.warmup_len, "cooldown_len": ph.cooldown_len, "rule": ph.rule,
+    }
+    if ph.rule == "short":
+        out["note"] = (f"fewer than {MIN_READINGS} readings: not split, all kept as stable "
+                       "(Pilot's rule)")
+    elif ph.rule == "none":
+        out["note"] = "no segment holds more than half of the readings: no stable phase"
+    _print(out)
+    return 0
+
+
+def _median(x) -> float:
+    import numpy as np
+
+    return float(np.median(x))
+
+
+def cmd_ci(args: argparse.Namespace) -> int:
+    x = read_readings(args.file)
+    if args.harmonic and (x <= 0).any():
+        i = int((x <= 0).argmax())
+        raise InputError(args.file, f"reading {x[i]} is not positive",
+                         expected="positive readings for the harmonic mean")
+    limit = resolve_limit(args.ac_limit, args.preset)
+    try:
+        ci = mean_ci(x, ac_limit=limit, confidence=args.cl, harmonic=args.harmonic,
+                     target_relative_width=args.target)
+    except NotEnoughDataError as exc:
+        raise InputError(args.file, str(exc)) from exc
+    _print({"file": args.file, **ci.to_dict()})
+    return 0
+
+
+def cmd_wps(args: argparse.Namespace) -> int:
+    work, dur = read_rounds(args.file)
+    limit = resolve_limit(args.ac_limit, args.preset)
+    try:
+        res = wps_regression(work, dur, lower_bound_s=args.lower_bound, ac_limit=limit,
+                             confidence=args.cl)
+    except NotEnoughDataError as exc:
+        raise InputError(args.file, str(exc)) from exc
+    _print({"file": args.file, "rounds": int(work.shape[0]), **res.to_dict()})
+    return 0
+
+
+def _stats_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--ac-limit", type=_limit, default=None, metavar="X",
+                   help="largest |lag-1 autocorrelation| of subsession means (default: preset)")
+    g.add_argument("--preset", choices=sorted(PRESETS), default=None,
+                   help="Pilot's limits: quick 0.8, normal 0.2 (default), strict 0.1")
+    p.add_argument("--cl", type=_fraction, default=0.95, metavar="X",
+                   help="confidence level (default 0.95)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this stage's sub-commands to ``sub``."""
+    p = sub.add_parser("edm", help="change points and the stable phase of unit readings",
+                       description="Change points of readings (one per line) and the stable "
+                                   "(dominant) segment; JSON on stdout.")
+    p.add_argument("file", help="readings, one per line ('-' for stdin)")
+    p.add_argument("--mode", choices=MODES, default="robust",
+                   help="robust (default) or pilot (Pilot's EDM_percent, O(n^2 log n))")
+    p.add_argument("--min-size", type=int, default=None,
+                   help="shortest segment (default 10 robust, 30 pilot)")
+    p.add_argument("--alpha", type=_fraction, default=0.01,
+                   help="robust: false-alarm probability on a series without change")
+    p.add_argument("--min-effect", type=float, default=0.0,
+                   help="robust: drop changes of the median smaller than this fraction")
+    p.set_defaults(func=cmd_edm)
+
+    p = sub.add_parser("ci", help="mean and its confidence interval (subsession analysis)",
+                       description="Mean of readings (one per line), subsession size q, CI, "
+                                   "variance, autocorrelation, required sample size; JSON.")
+    p.add_argument("file", help="readings, one per line ('-' for stdin)")
+    _stats_options(p)
+    p.add_argument("--harmonic", action="store_true",
+                   help="harmonic mean (for rates), CI by the reciprocal of the 1/x interval")
+    p.add_argument("--target", type=float, default=0.1, metavar="X",
+                   help="target CI width as a fraction of the mean (default 0.1)")
+    p.set_defaults(func=cmd_ci)
+
+    p = sub.add_parser("wps", help="work-per-second regression t = alpha + w / v",
+                       description="Stable speed v from rounds (CSV with work,duration_s); "
+                                   "JSON on stdout.")
+    p.add_argument("file", help="CSV with columns work,duration_s ('-' for stdin)")
+    _stats_options(p)
+    p.add_argument("--lower-bound", type=float, default=0.0, metavar="S",
+                   help="drop rounds shorter than S seconds (Pilot: 20 strict, 3 quick)")
+    p.set_defaults(func=cmd_wps)

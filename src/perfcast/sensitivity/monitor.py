@@ -117,7 +117,8 @@ class UsageMonitor:
                 break
             d_cpu = d_rd = d_wr = 0.0
             for q, (c, rd, wr) in cur.items():
-                c0, rd0, wr0 = prev.get(q, (0.0, 0, 0))  # a new process started after the last sample
+                # a process not seen before started after the last sample
+                c0, rd0, wr0 = prev.get(q, (0.0, 0, 0))
                 d_cpu += max(c - c0, 0.0)
                 d_rd += max(rd - rd0, 0)
                 d_wr += max(wr - wr0, 0)

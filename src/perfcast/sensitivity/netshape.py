@@ -54,8 +54,9 @@ def root_qdisc(interface: str) -> dict:
 
 def check_interface(interface: str) -> None:
     if not Path("/sys/class/net", interface).exists():
+        known = sorted(p.name for p in Path("/sys/class/net").iterdir())
         raise InputError(None, f"network interface {interface!r} does not exist",
-                         expected=f"one of {sorted(p.name for p in Path('/sys/class/net').iterdir())}")
+                         expected=f"one of {known}")
 
 
 @contextlib.contextmanager

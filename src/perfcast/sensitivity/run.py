@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -78,9 +79,11 @@ def profile_program(out_grid: str | Path, out_runs: str | Path, out_summary: str
                                   spare_cores=spare_cores, baseline=base, cache=cache)
     grid = main.grid_frame()
     summary = main.summary()
-    summary["metric"] = getattr(getattr(be, "program", None), "metric", None).__dict__ \
-        if backend == "cgroup" else {"name": be.grid.metric,
-                                     "higher_is_better": be.higher_is_better}
+    if isinstance(be, CgroupBackend):
+        summary["metric"] = asdict(be.program.metric)
+        summary["command"] = be.command
+    else:
+        summary["metric"] = {"name": be.grid.metric, "higher_is_better": be.higher_is_better}
     summary["compare"] = {}
     truth = None
     if "brute" in others:

@@ -1,9 +1,10 @@
 """One run of one configuration: before command, sensors, the program, sensors, after command.
 
 This is ARPE's generated ``execute.bash`` loop body (before.bash; ``time -p`` the command;
-after.bash) for a single configuration x iteration, so each is its own Snakemake job. The child's
-wall/user/sys time and max RSS come from ``os.wait4`` (:func:`perfcast.process.run_measured`),
-not from ``time -p``'s two decimals. A failed or timed-out run is a record with its exit status,
+after.bash) for a single configuration x iteration, so each is its own Snakemake job. The program's
+wall/user/sys time and max RSS come from ``os.wait4`` in a small shim (:mod:`measure`, run by
+:func:`perfcast.process.run_measured`), not from ``time -p``'s two decimals; with perf events
+they include ``perf stat`` itself (a few ms, ~14 MB). A failed or timed-out run is a record with its exit status,
 not a lost job; with ``fail_fast`` it fails its job and stops the campaign's later runs.
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 
 from perfcast.io import write_json
 from perfcast.process import RunResult, run_measured
+from perfcast.sweep import measure
 from perfcast.sweep import sensors as sn
 from perfcast.sweep.campaign import perf_column
 
@@ -117,20 +119,22 @@ def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
     events = list(sensors.get("perf_events") or [])
     with tempfile.TemporaryDirectory(prefix="perfcast-run-") as tmp:
         perf_csv, status_file = Path(tmp) / "perf.csv", Path(tmp) / "status"
+        report = Path(tmp) / "rusage"
         if events:
             argv = sn.perf_command(params["command"], events, perf_csv, status_file, perf_binary)
-            res = run_measured(argv, env=env, timeout_s=timeout)
         else:
-            res = run_measured(params["command"], env=env, timeout_s=timeout)
+            argv = ["/bin/sh", "-c", params["command"]]
+        res = run_measured(measure.shim_argv(argv, report), env=env, timeout_s=timeout)
         rapl1 = sn.read_rapl(zones) if zones else {}
-        returncode = res.returncode
+        shim = measure.read_report(report)
+        shell_status = None
         if events:
-            if status_file.exists() and status_file.read_text().strip().lstrip("-").isdigit():
-                returncode = int(status_file.read_text().strip())
-            text = perf_csv.read_text() if perf_csv.exists() else ""
-            values = sn.parse_perf_csv(text, events)
+            text = status_file.read_text().strip() if status_file.exists() else ""
+            shell_status = int(text) if text.lstrip("-").isdigit() else None
+            values = sn.parse_perf_csv(perf_csv.read_text() if perf_csv.exists() else "",
+                                       events)
             record["perf"] = {perf_column(e): v for e, v in values.items()}
-    _fill_time(record, res, returncode)
+    _fill_time(record, res, shim, shell_status)
     for name, spec in custom.items():
         if spec["mode"] == "after":
             readings[name] = read(name)
@@ -145,7 +149,8 @@ def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
     if sensors.get("heartbeat"):
         record["heartbeat"] = sn.heartbeat_summary(res.stdout_lines, sensors["heartbeat"])
     log.info("command: %s\nstatus: %s (exit %s) wall %.3f s\n--- stderr ---\n%s",
-             params["command"], record["status"], returncode, res.wall_s, res.stderr)
+             params["command"], record["status"], record["returncode"], record["wall_s"],
+             res.stderr)
     record["after"] = _phase(params.get("after") or "", env, timeout)
     if record["status"] == "ok":
         if record["after"] is not None and record["after"]["returncode"] != 0:
@@ -156,12 +161,25 @@ def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
     return record
 
 
-def _fill_time(record: dict[str, Any], res: RunResult, returncode: int) -> None:
-    record.update(
-        returncode=returncode, signal=res.signal, timed_out=res.timed_out, wall_s=res.wall_s,
-        user_s=res.user_s, sys_s=res.sys_s, cpu_s=res.user_s + res.sys_s,
-        cpu_util=res.cpu_utilisation, max_rss_kb=res.max_rss_kb,
-    )
+def _fill_time(record: dict[str, Any], res: RunResult, shim: measure.ShimReport | None,
+               shell_status: int | None) -> None:
+    """Times, max RSS and exit status from the shim (the program's own rusage); if the shim
+    was killed (timeout) only the wall time of the attempt is known."""
+    if shim is not None:
+        returncode = shim.returncode
+        record.update(wall_s=shim.wall_s, user_s=shim.user_s, sys_s=shim.sys_s,
+                      max_rss_kb=shim.max_rss_kb)
+    else:
+        returncode = res.returncode
+        record["wall_s"] = res.wall_s
+    if shell_status is not None and returncode == 0:
+        returncode = shell_status  # perf stat exits 0 when its child dies of a signal
+    record.update(returncode=returncode, timed_out=res.timed_out,
+                  signal=-returncode if returncode < 0 else None)
+    if shim is not None:
+        record["cpu_s"] = record["user_s"] + record["sys_s"]
+        record["cpu_util"] = record["cpu_s"] / record["wall_s"] if record["wall_s"] > 0 \
+            else math.nan
     if res.timed_out:
         record["status"] = "timeout"
         record["errors"].append(f"timed out, killed after {res.wall_s:.3f} s")
