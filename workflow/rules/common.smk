@@ -13,3 +13,8 @@ def stage_enabled(stage):
 def stage_config(stage):
     return config.get(stage, {})
 CONDA_ENV = "../envs/perfcast.yaml"
+
+
+include: "common/counters.smk"
+include: "common/model.smk"
+include: "common/paper.smk"

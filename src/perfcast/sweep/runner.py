@@ -4,8 +4,9 @@ This is ARPE's generated ``execute.bash`` loop body (before.bash; ``time -p`` th
 after.bash) for a single configuration x iteration, so each is its own Snakemake job. The program's
 wall/user/sys time and max RSS come from ``os.wait4`` in a small shim (:mod:`measure`, run by
 :func:`perfcast.process.run_measured`), not from ``time -p``'s two decimals; with perf events
-they include ``perf stat`` itself (a few ms, ~14 MB). A failed or timed-out run is a record with its exit status,
-not a lost job; with ``fail_fast`` it fails its job and stops the campaign's later runs.
+they include ``perf stat`` itself (a few ms, ~14 MB). A failed or timed-out run is a record
+with its exit status, not a lost job; with ``fail_fast`` it fails its job and stops the
+campaign's later runs.
 """
 
 from __future__ import annotations
@@ -130,7 +131,8 @@ def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
         shell_status = None
         if events:
             text = status_file.read_text().strip() if status_file.exists() else ""
-            shell_status = int(text) if text.lstrip("-").isdigit() else None
+            # no status: the shell running the command was itself killed (perf then exits 0)
+            shell_status = int(text) if text.lstrip("-").isdigit() else -1
             values = sn.parse_perf_csv(perf_csv.read_text() if perf_csv.exists() else "",
                                        events)
             record["perf"] = {perf_column(e): v for e, v in values.items()}
@@ -174,8 +176,11 @@ def _fill_time(record: dict[str, Any], res: RunResult, shim: measure.ShimReport 
         record["wall_s"] = res.wall_s
     if shell_status is not None and returncode == 0:
         returncode = shell_status  # perf stat exits 0 when its child dies of a signal
+        if returncode == -1:
+            record["errors"].append("the command's shell died without an exit status (killed "
+                                    "by a signal; perf stat hides which)")
     record.update(returncode=returncode, timed_out=res.timed_out,
-                  signal=-returncode if returncode < 0 else None)
+                  signal=-returncode if returncode < -1 else None)
     if shim is not None:
         record["cpu_s"] = record["user_s"] + record["sys_s"]
         record["cpu_util"] = record["cpu_s"] / record["wall_s"] if record["wall_s"] > 0 \

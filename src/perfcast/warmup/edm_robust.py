@@ -17,9 +17,9 @@ What it fixes in Pilot's EDM_percent (see :mod:`perfcast.warmup.edm_pilot`):
   between its neighbours, where the series has a single change and ``argmax |Z_k|`` is
   consistent;
 * readings of real systems are autocorrelated (interference comes in bursts): the variance of
-  the statistic is scaled by the long-run variance of the scores around the segments found so
-  far (batch means, as in subsession analysis), and the segmentation repeated until that
-  settles. The factor is never below 1, so the i.i.d. false-alarm rate stays at most alpha;
+  the statistic is scaled by the long-run variance of the scores around their running mean
+  (batch means, as in subsession analysis). The factor is never below 1, so the i.i.d.
+  false-alarm rate stays at most alpha;
 * it is O(n log n): one sort, then each split costs O(m) (the sorted order of a segment is
   split stably in two, so mid-ranks of a child segment never need a new sort); re-location sorts
   segments that together cover the series at most twice.
@@ -165,26 +165,29 @@ def _binary_segmentation(x: np.ndarray, min_size: int, alpha: float,
     return sorted(found)
 
 
-def variance_inflation(scores: np.ndarray, cps: list[int], limit: float = 0.2) -> float:
-    """Long-run over short-run variance of the scores around their segment means (>= 1).
+def variance_inflation(scores: np.ndarray, window: int, limit: float = 0.2) -> float:
+    """How much positive autocorrelation inflates the variance of sums of ``scores`` (>= 1).
 
-    Batch means of the residuals, batch size ``q`` from subsession analysis (lag-1
-    autocorrelation of batch means within ``limit``): ``q * var(batch means) / var``. Readings
-    of real systems are positively autocorrelated (interference comes in bursts); a test that
-    assumes independence then sees changes everywhere. Never below 1, so on i.i.d. readings
-    the false-alarm rate stays at most ``alpha``.
+    The scores minus their centred running mean over ``window`` readings (which takes out
+    steps, trends and warm-up curves, the things to be detected) are cut into batches of
+    ``q`` readings, ``q`` from subsession analysis (lag-1 autocorrelation of the batch means
+    within ``limit``); the factor is ``q * var(batch means) / var``. Readings of real systems
+    are autocorrelated (interference comes in bursts) and a test that assumed independence
+    would see changes everywhere. Never below 1, so on i.i.d. readings the false-alarm rate
+    stays at most ``alpha``.
     """
+    from scipy.ndimage import uniform_filter1d
+
     from perfcast.warmup.subsession import block_means, subsession_size
 
-    resid = scores.copy()
-    for a, b in zip([0, *cps], [*cps, scores.shape[0]], strict=True):
-        resid[a:b] -= resid[a:b].mean()
-    var = float(resid.var())
-    if var <= 0 or resid.shape[0] < 6:
+    if scores.shape[0] < 3 * window:
         return 1.0
-    q, _ = subsession_size(resid, limit)
-    if q is None:
-        q = max(1, resid.shape[0] // 10)
+    resid = scores - uniform_filter1d(scores, size=window, mode="nearest")
+    var = float(resid.var())
+    if var <= 0:
+        return 1.0
+    q, _ = subsession_size(resid[: 200 * window], limit)
+    q = min(q or window // 2, window // 2)
     return max(1.0, q * float(block_means(resid, q).var()) / var)
 
 
@@ -199,8 +202,8 @@ def edm_robust(
 
     ``alpha`` is the false-alarm probability on a series without change, ``min_size`` the
     shortest segment, ``min_effect`` the smallest relative median shift kept (0 keeps all).
-    ``dependence`` scales the statistic's variance by the long-run variance of the scores
-    (:func:`variance_inflation`), re-estimated after each segmentation until it settles.
+    ``dependence`` scales the statistic's variance by :func:`variance_inflation` (window
+    ``4 * min_size``).
     """
     x = np.ascontiguousarray(x, dtype=float)
     n = x.shape[0]
@@ -210,16 +213,8 @@ def edm_robust(
         raise ValueError("alpha must be in (0, 1)")
     if n < 2 * min_size:
         return []
-    inflation = 1.0
+    inflation = variance_inflation(normal_scores(x), 4 * min_size) if dependence else 1.0
     cps = _binary_segmentation(x, min_size, alpha, inflation)
-    if dependence:
-        scores = normal_scores(x)
-        for _ in range(6):
-            new = variance_inflation(scores, cps)
-            if new <= inflation * 1.02:
-                break
-            inflation = new
-            cps = _binary_segmentation(x, min_size, alpha, inflation)
     cps = _relocate(x, cps, min_size)
     if min_effect > 0 and cps:
         cps = _drop_small_effects(x, cps, min_effect, min_size)
