@@ -2,12 +2,13 @@
 
 A session fixture installs SLURM and munge from Debian (tests/slurm/install.sh), starts the
 cluster (tests/slurm/start.sh) and stops it again afterwards (tests/slurm/stop.sh) unless it was
-already running. The tiny test config then runs twice, in two temporary directories: once with
-``--executor slurm --profile profiles/slurm`` and once locally. The tests check that every
-non-local job went through sbatch (snakemake's "submitted with SLURM jobid" lines, and the same
-job ids in squeue as COMPLETED), that jobs landed on the partition the profile names and the
-collect jobs on their generation's partition, and that both runs wrote the same result files,
-byte for byte (content hashes).
+already running. A cut-down tests/configs/tiny.yaml then runs twice, side by side in two
+temporary directories: once with ``--executor slurm --profile profiles/slurm`` and once locally.
+The ``slurm`` tests check that every non-local job went through sbatch (snakemake's "submitted
+with SLURM jobid" lines, and the same job ids COMPLETED in squeue), that jobs landed on the
+partition the profile names and the collect jobs on their generation's partition, and that both
+runs wrote the same result files, byte for byte (content hashes). Two more tests need no
+cluster: on dry runs they check how the profile's resources combine with the rules' own.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import subprocess
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,7 +64,8 @@ def _cluster_up() -> bool:
     if shutil.which("sinfo", path=SBIN_PATH) is None:
         return False
     try:
-        return "UP" in _sh(["scontrol", "ping"], 20).stdout and _sh(["sinfo", "-h"], 20).returncode == 0
+        ping = _sh(["scontrol", "ping"], 20)
+        return "UP" in ping.stdout and _sh(["sinfo", "-h"], 20).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -204,8 +207,10 @@ def test_every_cluster_job_went_through_sbatch(runs: Runs):
     submitted = dict(SUBMITTED.findall(runs.slurm_log))
     remote = {str(j) for j, (_, is_local, _) in jobs.items() if not is_local}
     assert remote, f"no cluster job in the SLURM run:\n{runs.slurm_log[-3000:]}"
-    assert set(submitted) == remote, "jobs not submitted with sbatch: " \
-        f"{sorted(remote - set(submitted))}; submitted but not run: {sorted(set(submitted) - remote)}"
+    assert set(submitted) == remote, (
+        f"jobs not submitted with sbatch: {sorted(remote - set(submitted))}; "
+        f"submitted but not run: {sorted(set(submitted) - remote)}"
+    )
     # the same jobs, rule by rule, as the local run, with only the local rules left out of sbatch
     local_rules = Counter(rule for rule, _, _ in _jobs(runs.local_log).values())
     slurm_rules = Counter(jobs[int(j)][0] for j in submitted)
@@ -262,12 +267,13 @@ def dry_runs(tmp_path_factory):
     with_parts = _config(set(GEN_PARTITIONS))
     without = _config(set())
     slurm = ["-n", "--executor", "slurm", "--profile", str(PROFILE), *SLURM_ARGS]
-    out = {}
-    for name, config, extra in [("local", without, ["-n"]), ("slurm", without, slurm),
-                                ("slurm_partitions", with_parts, slurm)]:
-        proc = run_snakemake(base / name, config, extra=extra, timeout=300)
-        out[name] = (config, _job_blocks(proc.stdout + proc.stderr))
-    return out
+    variants = {"local": (without, ["-n"]), "slurm": (without, slurm),
+                "slurm_partitions": (with_parts, slurm)}
+    with ThreadPoolExecutor(len(variants)) as pool:  # three DAG builds side by side
+        procs = {name: pool.submit(run_snakemake, base / name, config, extra=extra, timeout=300)
+                 for name, (config, extra) in variants.items()}
+        return {name: (variants[name][0], _job_blocks(p.result().stdout + p.result().stderr))
+                for name, p in procs.items()}
 
 
 def test_profile_keeps_every_rules_own_resources(dry_runs):
@@ -275,7 +281,9 @@ def test_profile_keeps_every_rules_own_resources(dry_runs):
     _, local = dry_runs["local"]
     _, slurm = dry_runs["slurm"]
     assert local and sorted(local) == sorted(slurm)
-    for job, (rule, _, wildcards, res) in slurm.items():
+    for job, (rule, is_local, wildcards, res) in slurm.items():
+        if is_local:
+            continue
         for key in ("mem_mb", "runtime"):
             assert res.get(key) == local[job][3].get(key), (rule, wildcards, key)
         assert "slurm_partition" in res, f"{rule} {wildcards} has no partition"

@@ -1,5 +1,145 @@
-# Stage: warmup. Active when config has a "warmup" section with enabled: true.
+# Stage 4: warm-up / cool-down detection and stable throughput with confidence (seed 000, Pilot;
+# METHODS.md section 4). Per workload: run the real command round after round (durably
+# journalled, resumable), find each round's setup, warm-up, stable and cool-down phases, the
+# stable throughput and its CI, and the WPS regression. The same phase analysis runs on the
+# counters stage's traces (rule counter_phases). Functions: common/warmup.smk.
+from snakemake.utils import validate
 
 
-def warmup_targets():
-    return []
+include: "common/warmup.smk"
+
+
+if stage_enabled("warmup"):
+
+    validate(config["warmup"], "../schemas/warmup.schema.yaml")
+
+
+rule warmup:
+    output:
+        rounds=f"{RESULTS}/warmup/{{workload}}/rounds.parquet",
+        readings=f"{RESULTS}/warmup/{{workload}}/readings.parquet",
+        summary=f"{RESULTS}/warmup/{{workload}}/summary.json",
+    params:
+        name=lambda wc: wc.workload,
+        workload=warmup_workload,
+        stage=warmup_session_settings(),
+        programs=warmup_programs,
+        # not an output: it must survive a failed or killed job, which is how a run resumes
+        journal=lambda wc: f"{RESULTS}/warmup/{wc.workload}/journal.jsonl",
+    log:
+        f"{LOGS}/warmup/{{workload}}.log",
+    benchmark:
+        f"{BENCH}/warmup/{{workload}}.tsv"
+    wildcard_constraints:
+        workload=WARMUP_NAME,
+    # a measurement gets the machine to itself: no other job of this run disturbs it
+    threads: workflow.cores
+    resources:
+        mem_mb=2000,
+        runtime=warmup_runtime,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/warmup_run.py"
+
+
+rule warmup_figure:
+    input:
+        rounds=f"{RESULTS}/warmup/{{workload}}/rounds.parquet",
+        readings=f"{RESULTS}/warmup/{{workload}}/readings.parquet",
+        summary=f"{RESULTS}/warmup/{{workload}}/summary.json",
+    output:
+        report(
+            f"{RESULTS}/warmup/{{workload}}/phases.png",
+            caption="../report/warmup/phases.rst",
+            category="4. Warm-up",
+            subcategory="Workloads",
+            labels={"workload": "{workload}"},
+        ),
+    log:
+        f"{LOGS}/warmup/{{workload}}_figure.log",
+    benchmark:
+        f"{BENCH}/warmup/{{workload}}_figure.tsv"
+    wildcard_constraints:
+        workload=WARMUP_NAME,
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/warmup_figure.py"
+
+
+rule counter_phases:
+    input:
+        f"{RESULTS}/counters/{{gen}}/{{bench}}.parquet",
+    output:
+        phases=f"{RESULTS}/warmup/counters/{{gen}}/{{bench}}.parquet",
+        summary=f"{RESULTS}/warmup/counters/{{gen}}/{{bench}}.json",
+    params:
+        settings=WARMUP.get("counters") or {},
+    log:
+        f"{LOGS}/warmup/counters/{{gen}}/{{bench}}.log",
+    benchmark:
+        f"{BENCH}/warmup/counters/{{gen}}/{{bench}}.tsv"
+    wildcard_constraints:
+        gen=WARMUP_NAME,
+        bench=WARMUP_NAME,
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/warmup_counter_phases.py"
+
+
+rule warmup_paper:
+    input:
+        summaries=expand(f"{RESULTS}/warmup/{{w}}/summary.json", w=warmup_workloads()),
+        rounds=expand(f"{RESULTS}/warmup/{{w}}/rounds.parquet", w=warmup_workloads()),
+        readings=expand(f"{RESULTS}/warmup/{{w}}/readings.parquet", w=warmup_workloads()),
+    output:
+        figure=report(
+            f"{RESULTS}/paper/warmup_phases.png",
+            caption="../report/warmup/paper_phases.rst",
+            category="4. Warm-up",
+            subcategory="Paper",
+        ),
+        table=f"{RESULTS}/paper/warmup_throughput.csv",
+    params:
+        names=warmup_workloads(),
+    log:
+        f"{LOGS}/paper/warmup.log",
+    benchmark:
+        f"{BENCH}/paper/warmup.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/warmup_paper.py"
+
+
+rule warmup_paper_counters:
+    input:
+        [f"{RESULTS}/warmup/counters/{g}/{b}.json" for g, b in warmup_counter_traces()],
+    output:
+        f"{RESULTS}/paper/warmup_counters_stable_ipc.csv",
+    log:
+        f"{LOGS}/paper/warmup_counters.log",
+    benchmark:
+        f"{BENCH}/paper/warmup_counters.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/warmup_paper_counters.py"

@@ -210,6 +210,7 @@ class CgroupBackend:
         if monitored:
             us = [o.usage for o in outs if o.usage is not None]
             usage = Usage(cpu_cores=max(u.cpu_cores for u in us),
+                          cpu_runnable=max(u.cpu_runnable for u in us),
                           rss_bytes=max(u.rss_bytes for u in us),
                           read_bps=max(u.read_bps for u in us),
                           write_bps=max(u.write_bps for u in us),

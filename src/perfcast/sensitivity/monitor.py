@@ -3,7 +3,9 @@
 The paper (step 1 of the ceiling algorithm) runs the program alone and unrestricted while
 ``collectl`` records its usage; the maximum seen is the resource ceiling. Here a thread samples
 the program's whole process tree every ``interval_s`` through psutil (``/proc/<pid>/status``,
-``stat`` and ``io``): resident set size, CPU time (-> cores busy per interval), bytes read from
+``stat`` and ``io``): resident set size, CPU time (-> cores busy per interval), the threads in
+state R (running or ready to run: the cores it would use on a machine where other work competes
+for them), bytes read from
 and written to storage (-> bytes/s), and, when an interface is named, the bytes it carried
 (``/sys/class/net/<if>/statistics``). Processes that finish between two samples are caught by
 the floor from ``wait4`` (the average cores busy over the whole run). ``ru_maxrss`` is used
@@ -13,6 +15,7 @@ between ``fork`` and ``exec``, so it overstates a small program's resident set.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -28,20 +31,28 @@ _BYTES_PER_MIB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Usage:
-    """Peak usage of one run: cores busy, resident bytes, storage and network bytes/s."""
+    """Peak usage of one run: cores busy, threads ready to run, resident bytes, storage and
+    network bytes/s."""
 
     cpu_cores: float = 0.0
+    cpu_runnable: int = 0
     rss_bytes: int = 0
     read_bps: float = 0.0
     write_bps: float = 0.0
     net_bps: float = 0.0
     samples: int = 0
 
+    @property
+    def cpu_demand(self) -> float:
+        """Cores the program can use: busy cores, or more threads ready to run on a machine
+        where other work keeps them from running (busy time alone would understate it)."""
+        return max(self.cpu_cores, float(self.cpu_runnable))
+
     def peak_for(self, kind: str) -> float:
         """The peak in the unit of a dimension kind (cores, MiB, MB/s, Mbit/s)."""
         return {
-            "cpu_cores": self.cpu_cores,
-            "cpu_quota": self.cpu_cores,
+            "cpu_cores": self.cpu_demand,
+            "cpu_quota": self.cpu_demand,
             "memory": self.rss_bytes / _BYTES_PER_MIB,
             "disk_read": self.read_bps / 1e6,
             "disk_write": self.write_bps / 1e6,
@@ -50,6 +61,23 @@ class Usage:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def runnable_threads(pid: int) -> int:
+    """Threads of ``pid`` running or ready to run (state ``R`` in /proc/<pid>/task/*/stat)."""
+    n = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        n += state == "R"
+    return n
 
 
 def _net_bytes(interface: str | None) -> tuple[int, int]:
@@ -72,7 +100,7 @@ class UsageMonitor:
         self.interface = interface
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._peak = {"cpu": 0.0, "rss": 0, "read": 0.0, "write": 0.0, "net": 0.0}
+        self._peak = {"cpu": 0.0, "runnable": 0, "rss": 0, "read": 0.0, "write": 0.0, "net": 0.0}
         self._samples = 0
 
     def start(self, pid: int) -> None:
@@ -98,8 +126,9 @@ class UsageMonitor:
             now = time.monotonic()
             dt = max(now - prev_t, 1e-6)
             cur: dict[int, tuple[float, int, int]] = {}
-            rss = 0
+            rss = runnable = 0
             for p in self._tree(root):
+                runnable += runnable_threads(p.pid)
                 try:
                     with p.oneshot():
                         ct = p.cpu_times()
@@ -126,6 +155,7 @@ class UsageMonitor:
             pk = self._peak
             pk["cpu"] = max(pk["cpu"], d_cpu / dt)
             pk["rss"] = max(pk["rss"], rss)
+            pk["runnable"] = max(pk["runnable"], runnable)
             pk["read"] = max(pk["read"], d_rd / dt)
             pk["write"] = max(pk["write"], d_wr / dt)
             pk["net"] = max(pk["net"], max(net - prev_net, 0) / dt)
@@ -142,6 +172,7 @@ class UsageMonitor:
             pk["cpu"] = max(pk["cpu"], run.cpu_utilisation)
             if self._samples == 0:  # too short to sample: ru_maxrss, inflated by the fork of
                 pk["rss"] = run.max_rss_kb * 1024  # the profiler before exec, is all there is
-        return Usage(cpu_cores=round(pk["cpu"], 6), rss_bytes=int(pk["rss"]),
+        return Usage(cpu_cores=round(pk["cpu"], 6), cpu_runnable=int(pk["runnable"]),
+                     rss_bytes=int(pk["rss"]),
                      read_bps=round(pk["read"], 3), write_bps=round(pk["write"], 3),
                      net_bps=round(pk["net"], 3), samples=self._samples)

@@ -126,8 +126,8 @@ def plot_binary_vs_lhs(results: pd.DataFrame, epsilon: float, out: str | Path) -
     fig, ax = new_figure(1, 1, figsize=(max(6, 0.6 * len(progs) + 2), 3.8))
     ax.bar(x - 0.2, b.loc[progs, "mae"], 0.4, label="binary search")
     ax.bar(x + 0.2, lh.loc[progs, "mae"], 0.4, label="Latin hypercube (mean of seeds)")
-    lo = lh.loc[progs, "mae"] - lh.loc[progs, "mae_min"]
-    hi = lh.loc[progs, "mae_max"] - lh.loc[progs, "mae"]
+    lo = (lh.loc[progs, "mae"] - lh.loc[progs, "mae_min"]).clip(lower=0)
+    hi = (lh.loc[progs, "mae_max"] - lh.loc[progs, "mae"]).clip(lower=0)
     ax.errorbar(x + 0.2, lh.loc[progs, "mae"], yerr=[lo, hi], fmt="none", ecolor="0.3", lw=1)
     ax.axhline(paper.FIG10_MAE["binary"], color=PALETTE[0], ls=":", label="paper binary (Fig. 10)")
     ax.axhline(paper.FIG10_MAE["lhs"], color=PALETTE[1], ls=":", label="paper LHS (Fig. 10)")

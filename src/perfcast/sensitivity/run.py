@@ -144,7 +144,8 @@ def summarize(summaries: Sequence[str | Path], out: str | Path) -> pd.DataFrame:
         }
         for k, c in s.get("compare", {}).items():
             row[f"{k}_product_points"] = c["steps"]["product_points"]
-            row[f"{k}_mae"] = c.get("score", {}).get("mae", np.nan)
+            if k != "brute":  # brute force is the truth the others are scored against
+                row[f"{k}_mae"] = c.get("score", {}).get("mae", np.nan)
         rows.append(row)
     df = pd.DataFrame(rows)
     write_parquet(df, out)

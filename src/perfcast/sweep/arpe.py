@@ -131,7 +131,7 @@ def import_arpe(path: str | Path, parameters: Sequence[str], campaign: str) -> p
     root = Path(path)
     if not root.is_dir():
         raise InputError(root, "not a directory", expected="ARPE's results/ directory")
-    run_dirs = sorted({p.parent for p in arpe_files(root)})
+    run_dirs = sorted(d for d in root.glob("*/*") if d.is_dir() and d.name.isdigit())
     if not run_dirs:
         raise InputError(root, "no ARPE runs found",
                          expected="<values>/<iteration>/APRE_timed.txt under it")

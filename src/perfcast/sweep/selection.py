@@ -5,10 +5,10 @@ ARPE (``analyzedata.m``) picks a polynomial's order by the lowest *training* err
 squared error on held-out *configurations*: folds group the runs of one configuration, so the
 repetitions of a configuration are never on both sides of a split (else a polynomial through
 the configuration means would look perfect). With at most ``cv_folds`` configurations this is
-leave-one-configuration-out, otherwise ``GroupKFold``. The same folds score every candidate of
-an effect, so univariate polynomials (order chosen by CV), the four multivariate forms and any
-model over derived regressors compete on one number; the best model is the lowest CV MSE
-(ties: the earlier, simpler candidate).
+leave-one-configuration-out, otherwise configurations dealt into ``cv_folds`` folds. The same
+folds score every candidate of an effect, so univariate polynomials (order chosen by CV), the
+four multivariate forms and any model over derived regressors compete on one number; the best
+model is the lowest CV MSE (ties: the earlier, simpler candidate).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import GroupKFold, LeaveOneGroupOut
 
 from perfcast.errors import InputError
 from perfcast.sweep import design as dz
@@ -29,13 +28,16 @@ Folds = list[tuple[np.ndarray, np.ndarray]]
 
 
 def make_folds(groups: Sequence[Any], n_folds: int) -> Folds:
-    """(train, test) index pairs, each test set whole groups (configurations)."""
+    """(train, test) index pairs, each test set whole groups (configurations): one group per
+    fold when there are at most ``n_folds`` groups (leave-one-configuration-out), else the
+    sorted groups dealt round-robin into ``n_folds`` folds (deterministic)."""
     codes, uniques = pd.factorize(pd.Series(list(groups)).astype(str), sort=True)
     if len(uniques) < 2:
         return []
-    dummy = np.zeros(len(codes))
-    splitter = LeaveOneGroupOut() if len(uniques) <= n_folds else GroupKFold(n_splits=n_folds)
-    return [(np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(dummy, groups=codes)]
+    fold_of_group = np.arange(len(uniques)) % min(n_folds, len(uniques))
+    fold = fold_of_group[codes]
+    idx = np.arange(len(codes))
+    return [(idx[fold != f], idx[fold == f]) for f in range(int(fold.max()) + 1)]
 
 
 def cv_mse(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term], folds: Folds) -> float:

@@ -54,7 +54,7 @@ def runs_frame(records: Iterable[Mapping[str, Any]], parameters: Sequence[str]) 
             converted = pd.to_numeric(df[c], errors="coerce")
             if converted.notna().sum() == df[c].notna().sum():
                 df[c] = converted.astype(float)
-    df["timed_out"] = df["timed_out"].fillna(False).astype(bool)
+    df["timed_out"] = df["timed_out"].eq(True)
     df["iteration"] = df["iteration"].astype(int)
     df = df.sort_values([*parameters, "iteration"], kind="mergesort").reset_index(drop=True)
     lead = [*ID_COLUMNS, *parameters, *STATUS_COLUMNS, *TIME_COLUMNS]

@@ -33,9 +33,13 @@ from perfcast.warmup.segments import MIN_READINGS, detect_phases
 COLUMNS = ["interval", "time", "duration_s", "instructions", "cycles", "ipc"]
 
 
+#: counter traces: program phases shift the rate for real; smaller shifts than this are noise
+COUNTERS_MIN_EFFECT = 0.05
+
+
 @dataclass(frozen=True)
 class CounterPhaseSettings:
-    edm: EdmSettings = EdmSettings()
+    edm: EdmSettings = EdmSettings(min_effect=COUNTERS_MIN_EFFECT)
     setup_fraction: float = 0.1
     fallback: str = "trim-edges"
     ac_limit: float = 0.2
@@ -47,7 +51,8 @@ class CounterPhaseSettings:
         edm = d.get("edm", {})
         return cls(
             edm=EdmSettings(mode=edm.get("mode", "robust"), min_size=edm.get("min_size"),
-                            alpha=edm.get("alpha", 0.01), min_effect=edm.get("min_effect", 0.0)),
+                            alpha=edm.get("alpha", 0.01),
+                            min_effect=edm.get("min_effect", COUNTERS_MIN_EFFECT)),
             setup_fraction=d.get("setup_fraction", 0.1),
             fallback=d.get("fallback", "trim-edges"),
             ac_limit=d.get("ac_limit", 0.2),

@@ -171,7 +171,8 @@ def variance_inflation(scores: np.ndarray, window: int, limit: float = 0.2) -> f
     The scores minus their centred running mean over ``window`` readings (which takes out
     steps, trends and warm-up curves, the things to be detected) are cut into batches of
     ``q`` readings, ``q`` from subsession analysis (lag-1 autocorrelation of the batch means
-    within ``limit``); the factor is ``q * var(batch means) / var``. Readings of real systems
+    within ``limit``); the factor is ``q * var(batch means) / var``, or the AR(1) factor
+    ``(1 + r) / (1 - r)`` of their lag-1 autocorrelation ``r`` if larger. Readings of real systems
     are autocorrelated (interference comes in bursts) and a test that assumed independence
     would see changes everywhere. Never below 1, so on i.i.d. readings the false-alarm rate
     stays at most ``alpha``.
@@ -188,7 +189,10 @@ def variance_inflation(scores: np.ndarray, window: int, limit: float = 0.2) -> f
         return 1.0
     q, _ = subsession_size(resid[: 200 * window], limit)
     q = min(q or window // 2, window // 2)
-    return max(1.0, q * float(block_means(resid, q).var()) / var)
+    batch = q * float(block_means(resid, q).var()) / var
+    rho = min(0.95, float(np.dot(resid[:-1], resid[1:]) / np.dot(resid, resid)))
+    ar1 = (1 + rho) / (1 - rho)
+    return max(1.0, batch, ar1)
 
 
 def edm_robust(
@@ -217,7 +221,7 @@ def edm_robust(
     cps = _binary_segmentation(x, min_size, alpha, inflation)
     cps = _relocate(x, cps, min_size)
     if min_effect > 0 and cps:
-        cps = _drop_small_effects(x, cps, min_effect, min_size)
+        cps = _drop_small_effects(x, cps, min_effect)
     return cps
 
 
@@ -233,8 +237,9 @@ def _relocate(x: np.ndarray, cps: list[int], min_size: int) -> list[int]:
     return sorted(set(out))
 
 
-def _drop_small_effects(x: np.ndarray, cps: list[int], min_effect: float,
-                        min_size: int) -> list[int]:
+def _drop_small_effects(x: np.ndarray, cps: list[int], min_effect: float) -> list[int]:
+    """Drop, smallest first, change points whose segment medians differ by less than
+    ``min_effect`` times the overall median."""
     scale = abs(float(np.median(x))) or 1.0
     cps = list(cps)
     while cps:
@@ -243,6 +248,5 @@ def _drop_small_effects(x: np.ndarray, cps: list[int], min_effect: float,
         i = int(np.argmin(effects))
         if effects[i] >= min_effect:
             break
-        del cps[i]
-        cps = _relocate(x, cps, min_size)
+        del cps[i]  # (no re-location: the merged segment still holds the small change)
     return cps

@@ -1,7 +1,7 @@
 """Figures and tables of the warm-up stage.
 
-:func:`phase_figure` is the seed's Fig. 2 for a measured round: throughput over time (a moving
-window of unit readings), with the setup, warm-up, stable and cool-down phases shaded, the
+:func:`phase_figure` is the seed's Fig. 2 for a measured round: throughput over time (units
+completed per time bin), with the setup, warm-up, stable and cool-down phases shaded, the
 change points marked and the session's stable throughput with its CI.
 """
 
@@ -27,26 +27,24 @@ def pick_round(rounds: pd.DataFrame) -> int | None:
     return int(cand.sort_values(["readings", "round"], ascending=[False, True])["round"].iloc[0])
 
 
-def windowed_throughput(readings: np.ndarray, window: int) -> np.ndarray:
-    """Units per second over the last ``window`` readings (``window / sum`` of their durations)."""
-    c = np.concatenate([[0.0], np.cumsum(readings)])
-    n = readings.shape[0]
-    lo = np.maximum(np.arange(1, n + 1) - window, 0)
-    dt = c[1:] - c[lo]
-    k = np.arange(1, n + 1) - lo
-    with np.errstate(divide="ignore"):
-        return np.where(dt > 0, k / dt, np.nan)
+def binned_throughput(times: np.ndarray, start: float, end: float,
+                      bins: int = 60) -> tuple[np.ndarray, np.ndarray]:
+    """Units completed per second in ``bins`` equal time bins of ``[start, end]`` (like the
+    seed's Fig. 2): bin edges and rates."""
+    edges = np.linspace(start, end, bins + 1)
+    counts, _ = np.histogram(times, bins=edges)
+    return edges, counts / np.diff(edges)
 
 
 def draw_phases(ax, readings: pd.DataFrame, round_row: pd.Series | None,
                 summary: dict[str, Any] | None, title: str) -> None:
-    x = readings["reading_s"].to_numpy(dtype=float)
     t = readings["time_s"].to_numpy(dtype=float)
     phase = readings["phase"].to_numpy()
-    window = max(5, x.shape[0] // 100)
-    tp = windowed_throughput(x, window)
     setup = float(round_row["setup_s"]) if round_row is not None and \
         pd.notna(round_row.get("setup_s")) else 0.0
+    end = float(t[-1]) if t.size else 1.0
+    if round_row is not None and pd.notna(round_row.get("duration_s")):
+        end = max(end, float(round_row["duration_s"]))
     if setup > 0:
         ax.axvspan(0, setup, color=PHASE_COLOURS["setup"], alpha=0.35, lw=0, label="setup")
     start = np.concatenate([[setup], t[:-1]])
@@ -55,7 +53,9 @@ def draw_phases(ax, readings: pd.DataFrame, round_row: pd.Series | None,
         if sel.size:
             ax.axvspan(start[sel[0]], t[sel[-1]], color=PHASE_COLOURS[name], alpha=0.18, lw=0,
                        label=name)
-    ax.plot(t, tp, color=PALETTE[0], lw=1.0, label=f"throughput ({window}-unit window)")
+    edges, rate = binned_throughput(t, 0.0, end)
+    ax.stairs(rate, edges, color=PALETTE[0], lw=1.2,
+              label=f"throughput ({1000 * (edges[1] - edges[0]):.0f} ms bins)")
     if round_row is not None:
         for c in round_row["change_points"]:
             ax.axvline(t[int(c) - 1] if int(c) > 0 else setup, color="k", lw=0.6, ls=":",
@@ -65,18 +65,18 @@ def draw_phases(ax, readings: pd.DataFrame, round_row: pd.Series | None,
         ax.axhline(tpd["value"], color=PALETTE[1], lw=1.2, label="stable throughput")
         if tpd.get("upper") is not None:
             ax.axhspan(tpd["lower"], tpd["upper"], color=PALETTE[1], alpha=0.15, lw=0)
-    if round_row is not None and pd.notna(round_row.get("duration_s")):
-        ax.set_xlim(0, float(round_row["duration_s"]))
+    ax.set_xlim(0, end)
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("time since the round started (s)")
     ax.set_ylabel("throughput (units/s)")
     ax.set_title(title)
-    ax.legend(loc="lower center", ncols=3, fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=4, fontsize=8)
 
 
 def phase_figure(rounds: pd.DataFrame, readings: pd.DataFrame, summary: dict[str, Any],
                  out: str | Path, name: str | None = None) -> None:
     """Fig. 2-like figure of the most informative round of one workload."""
-    fig, ax = new_figure(figsize=(8, 4))
+    fig, ax = new_figure(figsize=(8, 4.6))
     r = pick_round(rounds)
     name = name or summary.get("workload", "")
     if r is None:

@@ -83,7 +83,7 @@ def analysis_settings(cfg: dict[str, Any]) -> AnalysisSettings:
     ci = cfg.get("ci", {})
     return AnalysisSettings(
         edm=EdmSettings(mode=edm.get("mode", "robust"), min_size=edm.get("min_size"),
-                        alpha=edm.get("alpha", 0.01), min_effect=edm.get("min_effect", 0.0)),
+                        alpha=edm.get("alpha", 0.01), min_effect=edm.get("min_effect", 0.05)),
         ac_limit=resolve_limit(ci.get("ac_limit"), ci.get("preset")),
         confidence=ci.get("confidence", 0.95),
         target_relative_width=ci.get("target_relative_width", 0.1),

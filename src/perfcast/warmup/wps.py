@@ -14,7 +14,8 @@ stable time their work would have taken), ``v`` is the stable speed. Here:
    uses a fixed 2 SE) and maps to ``v`` in ``[1 / (b + d), 1 / (b - d)]`` (unbounded above when
    ``b - d <= 0``);
 4. rounds whose work is below the work ``alpha`` stands for (``alpha * v``) are dropped and the
-   fit repeated until none is (the seed's rule for work amounts shorter than ``alpha``).
+   fit repeated until none is (the seed's rule for work amounts shorter than ``alpha``), unless
+   fewer than 3 rounds would remain.
 """
 
 from __future__ import annotations
@@ -148,8 +149,8 @@ def wps_regression(
                                      "no positive speed fits")
         alpha_work = max(0.0, fit.a / fit.b)
         drop = [i for i in used if w_all[i] < alpha_work]
-        if not drop:
-            break
+        if not drop or len(used) - len(drop) < MIN_ROUNDS:
+            break  # (an alpha above nearly every round is noise, not a reason to drop them)
         below.extend(drop)
         used = [i for i in used if i not in drop]
     tq = t_quantile(confidence, fit.h - 2)

@@ -1,0 +1,7 @@
+"""Rule warmup_paper_counters: stable IPC with its CI and phase lengths per counter trace."""
+
+from perfcast.rulekit import rule_logging
+from perfcast.warmup.artifacts import write_counters_paper
+
+with rule_logging(snakemake):  # noqa: F821
+    write_counters_paper(list(snakemake.input), snakemake.output[0])  # noqa: F821
