@@ -244,15 +244,20 @@ def test_cli_fit_prints_every_model_and_the_best(tmp_path):
     assert models["poly[a]^1"]["order"] == 1
 
 
-def test_cli_fit_refuses_bad_input_clearly(tmp_path):
+def test_cli_fit_refuses_bad_input_clearly(tmp_path, capsys):
+    from perfcast.cli import main
+
     csv = tmp_path / "t.csv"
     csv.write_text("a,y\n1,2\n2,x3\n3,4\n")
-    proc = run_cli("fit", str(csv), "--y", "y", "--x", "a")
-    assert proc.returncode == 2
-    assert "line 3" in proc.stderr and "'y'" in proc.stderr and "not a number" in proc.stderr
-    proc = run_cli("fit", str(csv), "--y", "nope", "--x", "a")
-    assert proc.returncode == 2 and "no column(s) ['nope']" in proc.stderr
-    proc = run_cli("fit", str(tmp_path / "missing.csv"), "--y", "y", "--x", "a")
-    assert proc.returncode == 2 and "file not found" in proc.stderr
-    proc = run_cli("fit", str(csv), "--y", "y", "--x", "a", "--derived", "q=os.system")
-    assert proc.returncode == 2 and "not allowed" in proc.stderr
+    cases = [
+        ([str(csv), "--y", "y", "--x", "a"], ["line 3", "'y'", "not a number"]),
+        ([str(csv), "--y", "nope", "--x", "a"], ["no column(s) ['nope']"]),
+        ([str(tmp_path / "missing.csv"), "--y", "y", "--x", "a"], ["file not found"]),
+        ([str(csv), "--y", "y", "--x", "a", "--derived", "q=os.system"], ["not allowed"]),
+    ]
+    for args, words in cases:
+        assert main(["fit", *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("perfcast fit: error:") and len(err.splitlines()) == 1
+        for w in words:
+            assert w in err

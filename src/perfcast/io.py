@@ -13,13 +13,12 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from perfcast.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @contextlib.contextmanager
@@ -46,6 +45,9 @@ def write_parquet(
     df: pd.DataFrame, path: str | Path, metadata: dict[str, Any] | None = None
 ) -> None:
     """Write ``df`` atomically as Parquet; ``metadata`` goes into the schema as JSON."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     table = pa.Table.from_pandas(df, preserve_index=False)
     if metadata:
         meta = dict(table.schema.metadata or {})
@@ -57,6 +59,9 @@ def write_parquet(
 
 def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
     """Read a Parquet file; a missing or corrupt file raises InputError naming it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = Path(path)
     try:
         return pq.read_table(path, columns=columns).to_pandas()
@@ -68,6 +73,8 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataF
 
 def parquet_metadata(path: str | Path) -> dict[str, Any]:
     """The ``perfcast`` metadata written by :func:`write_parquet` (empty if none)."""
+    import pyarrow.parquet as pq
+
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(b"perfcast")
     return json.loads(raw) if raw else {}

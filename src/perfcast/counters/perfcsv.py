@@ -14,11 +14,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from perfcast.errors import HostCapabilityError, InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FIELDS = "time,value,unit,event,run_ns,pct_running,metric_value,metric_unit"
 NOT_COUNTED = "<not counted>"
@@ -32,6 +35,8 @@ def parse_perf_csv(path: str | Path) -> pd.DataFrame:
     ``status`` (``ok`` / ``not counted`` / ``not supported``), ``run_ns``, ``pct_running``.
     A malformed line raises :class:`InputError` naming the file and line.
     """
+    import pandas as pd
+
     path = Path(path)
     try:
         lines = path.read_text().splitlines()

@@ -1,17 +1,13 @@
-"""File-level steps of the counters stage, one per rule."""
+"""File-level steps of the counters stage, one per rule.
+
+Imports are local to each step: a collect job of the simulator needs numpy alone, and with
+hundreds of such jobs the interpreter start-up is most of their cost.
+"""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-
-import pandas as pd
-
-from perfcast.counters.collect import collect_perf, collect_simulated, import_perf_csv
-from perfcast.counters.events import BaseEvents
-from perfcast.counters.postprocess import postprocess
-from perfcast.io import read_parquet, write_parquet
-from perfcast.model import plots
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +33,8 @@ def collect_group(
     source: str | None = None,
 ) -> None:
     """Write one group run's perf CSV with the configured backend."""
+    from perfcast.counters.collect import collect_perf, collect_simulated, import_perf_csv
+
     log.info("collect %s/%s group %d via %s: %s", gen, bench, group, backend, events)
     if backend == "simulate":
         collect_simulated(bench, role, group, events, out, seed=seed, interval_ms=interval_ms,
@@ -56,6 +54,10 @@ def collect_group(
 
 def postprocess_files(group_files: list[str], out: str | Path, *, events: list[str],
                       base: tuple[str, str], join: str, meta: dict) -> None:
+    from perfcast.counters.events import BaseEvents
+    from perfcast.counters.postprocess import postprocess
+    from perfcast.io import write_parquet
+
     table = postprocess(group_files, events, BaseEvents(*base), join)
     log.info("%d intervals, %d counters, join=%s", len(table), len(events), join)
     write_parquet(table, out, metadata={**meta, "join": join, "groups": len(group_files)})
@@ -64,11 +66,9 @@ def postprocess_files(group_files: list[str], out: str | Path, *, events: list[s
 def ipc_figure(files: dict[str, dict[str, str]], gens: tuple[str, str], out: str | Path,
                note: str = "") -> None:
     """``files[bench][gen]`` -> counters Parquet; draws IPC over time for each benchmark."""
+    from perfcast.io import read_parquet
+    from perfcast.model import plots
+
     runs = {b: {g: read_parquet(p, ["time", "ipc"]) for g, p in d.items()} for b, d in
             files.items()}
     plots.ipc_over_time(runs, gens, Path(out), note)
-
-
-def load_runs(paths: list[str]) -> dict[str, pd.DataFrame]:
-    """Counter tables keyed by benchmark (file stem)."""
-    return {Path(p).stem: read_parquet(p) for p in paths}

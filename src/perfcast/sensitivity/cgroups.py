@@ -337,12 +337,18 @@ class CgroupV2:
                     _write(d / "cgroup.subtree_control", f"+{ctrl}", ctrl)
 
     def create(self) -> None:
-        self._enable()
-        try:
-            self.dir.mkdir()
-        except PermissionError as exc:
-            raise HostCapabilityError(f"{self.dir}: permission denied creating the run's cgroup"
-                                      ) from exc
+        for attempt in range(3):
+            self._enable()
+            try:
+                self.dir.mkdir()
+                break
+            except FileNotFoundError as exc:  # the shared parent left with another run's end
+                if attempt == 2:
+                    raise HostCapabilityError(f"{self.dir}: parent group keeps vanishing"
+                                              ) from exc
+            except PermissionError as exc:
+                raise HostCapabilityError(f"{self.dir}: permission denied creating the run's "
+                                          "cgroup") from exc
         self._created = True
 
     def apply(self, lim: Limits) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from perfcast.errors import InputError
-from perfcast.io import read_parquet, write_csv, write_json, write_parquet
+from perfcast.io import read_parquet, write_csv, write_json, write_parquet, write_text
 from perfcast.sensitivity import evaluation, plots
 from perfcast.sensitivity.backends import CgroupBackend, CgroupSettings
 from perfcast.sensitivity.profile import Measurement, ProfileResult, profile
@@ -38,6 +38,9 @@ def make_backend(name: str, program: Mapping[str, Any], *, backend: str,
         return CgroupBackend(ProgramSpec.from_dict(name, program), model, settings)
     if backend == "replay":
         replay = dict(replay or {})
+        if not replay.get("data"):
+            raise InputError(None, "backend replay needs sensitivity.replay.data (a measured "
+                             "grid such as the paper's arcp_measurements.csv)")
         data_name = program.get("replay_program", name)
         layouts = {**evaluation.paper.ARCP_LAYOUTS, **(replay.get("layouts") or {})}
         grid = MeasuredGrid.from_frame(read_measurements(replay["data"]), data_name,
@@ -157,7 +160,8 @@ def plot_program(grid: str | Path, summary: str | Path, out: str | Path) -> None
 
 
 def replay_evaluation(data: str | Path, out_results: str | Path, out_table: str | Path,
-                      out_summary: str | Path, out_cells: str | Path, *,
+                      out_summary: str | Path, out_cells: str | Path,
+                      out_markdown: str | Path | None = None, *,
                       epsilons: Sequence[float], programs: Sequence[str] | None = None,
                       layouts: Mapping | None = None, ceiling: str = "table4",
                       peaks: Mapping | None = None, lhs_repeats: int = 20, seed: int = 0) -> None:
@@ -168,8 +172,11 @@ def replay_evaluation(data: str | Path, out_results: str | Path, out_table: str 
     meta = {"data": str(data), "ceiling": ceiling, "lhs_repeats": lhs_repeats, "seed": seed}
     write_parquet(res, out_results, metadata=meta)
     write_parquet(cells, out_cells, metadata=meta)
-    write_csv(evaluation.comparison_table(res), out_table)
-    write_csv(evaluation.epsilon_summary(res), out_summary)
+    table, summary = evaluation.comparison_table(res), evaluation.epsilon_summary(res)
+    write_csv(table, out_table)
+    write_csv(summary, out_summary)
+    if out_markdown is not None:
+        write_text(evaluation.comparison_markdown(table, summary), out_markdown)
 
 
 def replay_figures(results: str | Path, table: str | Path, summary: str | Path,

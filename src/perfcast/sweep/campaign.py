@@ -15,6 +15,7 @@ import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from perfcast.errors import InputError
@@ -157,18 +158,23 @@ class Campaign:
     analysis: Analysis
     constants: Mapping[str, Any] = field(default_factory=dict)
 
+    @cached_property
+    def _index(self) -> dict[str, dict[str, Value]]:
+        return {point_id(p): p for p in product_points(self.parameters)}
+
     def points(self) -> list[dict[str, Value]]:
-        return product_points(self.parameters)
+        """Every configuration, the first parameter varying slowest."""
+        return [dict(p) for p in self._index.values()]
 
     def point_ids(self) -> list[str]:
-        return [point_id(p) for p in self.points()]
+        return list(self._index)
 
     def point(self, pid: str) -> dict[str, Value]:
         """The configuration a run-directory name stands for."""
-        for p in self.points():
-            if point_id(p) == pid:
-                return p
-        raise InputError(None, f"campaign {self.name!r}: no configuration {pid!r}")
+        try:
+            return dict(self._index[pid])
+        except KeyError:
+            raise InputError(None, f"campaign {self.name!r}: no configuration {pid!r}") from None
 
     def render(self, template: str, point: Mapping[str, Value], iteration: int,
                python: str) -> str:
@@ -299,9 +305,7 @@ def parse_sensors(name: str, spec: Mapping[str, Any] | None) -> Sensors:
             raise InputError(None, f"{where}: custom sensor {cname!r} has no command")
         custom[cname] = CustomSensor(command=str(cspec["command"]), mode=mode)
     hb = spec.get("heartbeat")
-    if isinstance(hb, Mapping):
-        hb = hb.get("pattern", HEARTBEAT_DEFAULT) if hb.get("enabled", True) else None
-    elif hb is True:
+    if hb is True:
         hb = HEARTBEAT_DEFAULT
     elif hb is False:
         hb = None

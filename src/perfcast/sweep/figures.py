@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from perfcast.plotting import PALETTE, new_figure, save_figure
 from perfcast.sweep.selection import SpecResult
@@ -65,6 +66,7 @@ def plot_residuals(results: Sequence[SpecResult], path: str | Path, title: str =
             ax.axhline(0, color="black", linewidth=0.8)
             ax.set_title(f"{res.name}: residuals of {res.best.model}")
         ax.set_xlabel(f"fitted {res.y}")
+        ax.xaxis.set_major_locator(MaxNLocator(5))
         ax.set_ylabel("residual")
         chosen = [c for c in res.candidates if c.chosen]
         labels = [c.model for c in chosen]

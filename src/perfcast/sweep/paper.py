@@ -53,9 +53,9 @@ def markdown(tab: pd.DataFrame) -> str:
 def plot_predictions(
         frames: Mapping[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]],
         path: str | Path) -> None:
-    """Per campaign (first effect): measured runs and the best model's prediction with its
-    prediction interval at every configuration, against the first parameter, one line per
-    value of the others."""
+    """Per campaign (first effect): measured runs (dots) and the best model's prediction with
+    its prediction interval at every configuration (line, band) and at the config's new
+    points (stars), against the first parameter, one colour per value of the others."""
     names = sorted(frames)[:4] or ["(none)"]
     fig, axes = new_figure(1, len(names), figsize=(4.6 * len(names), 3.6), squeeze=False)
     for ax, name in zip(axes[0], names, strict=True):
@@ -85,6 +85,13 @@ def plot_predictions(
             for o, v in zip(others, key, strict=True):
                 m = m[m[o] == v]
             ax.scatter(m[xcol], m[y], s=12, color=color)
+            new = preds[(preds["effect"] == effect) & (preds["source"] == "predict")]
+            for o, v in zip(others, key, strict=True):
+                new = new[new[o] == v]
+            if len(new):
+                ax.errorbar(new[xcol], new["mean"], fmt="*", markersize=10, color=color,
+                            yerr=[new["mean"] - new["obs_ci_lower"],
+                                  new["obs_ci_upper"] - new["mean"]], capsize=3)
         ax.set_xlabel(xcol)
         ax.set_ylabel(y)
         ax.set_title(f"{name}: {preds['model'].iloc[0]}")

@@ -1,0 +1,117 @@
+"""Change-point detection speed and accuracy, robust mode against Pilot's EDM_percent.
+
+* time of both modes on the same series (a 3-sigma warm-up of 40 readings, a cool-down of 2%)
+  at sizes where Pilot's O(n^2 log n) finishes (10^3 .. 10^4), the robust mode alone at 10^5
+  and 10^6 (targets: < 5 s and < 60 s), each also as a ratio to a numpy sort of the same data
+  measured in the same run (an O(n log n) yardstick);
+* false alarms on i.i.d. noise (target: none in >= 95% of series) and the location of a step at
+  index 40 (target: within 2 samples), both modes.
+
+``python benchmarks/bench_warmup.py [--quick]`` (``--quick`` skips Pilot at 10^4) prints a table
+and writes benchmarks/out/warmup.json.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _util import run_child, save  # noqa: E402
+
+from perfcast.warmup.edm_pilot import edm_percent  # noqa: E402
+from perfcast.warmup.edm_robust import edm_robust  # noqa: E402
+
+
+def series(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    x[:40] += 3.0
+    x[n - n // 50:] += 2.0
+    return x
+
+
+def timed(fn, x) -> tuple[float, list[int]]:
+    t = time.perf_counter()
+    out = fn(x)
+    return time.perf_counter() - t, out
+
+
+def sort_time(x: np.ndarray) -> float:
+    t = time.perf_counter()
+    np.sort(x)
+    return time.perf_counter() - t
+
+
+BIG = """
+import time, numpy as np
+from perfcast.warmup.edm_robust import edm_robust
+rng = np.random.default_rng(0)
+x = rng.normal(size=1_000_000); x[:40] += 3; x[-20_000:] += 2
+edm_robust(x[:1000])
+t = time.perf_counter(); cps = edm_robust(x); t_rob = time.perf_counter() - t
+t = time.perf_counter(); np.sort(x); t_sort = time.perf_counter() - t
+RESULT = {"n": len(x), "robust_s": t_rob, "sort_s": t_sort, "change_points": cps}
+"""
+
+
+def main(quick: bool = False) -> dict:
+    edm_percent(series(100))  # JIT (cached on disk after the first run)
+    rows = []
+    for n in (1_000, 3_000, 10_000, 100_000):
+        x = series(n)
+        t_rob, c_rob = timed(edm_robust, x)
+        row = {"n": n, "robust_s": t_rob, "robust_cps": c_rob, "sort_s": sort_time(x)}
+        if n <= 3_000 or (n == 10_000 and not quick):
+            t_pil, c_pil = timed(edm_percent, x)
+            row.update(pilot_s=t_pil, pilot_cps=c_pil, pilot_over_robust=t_pil / t_rob)
+        rows.append(row)
+    big = run_child(BIG)
+    rows.append({"n": big["n"], "robust_s": big["robust_s"], "robust_cps": big["change_points"],
+                 "sort_s": big["sort_s"], "peak_rss_mb": big["peak_rss_mb"]})
+
+    rng = np.random.default_rng(1)
+    alarms = {}
+    for n, count in ((100, 300), (1_000, 200), (10_000, 50)):
+        xs = [rng.normal(size=n) for _ in range(count)]
+        alarms[n] = {"series": count,
+                     "robust_clean": float(np.mean([not edm_robust(x) for x in xs]))}
+        if n <= 1_000:
+            alarms[n]["pilot_clean"] = float(np.mean([not edm_percent(x) for x in xs]))
+    errs_r, errs_p = [], []
+    for _ in range(100):
+        x = rng.normal(size=1_000)
+        x[:40] += 3.0
+        errs_r.append(min((abs(c - 40) for c in edm_robust(x)), default=10**6))
+        errs_p.append(min((abs(c - 40) for c in edm_percent(x)), default=10**6))
+    step = {"series": 100, "n": 1000, "shift_sd": 3.0,
+            "robust_within_2": float(np.mean(np.array(errs_r) <= 2)),
+            "pilot_within_2": float(np.mean(np.array(errs_p) <= 2)),
+            "robust_median_error": float(np.median(errs_r)),
+            "pilot_median_error": float(np.median(errs_p))}
+
+    print(f"{'n':>9} {'robust s':>9} {'/sort':>7} {'pilot s':>9} {'pilot/robust':>13}")
+    for r in rows:
+        pil = f"{r['pilot_s']:9.3f} {r['pilot_over_robust']:13.0f}" if "pilot_s" in r else \
+            f"{'-':>9} {'-':>13}"
+        print(f"{r['n']:>9} {r['robust_s']:9.3f} {r['robust_s'] / r['sort_s']:7.0f} {pil}")
+    print("targets: robust 1e5 < 5 s, 1e6 < 60 s; peak RSS at 1e6: "
+          f"{rows[-1]['peak_rss_mb']:.0f} MB")
+    for n, a in alarms.items():
+        pil = f", pilot {a['pilot_clean']:.1%}" if "pilot_clean" in a else ""
+        print(f"i.i.d. noise n={n}: no change point in robust {a['robust_clean']:.1%}{pil} of "
+              f"{a['series']} series  [target >= 95%]")
+    print(f"step at 40 (n=1000, 3 sd): within 2 samples robust {step['robust_within_2']:.0%}, "
+          f"pilot {step['pilot_within_2']:.0%} (median error {step['robust_median_error']:.0f} "
+          f"vs {step['pilot_median_error']:.0f})")
+    result = {"timings": rows, "iid_no_change_point": {str(k): v for k, v in alarms.items()},
+              "step_at_40": step}
+    save("warmup", result)
+    return result
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv)

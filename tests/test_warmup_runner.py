@@ -1,0 +1,198 @@
+"""Rounds of real commands: output parsing, the durable journal, kill-and-resume, the workload."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from perfcast.errors import InputError
+from perfcast.process import run_measured
+from perfcast.warmup.analysis import analyze_session, setup_seconds
+from perfcast.warmup.changepoint import EdmSettings
+from perfcast.warmup.journal import Journal
+from perfcast.warmup.planner import PlannedRound
+from perfcast.warmup.readings import ReadingParser
+from perfcast.warmup.runner import RoundFailedError, RoundRecord, render_command, run_round
+from perfcast.warmup.segments import detect_phases
+from perfcast.warmup.session import run_session
+from perfcast.warmup.settings import WorkloadSpec, session_settings
+from perfcast.workloads.kvstore import shares
+
+# a real command that does `work` units of 2 ms each and reports each one as it finishes
+UNITS = ("{python} -c \"import sys, time\n"
+         "for _ in range(int(sys.argv[1])):\n"
+         "    t = time.perf_counter(); time.sleep(0.002)\n"
+         "    print(time.perf_counter() - t, flush=True)\" {work}")
+
+
+def test_render_command_keeps_other_braces():
+    cmd = render_command("awk '{print $1}' f{work}.txt && {python} -V", 12, python="/x y/py")
+    assert cmd == "awk '{print $1}' f12.txt && '/x y/py' -V"
+    with pytest.raises(ValueError, match="work"):
+        render_command("echo hello", 1)
+    with pytest.raises(ValueError, match="work"):
+        WorkloadSpec("w", "echo")
+
+
+def test_reading_parser():
+    lines = [(0.1, "0.5"), (0.2, "# progress 10%"), (0.3, " 1e-3 "), (0.4, "")]
+    x, t, ignored = ReadingParser().parse(lines)
+    assert x.tolist() == [0.5, 0.001] and t.tolist() == [0.1, 0.3] and ignored == 2
+    p = ReadingParser(regex=r"latency=(?P<value>\S+) ms", scale=1e-3)
+    x, _, ignored = p.parse([(0, "req 1 latency=2.5 ms"), (0, "done"), (0, "latency=4 ms")])
+    assert x.tolist() == pytest.approx([0.0025, 0.004]) and ignored == 1
+    with pytest.raises(InputError, match="line 2.*not a duration"):
+        ReadingParser().parse([(0, "1"), (0, "-3")], source="out")
+    with pytest.raises(InputError, match="line 1"):
+        ReadingParser().parse([(0, "nan")])
+    with pytest.raises(InputError, match="not a number"):
+        ReadingParser(regex=r"t=(\S+)").parse([(0, "t=fast")])
+    with pytest.raises(ValueError, match="group"):
+        ReadingParser(regex=r"t=\S+")
+
+
+def test_run_round_measures_a_real_command():
+    spec = WorkloadSpec("u", UNITS)
+    rec = run_round(spec, PlannedRound(20, "calibrate"), 0)
+    assert len(rec.readings) == 20 and all(0.002 <= r < 0.2 for r in rec.readings)
+    assert rec.duration_s >= sum(rec.readings) and rec.returncode == 0
+    assert rec.reading_times == sorted(rec.reading_times)
+    setup = setup_seconds(np.array(rec.readings), np.array(rec.reading_times))
+    assert setup is not None and 0 < setup < rec.duration_s  # interpreter start-up
+    with pytest.raises(RoundFailedError, match="exited with 3"):
+        run_round(WorkloadSpec("f", "echo {work}; exit 3"), PlannedRound(1, "x"), 0)
+    with pytest.raises(RoundFailedError, match="timed out"):
+        run_round(WorkloadSpec("s", "sleep 5 # {work}", timeout_s=0.3), PlannedRound(1, "x"), 0)
+
+
+def test_setup_is_unknown_for_block_buffered_output():
+    # all lines arrived at once at the end: their times say nothing about when units ran
+    assert setup_seconds(np.full(50, 0.01), np.full(50, 2.0)) is None
+    assert setup_seconds(np.full(50, 0.01), 1.0 + 0.01 * np.arange(1, 51)) == pytest.approx(1.0)
+
+
+def _record(i, work=10):
+    return RoundRecord(round=i, work=work, stage="dyadic", duration_s=1.0 + i, returncode=0,
+                       user_s=0.1, sys_s=0.0, max_rss_kb=1, readings=[0.1] * 3,
+                       reading_times=[0.1, 0.2, 0.3])
+
+
+def test_journal_appends_durably_and_survives_a_torn_line(tmp_path):
+    path = tmp_path / "j.jsonl"
+    j = Journal(path, "k1")
+    assert j.load() == []
+    j.append(_record(0))
+    j.append(_record(1))
+    with open(path, "a") as fh:
+        fh.write('{"kind": "round", "round": 2, "wo')  # killed in the middle of a write
+    recs = Journal(path, "k1").load()
+    assert [r.round for r in recs] == [0, 1] and recs[1] == _record(1)
+    assert path.read_text().endswith("\n")  # the torn line is gone
+    Journal(path, "k1").append(_record(2))
+    assert [r.round for r in Journal(path, "k1").load()] == [0, 1, 2]
+    # another command or planner: the old journal is set aside, a new one started
+    assert Journal(path, "k2").load() == []
+    assert (tmp_path / "j.jsonl.stale").exists()
+
+
+def _settings_args(max_rounds):
+    return ("units", {"command": UNITS, "work_min": 10, "work_max": 80},
+            {"round_lower_bound_s": 0.02, "ci": {"target_relative_width": 1e-9},
+             "session": {"max_rounds": max_rounds, "min_rounds": 2, "max_time_s": 60,
+                         "first_estimate_s": 0.5, "first_estimate_rounds": 4}})
+
+
+def _settings(max_rounds):
+    """Rounds of UNITS until max_rounds (the CI target is unreachable)."""
+    return session_settings(*_settings_args(max_rounds))
+
+
+def test_a_killed_session_resumes_from_its_journal(tmp_path):
+    journal = tmp_path / "units.jsonl"
+    code = ("from perfcast.warmup.settings import session_settings\n"
+            "from perfcast.warmup.session import run_session\n"
+            f"run_session(session_settings(*{_settings_args(12)!r}), {str(journal)!r})\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if journal.exists() and journal.read_text().count('"kind": "round"') >= 3:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+    assert 3 <= len(before) < 12
+    records, an, reason = run_session(_settings(12), journal)
+    assert reason == "max_rounds" and [r.round for r in records] == list(range(12))
+    # the rounds measured before the kill are kept as they were, not measured again
+    assert [r.to_json() for r in records[: len(before)]] == \
+        [{k: v for k, v in b.items() if k != "kind"} for b in before]
+    # the planner replays to the same work amounts: no work amount is run twice
+    assert len({r.work for r in records}) == len(records)
+    # a finished session re-run does no new round
+    again, _, _ = run_session(_settings(12), journal)
+    assert [r.to_json() for r in again] == [r.to_json() for r in records]
+    assert an.throughput() is not None
+
+
+def test_kvstore_shares():
+    assert shares(1000, 1, 0.3) == [1000]
+    s = shares(1000, 2, 0.3)
+    assert sum(s) == 1000 and s[0] > s[1] and s[0] / s[1] == pytest.approx(1.3, rel=0.01)
+    assert sum(shares(7, 4, 0.5)) == 7
+
+
+def test_kvstore_warms_up_and_cools_down_for_real():
+    units = 4000
+    res = run_measured([sys.executable, "-m", "perfcast.workloads.kvstore", str(units),
+                        "--threads", "2", "--keys", "512", "--lookups", "8"], timeout_s=120)
+    assert res.ok
+    x = np.array([float(v) for _, v in res.stdout_lines])
+    assert x.shape[0] == units and (x >= 0).all()
+    assert x.sum() <= res.wall_s  # readings tile the serving time; setup comes before
+    middle = np.median(x[2000:3000])
+    # warm-up: the first requests build the values they look up (lazy initialisation)
+    assert x[:100].mean() > 3 * middle
+    ph = detect_phases(x, EdmSettings(min_effect=0.05))
+    assert ph.has_stable and ph.warmup_len >= 100
+    # cool-down: after the lighter worker is done (~2610 requests) one thread serves the rest;
+    # that is slower only if the two could run at once, which depends on the host's load now
+    speedup = x[-250:].mean() / x[2000:2500].mean()
+    if speedup < 1.2:
+        pytest.skip(f"no spare core right now (one worker alone is {speedup:.2f}x slower)")
+    assert ph.cooldown_len >= 150
+
+
+def test_session_analysis_of_recorded_rounds():
+    rng = np.random.default_rng(0)
+    recs = []
+    for i, work in enumerate(rng.integers(300, 1500, size=24)):
+        x = np.full(work, 0.001) + rng.normal(0, 1e-5, size=work)
+        x[:50] += 0.01  # 50 slow units: 0.5 s of warm-up
+        setup = 0.2 + rng.normal(0, 0.005)
+        recs.append(RoundRecord(i, int(work), "dyadic", setup + x.sum(), 0, 0, 0, 0, x.tolist(),
+                                (setup + np.cumsum(x)).tolist()))
+    an = analyze_session(recs, _settings(5).analysis)
+    assert all(abs(r.phases.warmup_len - 50) <= 2 for r in an.rounds)
+    assert all(r.setup_s == pytest.approx(r.record.duration_s - sum(r.record.readings))
+               for r in an.rounds)
+    tp = an.throughput()
+    assert tp["lower"] <= 1000 <= tp["upper"] and tp["value"] == pytest.approx(1000, rel=0.01)
+    # WPS: t = alpha + w / v with v = 1000 units/s, alpha = 0.2 + 50 * (0.011 - 0.001) = 0.7
+    assert an.wps is not None
+    assert an.wps.v_lower <= 1000 <= an.wps.v_upper
+    assert an.wps.alpha == pytest.approx(0.7, abs=0.05)
+    df = an.readings_frame()
+    assert len(df) == sum(r.work for r in recs)
+    assert set(df["phase"]) <= {"warmup", "stable", "cooldown"}
+    assert df.groupby("round")["time_s"].max().tolist() == pytest.approx(
+        [r.duration_s for r in recs], rel=1e-6)
+    rounds = an.rounds_frame()
+    assert rounds["used_readings"].all() and (rounds["warmup_s"] > 0.45).all()

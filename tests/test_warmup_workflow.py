@@ -1,0 +1,77 @@
+"""The warmup stage through Snakemake: a real workload measured here, and counter traces."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from test_warmup_counters import counters_trace
+
+from perfcast.io import read_parquet
+
+pytestmark = pytest.mark.slow
+
+TINY = {
+    "round_lower_bound_s": 0.2,
+    "edm": {"mode": "robust", "min_effect": 0.05},
+    "session": {"max_rounds": 6, "min_rounds": 4, "max_time_s": 4, "first_estimate_s": 2,
+                "first_estimate_rounds": 4},
+    "workloads": {"kv": {"command": "{python} -m perfcast.workloads.kvstore {work} "
+                                    "--keys 256 --lookups 4",
+                         "work_min": 400, "work_max": 4000}},
+}
+
+
+RULES = ["all", "warmup", "warmup_figure", "warmup_paper", "counter_phases"]
+
+
+def test_warmup_stage_end_to_end(tmp_path, snakemake_run):
+    # the counters stage is off; a counters-like trace is where its rule would write it
+    trace = tmp_path / "results" / "counters" / "gen-x" / "bench1.parquet"
+    trace.parent.mkdir(parents=True)
+    counters_trace().to_parquet(trace)
+    targets = ["all", "results/paper/warmup_phases.png", "results/paper/warmup_throughput.csv",
+               "results/warmup/counters/gen-x/bench1.json"]
+    # (only this stage's rules: the counters stage's own rule for that file is left out)
+    snakemake_run(tmp_path, {"warmup": TINY}, targets=targets, extra=["--allowed-rules", *RULES])
+    res = tmp_path / "results"
+    rounds = read_parquet(res / "warmup/kv/rounds.parquet")
+    readings = read_parquet(res / "warmup/kv/readings.parquet")
+    summary = json.loads((res / "warmup/kv/summary.json").read_text())
+    assert 2 <= len(rounds) <= 6 and summary["rounds"] == len(rounds)
+    assert summary["stop_reason"] in {"target", "max_rounds", "max_time"}
+    assert len(readings) == rounds["work"].sum() == summary["readings"]
+    assert set(readings["phase"]) <= {"warmup", "stable", "cooldown", "unstable"}
+    assert (rounds["duration_s"] > 0).all() and rounds["setup_s"].notna().all()
+    # the lazily built values make every round start slow: warm-up found in rounds with a
+    # stable phase
+    with_stable = rounds[rounds["has_stable"]]
+    assert len(with_stable) >= 1 and (with_stable["warmup_readings"] > 0).all()
+    assert summary["throughput"]["value"] > 0
+    assert (res / "warmup/kv/phases.png").stat().st_size > 10_000
+    table = pd.read_csv(res / "paper/warmup_throughput.csv")
+    assert table["workload"].tolist() == ["kv"]
+    assert table["throughput"].iloc[0] == pytest.approx(summary["throughput"]["value"])
+    phases = read_parquet(res / "warmup/counters/gen-x/bench1.parquet")
+    assert list(phases.columns) == ["interval", "phase"] and len(phases) == 600
+    s = json.loads((res / "warmup/counters/gen-x/bench1.json").read_text())
+    assert s["benchmark"] == "bench1" and s["stable_ipc"]["mean"] == pytest.approx(2, rel=0.02)
+    assert (res / "logs/warmup/kv.log").exists() and (res / "benchmarks/warmup/kv.tsv").exists()
+
+    # the journal keeps the rounds: re-running the job re-analyses them, measures nothing new
+    journal = (res / "warmup/kv/journal.jsonl").read_text()
+    snakemake_run(tmp_path, {"warmup": TINY}, targets=["results/warmup/kv/summary.json"],
+                  extra=["--forcerun", "warmup", "--allowed-rules", *RULES])
+    assert (res / "warmup/kv/journal.jsonl").read_text() == journal
+    again = read_parquet(res / "warmup/kv/rounds.parquet")
+    assert again["duration_s"].tolist() == rounds["duration_s"].tolist()
+
+
+def test_schema_rejects_bad_settings(tmp_path, snakemake_run):
+    bad = {**TINY, "workloads": {"kv": {"command": "echo no placeholder", "work_max": 10}}}
+    p = snakemake_run(tmp_path, {"warmup": bad}, targets=["all"], check=False, extra=["-n"])
+    assert p.returncode != 0 and "work" in (p.stdout + p.stderr)
+    bad = {**TINY, "edm": {"mode": "fancy"}}
+    p = snakemake_run(tmp_path, {"warmup": bad}, targets=["all"], check=False, extra=["-n"])
+    assert p.returncode != 0 and "fancy" in (p.stdout + p.stderr)
