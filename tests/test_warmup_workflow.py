@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
 from test_warmup_counters import counters_trace
 
 from perfcast.io import read_parquet
@@ -24,6 +27,8 @@ TINY = {
 
 
 RULES = ["all", "warmup", "warmup_figure", "warmup_paper", "counter_phases"]
+# (--allowed-rules takes several values: an option after it ends the list before the targets)
+ONLY_THIS_STAGE = ["--allowed-rules", *RULES, "--cores", "2"]
 
 
 def test_warmup_stage_end_to_end(tmp_path, snakemake_run):
@@ -34,7 +39,7 @@ def test_warmup_stage_end_to_end(tmp_path, snakemake_run):
     targets = ["all", "results/paper/warmup_phases.png", "results/paper/warmup_throughput.csv",
                "results/warmup/counters/gen-x/bench1.json"]
     # (only this stage's rules: the counters stage's own rule for that file is left out)
-    snakemake_run(tmp_path, {"warmup": TINY}, targets=targets, extra=["--allowed-rules", *RULES])
+    snakemake_run(tmp_path, {"warmup": TINY}, targets=targets, extra=ONLY_THIS_STAGE)
     res = tmp_path / "results"
     rounds = read_parquet(res / "warmup/kv/rounds.parquet")
     readings = read_parquet(res / "warmup/kv/readings.parquet")
@@ -62,16 +67,36 @@ def test_warmup_stage_end_to_end(tmp_path, snakemake_run):
     # the journal keeps the rounds: re-running the job re-analyses them, measures nothing new
     journal = (res / "warmup/kv/journal.jsonl").read_text()
     snakemake_run(tmp_path, {"warmup": TINY}, targets=["results/warmup/kv/summary.json"],
-                  extra=["--forcerun", "warmup", "--allowed-rules", *RULES])
+                  extra=["--forcerun", "warmup", *ONLY_THIS_STAGE])
     assert (res / "warmup/kv/journal.jsonl").read_text() == journal
     again = read_parquet(res / "warmup/kv/rounds.parquet")
     assert again["duration_s"].tolist() == rounds["duration_s"].tolist()
 
 
-def test_schema_rejects_bad_settings(tmp_path, snakemake_run):
+SCHEMA = str(Path(__file__).resolve().parents[1] / "workflow/schemas/warmup.schema.yaml")
+
+
+def test_schema_fills_defaults_and_rejects_bad_settings():
+    cfg = {"workloads": {"kv": {"command": "run {work}", "work_max": 10}}}
+    validate(cfg, SCHEMA)
+    assert cfg["edm"] == {"mode": "robust", "min_size": None, "alpha": 0.01, "min_effect": 0.05}
+    assert cfg["session"]["max_rounds"] == 200 and cfg["round_lower_bound_s"] == 3.0
+    assert cfg["workloads"]["kv"]["work_min"] == 1 and cfg["counters"]["fallback"] == "trim-edges"
+    assert "max_rounds" not in cfg["workloads"]["kv"].get("session", {})  # no default override
+    for bad in (
+        {"edm": {"mode": "fancy"}},
+        {"workloads": {"kv": {"command": "no placeholder", "work_max": 10}}},
+        {"workloads": {"counters": {"command": "x {work}", "work_max": 10}}},
+        {"workloads": {"kv": {"command": "x {work}", "program": "p", "work_max": 10}}},
+        {"workloads": {"kv": {"command": "x {work}"}}},
+        {"session": {"stop_on": ["luck"]}},
+        {"surprise": 1},
+    ):
+        with pytest.raises(WorkflowError):
+            validate(bad, SCHEMA)
+
+
+def test_workflow_refuses_a_bad_config(tmp_path, snakemake_run):
     bad = {**TINY, "workloads": {"kv": {"command": "echo no placeholder", "work_max": 10}}}
     p = snakemake_run(tmp_path, {"warmup": bad}, targets=["all"], check=False, extra=["-n"])
-    assert p.returncode != 0 and "work" in (p.stdout + p.stderr)
-    bad = {**TINY, "edm": {"mode": "fancy"}}
-    p = snakemake_run(tmp_path, {"warmup": bad}, targets=["all"], check=False, extra=["-n"])
-    assert p.returncode != 0 and "fancy" in (p.stdout + p.stderr)
+    assert p.returncode != 0 and "does not match" in (p.stdout + p.stderr)

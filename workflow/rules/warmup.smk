@@ -33,7 +33,7 @@ rule warmup:
     wildcard_constraints:
         workload=WARMUP_NAME,
     # a measurement gets the machine to itself: no other job of this run disturbs it
-    threads: workflow.cores
+    threads: lambda wildcards: workflow.cores
     resources:
         mem_mb=2000,
         runtime=warmup_runtime,

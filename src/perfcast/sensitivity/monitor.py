@@ -2,15 +2,19 @@
 
 The paper (step 1 of the ceiling algorithm) runs the program alone and unrestricted while
 ``collectl`` records its usage; the maximum seen is the resource ceiling. Here a thread samples
-the program's whole process tree every ``interval_s`` through psutil (``/proc/<pid>/status``,
-``stat`` and ``io``): resident set size, CPU time (-> cores busy per interval), the threads in
-state R (running or ready to run: the cores it would use on a machine where other work competes
-for them), bytes read from
-and written to storage (-> bytes/s), and, when an interface is named, the bytes it carried
-(``/sys/class/net/<if>/statistics``). Processes that finish between two samples are caught by
-the floor from ``wait4`` (the average cores busy over the whole run). ``ru_maxrss`` is used
-only for a run too short to sample: it counts the profiler's own pages that the child inherits
-between ``fork`` and ``exec``, so it overstates a small program's resident set.
+the program's whole process tree every ``interval_s`` through psutil and ``/proc``:
+
+* resident set size, taken as each process's high-water mark ``VmHWM`` (so a peak between two
+  samples is not missed);
+* CPU time (-> cores busy per interval) and the threads in state R (running or ready to run:
+  the cores it would use on a machine where other work competes for them);
+* bytes read from and written to storage (``/proc/<pid>/io`` -> bytes/s);
+* when an interface is named, the bytes it carried (``/sys/class/net/<if>/statistics``).
+
+Processes that finish between two samples are caught by floors over the whole run: the average
+cores busy from ``wait4`` and the interface's average byte rate. ``ru_maxrss`` is used only for
+a run too short to sample: it counts the profiler's own pages that the child inherits between
+``fork`` and ``exec``, so it overstates a small program's resident set.
 """
 
 from __future__ import annotations
@@ -80,6 +84,19 @@ def runnable_threads(pid: int) -> int:
     return n
 
 
+def peak_rss(pid: int) -> int:
+    """``VmHWM`` of ``pid`` in bytes: its resident-set high-water mark since ``exec``, so a peak
+    between two samples is not missed (0 if the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _net_bytes(interface: str | None) -> tuple[int, int]:
     if not interface:
         return 0, 0
@@ -104,6 +121,7 @@ class UsageMonitor:
         self._samples = 0
 
     def start(self, pid: int) -> None:
+        self._net0 = (sum(_net_bytes(self.interface)), time.monotonic())
         self._thread = threading.Thread(target=self._loop, args=(pid,), daemon=True)
         self._thread.start()
 
@@ -129,6 +147,7 @@ class UsageMonitor:
             rss = runnable = 0
             for p in self._tree(root):
                 runnable += runnable_threads(p.pid)
+                hwm = peak_rss(p.pid)
                 try:
                     with p.oneshot():
                         ct = p.cpu_times()
@@ -139,7 +158,7 @@ class UsageMonitor:
                         except (psutil.AccessDenied, AttributeError):
                             rd = wr = 0
                     cur[p.pid] = (ct.user + ct.system, rd, wr)
-                    rss += int(mem.rss)
+                    rss += max(int(mem.rss), hwm)
                 except psutil.Error:
                     continue
             if not cur:
@@ -168,6 +187,10 @@ class UsageMonitor:
         if self._thread is not None:
             self._thread.join(timeout=5)
         pk = dict(self._peak)
+        if self.interface and hasattr(self, "_net0"):  # floor: the whole run's average rate
+            n0, t0 = self._net0
+            pk["net"] = max(pk["net"], max(sum(_net_bytes(self.interface)) - n0, 0)
+                            / max(time.monotonic() - t0, 1e-6))
         if run is not None and run.wall_s > 0:
             pk["cpu"] = max(pk["cpu"], run.cpu_utilisation)
             if self._samples == 0:  # too short to sample: ru_maxrss, inflated by the fork of

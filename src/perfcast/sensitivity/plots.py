@@ -39,11 +39,11 @@ def plot_profile(grid: pd.DataFrame, summary: Mapping, out: str | Path,
     anchor = {n: d["ceiling"] for n, d in dims.items()}
     n_curves = max(1, min(len(eff), 3))
     ncols = n_curves + (1 if len(eff) >= 2 else 0)
-    fig, axes = new_figure(1, ncols, figsize=(4.2 * ncols, 3.6), squeeze=False)
+    fig, axes = new_figure(1, ncols, figsize=(max(5.5, 4.2 * ncols), 3.9), squeeze=False)
     axes = list(axes[0])
-    title = (f"{summary['program']}: sensitivity ({summary['backend']}, {summary['sampling']}, "
-             f"epsilon {summary['epsilon']:g}; {summary['steps']['product_points']} runs of "
-             f"{len(grid)} cells)")
+    title = (f"{summary['program']}: resource sensitivity\n({summary['backend']}, "
+             f"{summary['sampling']}, epsilon {summary['epsilon']:g}; "
+             f"{summary['steps']['product_points']} runs for {len(grid)} grid cells)")
     fig.suptitle(title, fontsize=10)
     if not eff:
         axes[0].text(0.5, 0.5, "no effective dimension:\nthe program used less than every "

@@ -63,7 +63,7 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
     """Fit every model of ``analysis`` (``Analysis.to_params()``) on the ok rows of ``df``."""
     ok = ok_rows(df).reset_index(drop=True)
     derived = dict(analysis.get("derived") or {})
-    data = add_derived(ok, derived) if len(ok) else ok
+    data = add_derived(ok, derived)
     groups = data["point"].tolist() if "point" in data.columns else None
     results, fitted, preds, notes = [], [], [], []
     for spec in analysis.get("models") or []:

@@ -131,7 +131,7 @@ def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
         shell_status = None
         if events:
             text = status_file.read_text().strip() if status_file.exists() else ""
-            # no status: the shell running the command was itself killed (perf then exits 0)
+            # no status: the wrapper shell was itself killed
             shell_status = int(text) if text.lstrip("-").isdigit() else -1
             values = sn.parse_perf_csv(perf_csv.read_text() if perf_csv.exists() else "",
                                        events)
@@ -174,11 +174,12 @@ def _fill_time(record: dict[str, Any], res: RunResult, shim: measure.ShimReport 
     else:
         returncode = res.returncode
         record["wall_s"] = res.wall_s
-    if shell_status is not None and returncode == 0:
-        returncode = shell_status  # perf stat exits 0 when its child dies of a signal
-        if returncode == -1:
-            record["errors"].append("the command's shell died without an exit status (killed "
-                                    "by a signal; perf stat hides which)")
+    if shell_status is not None and shell_status >= 0:
+        returncode = shell_status  # the command's own status (perf stat's is unreliable)
+    elif shell_status is not None and not res.timed_out:
+        returncode = -1 if returncode == 0 else returncode
+        record["errors"].append("the wrapper shell died without writing the command's exit "
+                                "status (killed by a signal; perf stat hides which)")
     record.update(returncode=returncode, timed_out=res.timed_out,
                   signal=-returncode if returncode < -1 else None)
     if shim is not None:

@@ -83,7 +83,7 @@ def model(runs: str | Path, *, campaign: str, parameters: Sequence[str],
                       ("fitted", out_fitted), ("predictions", out_predictions)):
         write_parquet(res[key], path, metadata=meta)
     ok = table.ok_rows(df).reset_index(drop=True)
-    data = an.add_derived(ok, analysis.get("derived") or {}) if len(ok) else ok
+    data = an.add_derived(ok, analysis.get("derived") or {})
     figures.plot_fits(res["results"], data, fig_fits, alpha=float(fit["alpha"]),
                       title=f"{campaign}: measured and fitted")
     figures.plot_residuals(res["results"], fig_residuals, title=f"{campaign}: residuals")

@@ -53,7 +53,7 @@ def draw_phases(ax, readings: pd.DataFrame, round_row: pd.Series | None,
         if sel.size:
             ax.axvspan(start[sel[0]], t[sel[-1]], color=PHASE_COLOURS[name], alpha=0.18, lw=0,
                        label=name)
-    edges, rate = binned_throughput(t, 0.0, end)
+    edges, rate = binned_throughput(t, 0.0, float(t[-1]) if t.size else end)
     ax.stairs(rate, edges, color=PALETTE[0], lw=1.2,
               label=f"throughput ({1000 * (edges[1] - edges[0]):.0f} ms bins)")
     if round_row is not None:

@@ -49,9 +49,9 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.splitlines()[0])
     ap.add_argument("units", type=int, help="requests to serve (the work amount)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--keys", type=int, default=2048, help="distinct keys (cache size)")
-    ap.add_argument("--lookups", type=int, default=4, help="keys looked up per request")
-    ap.add_argument("--value-kib", type=int, default=32, help="size of a value")
+    ap.add_argument("--keys", type=int, default=512, help="distinct keys (cache size)")
+    ap.add_argument("--lookups", type=int, default=8, help="keys looked up per request")
+    ap.add_argument("--value-kib", type=int, default=16, help="size of a value")
     ap.add_argument("--imbalance", type=float, default=0.3,
                     help="extra share of work of the first worker over the last")
     ap.add_argument("--seed", type=int, default=0)
