@@ -11,5 +11,5 @@ with rule_logging(snakemake):  # noqa: F821
         epsilon=p.epsilon, sampling=p.sampling, compare=list(p.compare), seed=p.seed,
         spare_cores=p.spare_cores, dimensions=p.dimensions, cgroup=p.cgroup, network=p.network,
         timeout_s=p.timeout_s, monitor_interval_s=p.monitor_interval_s, repeats=p.repeats,
-        replay=p.replay,
+        baseline_repeats=p.baseline_repeats, replay=p.replay,
     )

@@ -18,8 +18,9 @@ def counters_trace(seed=0, n=600, setup=3, warm=40, cool=25, phases=False):
     dur[-1] = 0.04  # the last interval is partial
     ipc = np.full(n, 2.0)
     ipc[setup:setup + warm] = np.linspace(0.8, 1.9, warm)  # cold caches
-    if phases:
-        ipc[setup + warm:] = np.where((np.arange(n - setup - warm) // 150) % 2, 2.6, 1.6)
+    if phases:  # program phases of 100 intervals in the middle half of the run
+        mid = np.arange(n // 4, 3 * n // 4)
+        ipc[mid] = np.where(((mid - n // 4) // 100) % 2, 2.6, 1.6)
     ipc[n - cool:] = 1.2  # threads finishing
     ipc = ipc * (1 + rng.normal(0, 0.01, size=n))
     cycles = 2.5e9 * dur
@@ -53,14 +54,19 @@ def test_phases_of_a_trace():
     assert s["phase_rule"] == "dominant"
 
 
-def test_program_phases_keep_the_middle_with_trim_edges():
+def test_program_phases_are_stable_with_the_edges_fallback():
     df = counters_trace(phases=True, n=900)
-    _, s = counter_phases(df)
-    assert s["phase_rule"] == "trim-edges" and s["stable"]["intervals"] > 700
+    phases, s = counter_phases(df)
+    assert s["phase_rule"] == "edges" and len(s["change_points"]) >= 6
+    # the program's own phases (150 intervals each) stay in the stable phase; warm-up and
+    # cool-down are found at the ends only
+    assert 25 <= s["warmup"]["intervals"] <= 45 and abs(s["cooldown"]["intervals"] - 25) <= 2
+    assert s["stable"]["intervals"] == 900 - 3 - s["warmup"]["intervals"] - \
+        s["cooldown"]["intervals"]
     _, none = counter_phases(df, CounterPhaseSettings(fallback="none"))
     assert none["phase_rule"] == "none" and none["stable"]["intervals"] == 0
     assert none["stable_ipc"] is None and none["stable_ipc_reason"] == "no stable phase"
-    assert none["unstable"]["intervals"] == 900 - 3
+    assert none["unstable"]["intervals"] == 900 - 3 and none["phase_rule"] == "none"
 
 
 def test_bad_traces_are_refused_clearly():

@@ -193,5 +193,10 @@ def test_phases_rule():
     y = np.r_[np.zeros(100), np.ones(100) * 5, np.zeros(100) * 2 + 9] + rng.normal(size=300) * .1
     none = detect_phases(y)
     assert none.rule == "none" and not none.has_stable and set(none.labels()) == {"unstable"}
-    trimmed = detect_phases(y, fallback="trim-edges")
-    assert trimmed.rule == "trim-edges" and trimmed.stable == pytest.approx((100, 200), abs=2)
+    # fallback "edges": three long program phases are all stable ...
+    edges = detect_phases(y, fallback="edges")
+    assert edges.rule == "edges" and edges.stable == (0, 300)
+    # ... and a warm-up and cool-down near the ends are still cut off
+    z = np.r_[np.full(30, 20.0), y, np.full(20, 15.0)] + rng.normal(size=350) * .1
+    edges = detect_phases(z, fallback="edges")
+    assert edges.stable == pytest.approx((30, 330), abs=2)

@@ -35,6 +35,7 @@ UNITS = ("{python} -c \"import sys, time\n"
 def test_render_command_keeps_other_braces():
     cmd = render_command("awk '{print $1}' f{work}.txt && {python} -V", 12, python="/x y/py")
     assert cmd == "awk '{print $1}' f12.txt && '/x y/py' -V"
+    assert render_command("w {work} --seed {seed}", 3, seed=7) == "w 3 --seed 7"
     with pytest.raises(ValueError, match="work"):
         render_command("echo hello", 1)
     with pytest.raises(ValueError, match="work"):
@@ -199,3 +200,20 @@ def test_session_analysis_of_recorded_rounds():
         [r.duration_s for r in recs], rel=1e-6)
     rounds = an.rounds_frame()
     assert rounds["used_readings"].all() and (rounds["warmup_s"] > 0.45).all()
+
+
+def test_a_command_without_unit_readings_is_judged_by_wps(tmp_path):
+    # a real process whose duration is 0.05 s + work / 2000 units per second, plus start-up
+    cmd = '{python} -c "import sys, time; time.sleep(0.05 + int(sys.argv[1]) / 2000)" {work}'
+    settings = session_settings(
+        "sleep", {"command": cmd, "work_min": 50, "work_max": 600},
+        {"round_lower_bound_s": 0.0, "ci": {"target_relative_width": 0.25},
+         "session": {"max_rounds": 14, "min_rounds": 6, "max_time_s": 30,
+                     "first_estimate_s": 1, "first_estimate_rounds": 4}})
+    records, an, reason = run_session(settings, tmp_path / "j.jsonl")
+    assert all(not r.readings for r in records) and an.throughput() is None
+    assert reason in {"target", "max_rounds"}
+    assert an.wps is not None and 1000 < an.wps.v < 4000
+    if reason == "target":
+        assert an.wps.relative_width <= 0.25 and len(records) >= 6
+    assert an.readings_frame().empty and len(an.rounds_frame()) == len(records)

@@ -81,7 +81,7 @@ def test_schema_fills_defaults_and_rejects_bad_settings():
     validate(cfg, SCHEMA)
     assert cfg["edm"] == {"mode": "robust", "min_size": None, "alpha": 0.01, "min_effect": 0.05}
     assert cfg["session"]["max_rounds"] == 200 and cfg["round_lower_bound_s"] == 3.0
-    assert cfg["workloads"]["kv"]["work_min"] == 1 and cfg["counters"]["fallback"] == "trim-edges"
+    assert cfg["workloads"]["kv"]["work_min"] == 1 and cfg["counters"]["fallback"] == "edges"
     assert "max_rounds" not in cfg["workloads"]["kv"].get("session", {})  # no default override
     for bad in (
         {"edm": {"mode": "fancy"}},

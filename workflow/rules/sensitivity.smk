@@ -36,6 +36,7 @@ rule sensitivity_profile:
         timeout_s=SENS.get("timeout_s"),
         monitor_interval_s=SENS.get("monitor_interval_s"),
         repeats=SENS.get("repeats"),
+        baseline_repeats=SENS.get("baseline_repeats"),
         replay=lambda wc: _sens_replay_settings(),
     log:
         f"{LOGS}/sensitivity/profile/{{sprog}}.log",

@@ -24,6 +24,7 @@ rule warmup:
         workload=warmup_workload,
         stage=warmup_session_settings(),
         programs=warmup_programs,
+        seed=config.get("seed", 0),
         # not an output: it must survive a failed or killed job, which is how a run resumes
         journal=lambda wc: f"{RESULTS}/warmup/{wc.workload}/journal.jsonl",
     log:
@@ -32,8 +33,7 @@ rule warmup:
         f"{BENCH}/warmup/{{workload}}.tsv"
     wildcard_constraints:
         workload=WARMUP_NAME,
-    # a measurement gets the machine to itself: no other job of this run disturbs it
-    threads: lambda wildcards: workflow.cores
+    threads: warmup_threads
     resources:
         mem_mb=2000,
         runtime=warmup_runtime,

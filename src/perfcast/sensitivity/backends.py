@@ -78,11 +78,13 @@ class CgroupSettings:
     timeout_s: float = 300.0
     monitor_interval_s: float = 0.05
     repeats: int = 1
+    baseline_repeats: int = 3
 
     @classmethod
     def from_config(cls, cg: Mapping | None, *, network: Mapping | None = None,
                     timeout_s: float | None = None, monitor_interval_s: float | None = None,
-                    repeats: int | None = None) -> CgroupSettings:
+                    repeats: int | None = None, baseline_repeats: int | None = None
+                    ) -> CgroupSettings:
         cg, network = dict(cg or {}), dict(network or {})
         kw = {k: cg[k] for k in ("version", "parent", "prefix", "target_path", "device")
               if cg.get(k) is not None}
@@ -93,7 +95,7 @@ class CgroupSettings:
         if network.get("mode"):
             kw["network_mode"] = network["mode"]
         for k, v in (("timeout_s", timeout_s), ("monitor_interval_s", monitor_interval_s),
-                     ("repeats", repeats)):
+                     ("repeats", repeats), ("baseline_repeats", baseline_repeats)):
             if v is not None:
                 kw[k] = v
         return cls(**kw)
@@ -191,10 +193,10 @@ class CgroupBackend:
             return RunOutcome.failed(str(exc), **common), res
         return RunOutcome(performance=perf, ok=True, **common), res
 
-    def _repeat(self, limits: cgroups.Limits, net_bits: int | None, monitored: bool
-                ) -> RunOutcome:
+    def _repeat(self, limits: cgroups.Limits, net_bits: int | None, monitored: bool,
+                repeats: int | None = None) -> RunOutcome:
         outs = []
-        for _ in range(max(1, self.settings.repeats)):
+        for _ in range(max(1, repeats or self.settings.repeats)):
             mon = (UsageMonitor(self.settings.monitor_interval_s, self.settings.interface)
                    if monitored else None)
             out, _ = self._once(limits, net_bits, mon)
@@ -233,7 +235,9 @@ class CgroupBackend:
         return {d.name: (u.peak_for(d.kind) if u is not None else None) for d in self.model.dims}
 
     def unrestricted(self) -> RunOutcome:
-        out = self._repeat(cgroups.Limits(), None, monitored=True)
+        # every sensitivity divides by this one performance: measure it a few times (median)
+        out = self._repeat(cgroups.Limits(), None, monitored=True,
+                           repeats=max(self.settings.repeats, self.settings.baseline_repeats))
         log.info("%s unrestricted: %s, peak usage %s", self.program.name,
                  f"{out.performance:.6g}" if out.ok else f"FAILED ({out.reason})", out.usage)
         return out

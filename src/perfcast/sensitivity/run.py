@@ -28,13 +28,15 @@ def make_backend(name: str, program: Mapping[str, Any], *, backend: str,
                  dimensions: Mapping[str, Mapping] | None = None,
                  cgroup: Mapping | None = None, network: Mapping | None = None,
                  timeout_s: float | None = None, monitor_interval_s: float | None = None,
-                 repeats: int | None = None, replay: Mapping | None = None):
+                 repeats: int | None = None, baseline_repeats: int | None = None,
+                 replay: Mapping | None = None):
     """A cgroup backend over the configured dimensions, or a replay backend over a data set."""
     if backend == "cgroup":
         model = ResourceModel.from_config(dimensions or {})
         settings = CgroupSettings.from_config(cgroup, network=network, timeout_s=timeout_s,
                                               monitor_interval_s=monitor_interval_s,
-                                              repeats=repeats)
+                                              repeats=repeats,
+                                              baseline_repeats=baseline_repeats)
         return CgroupBackend(ProgramSpec.from_dict(name, program), model, settings)
     if backend == "replay":
         replay = dict(replay or {})

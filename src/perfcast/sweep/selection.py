@@ -70,6 +70,7 @@ class Candidate:
                 "order": self.order, "form": self.form, **m, "cv_mse": self.cv_mse,
                 "cv_rmse": float(np.sqrt(self.cv_mse)) if np.isfinite(self.cv_mse) else np.nan,
                 "chosen": self.chosen,
+                "order_by_training_error": self.extra.get("order_by_training_error"),
                 "dropped_terms": ",".join(dz.term_name(t, self.x) for t in self.fit.dropped)}
 
     def summary(self) -> dict[str, Any]:
@@ -78,6 +79,8 @@ class Candidate:
         d["coefficients"] = self.fit.coefficients()
         d["dropped_terms"] = [dz.term_name(t, self.x) for t in self.fit.dropped]
         d.update(self.extra)
+        if self.kind != "polynomial":
+            d.pop("order_by_training_error")
         return d
 
 

@@ -7,8 +7,9 @@ readings. Phases, in order:
   rate (the process is loading, not yet running its work);
 * **warm-up** / **stable** / **cool-down**: change points of the rate over the remaining
   intervals and the dominant-segment rule (:mod:`perfcast.warmup.segments`). Whole programs
-  often have several genuine phases and no segment dominates; ``fallback="trim-edges"`` (the
-  default here) then keeps everything between the first and the last change point as stable.
+  often have several genuine phases and no segment dominates; ``fallback="edges"`` (the
+  default here) then takes warm-up and cool-down from the first and last ``edge_fraction`` of
+  the trace only, and the program's phases between them as stable.
 
 The summary gives the stable IPC: the mean of the per-interval IPC over the stable intervals
 with its subsession CI (and the aggregate ``sum(instructions) / sum(cycles)`` beside it).
@@ -28,7 +29,7 @@ from perfcast.errors import InputError
 from perfcast.io import read_parquet, require_columns, write_json, write_parquet
 from perfcast.warmup.changepoint import EdmSettings
 from perfcast.warmup.ci import NotEnoughDataError, mean_ci
-from perfcast.warmup.segments import MIN_READINGS, detect_phases
+from perfcast.warmup.segments import EDGE_FRACTION, MIN_READINGS, detect_phases
 
 COLUMNS = ["interval", "time", "duration_s", "instructions", "cycles", "ipc"]
 
@@ -41,7 +42,8 @@ COUNTERS_MIN_EFFECT = 0.05
 class CounterPhaseSettings:
     edm: EdmSettings = EdmSettings(min_effect=COUNTERS_MIN_EFFECT)
     setup_fraction: float = 0.1
-    fallback: str = "trim-edges"
+    fallback: str = "edges"
+    edge_fraction: float = EDGE_FRACTION
     ac_limit: float = 0.2
     confidence: float = 0.95
 
@@ -54,7 +56,8 @@ class CounterPhaseSettings:
                             alpha=edm.get("alpha", 0.01),
                             min_effect=edm.get("min_effect", COUNTERS_MIN_EFFECT)),
             setup_fraction=d.get("setup_fraction", 0.1),
-            fallback=d.get("fallback", "trim-edges"),
+            fallback=d.get("fallback", "edges"),
+            edge_fraction=d.get("edge_fraction", EDGE_FRACTION),
             ac_limit=d.get("ac_limit", 0.2),
             confidence=d.get("confidence", 0.95),
         )
@@ -89,7 +92,8 @@ def counter_phases(df: pd.DataFrame, settings: CounterPhaseSettings | None = Non
     low = rate < settings.setup_fraction * med
     setup = int(np.argmin(low)) if not low.all() else n  # leading low-rate intervals
     rest = rate[setup:]
-    ph = detect_phases(rest, settings.edm, min_readings=MIN_READINGS, fallback=settings.fallback)
+    ph = detect_phases(rest, settings.edm, min_readings=MIN_READINGS, fallback=settings.fallback,
+                       edge_fraction=settings.edge_fraction)
     labels = np.full(n, "setup", dtype=object)
     labels[setup:] = ph.labels()
     phases = pd.DataFrame({"interval": df["interval"].to_numpy(dtype=np.int64),
@@ -110,6 +114,8 @@ def counter_phases(df: pd.DataFrame, settings: CounterPhaseSettings | None = Non
         "phase_rule": ph.rule,
         "edm": settings.edm.to_dict(),
         "setup_fraction": settings.setup_fraction,
+        "fallback": settings.fallback,
+        "edge_fraction": settings.edge_fraction,
         "stable_ipc": None,
         "stable_ipc_reason": None,
     }

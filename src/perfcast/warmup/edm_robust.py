@@ -36,6 +36,9 @@ from functools import lru_cache
 
 import numpy as np
 from scipy import optimize, special, stats
+from scipy.ndimage import uniform_filter1d
+
+from perfcast.warmup.subsession import block_means, subsession_size
 
 #: defaults of the robust mode
 ROBUST_MIN_SIZE = 10
@@ -177,10 +180,6 @@ def variance_inflation(scores: np.ndarray, window: int, limit: float = 0.2) -> f
     would see changes everywhere. Never below 1, so on i.i.d. readings the false-alarm rate
     stays at most ``alpha``.
     """
-    from scipy.ndimage import uniform_filter1d
-
-    from perfcast.warmup.subsession import block_means, subsession_size
-
     if scores.shape[0] < 3 * window:
         return 1.0
     resid = scores - uniform_filter1d(scores, size=window, mode="nearest")

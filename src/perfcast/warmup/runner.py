@@ -1,7 +1,8 @@
 """Run one round of a real command and turn its output into a :class:`RoundRecord`.
 
-The command is a shell template; ``{work}`` becomes the round's work amount and ``{python}``
-the running interpreter (so a shipped workload runs in the same environment). The round's
+The command is a shell template; ``{work}`` becomes the round's work amount, ``{python}`` the
+running interpreter (so a shipped workload runs in the same environment) and ``{seed}`` the
+workflow's seed. The round's
 duration is the wall time on the monotonic clock (``perfcast.process.run_measured``), and each
 output line is stamped with its arrival time, which locates the setup phase (the time before
 the first unit started).
@@ -23,13 +24,13 @@ class RoundFailedError(RuntimeError):
     """The command of a round failed (exit status, signal or timeout)."""
 
 
-def render_command(template: str, work: int, python: str | None = None) -> str:
-    """``template`` with ``{work}`` and ``{python}`` filled in (other braces left alone, so
-    ``awk '{print}'`` survives)."""
+def render_command(template: str, work: int, python: str | None = None, seed: int = 0) -> str:
+    """``template`` with ``{work}``, ``{python}`` and ``{seed}`` filled in (other braces left
+    alone, so ``awk '{print}'`` survives)."""
     if "{work}" not in template:
         raise ValueError(f"command template has no {{work}} placeholder: {template!r}")
-    return template.replace("{work}", str(int(work))).replace(
-        "{python}", shlex.quote(python or sys.executable))
+    return (template.replace("{work}", str(int(work))).replace("{seed}", str(int(seed)))
+            .replace("{python}", shlex.quote(python or sys.executable)))
 
 
 @dataclass
@@ -59,7 +60,7 @@ class RoundRecord:
 
 def run_round(spec: WorkloadSpec, planned: PlannedRound, index: int) -> RoundRecord:
     """Execute round ``index`` with ``planned.work``; raise RoundFailedError if it fails."""
-    command = render_command(spec.command, planned.work)
+    command = render_command(spec.command, planned.work, seed=spec.seed)
     res = run_measured(command, env=spec.env or None, timeout_s=spec.timeout_s)
     if res.timed_out:
         raise RoundFailedError(f"round {index} (work {planned.work}) timed out after "

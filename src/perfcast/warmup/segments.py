@@ -6,9 +6,11 @@ before it are warm-up, readings after it cool-down. With no such segment the rou
 stable phase (Pilot ingests none of its readings). Fewer than 30 readings are too few to
 split: all of them are kept as stable.
 
-``fallback="trim-edges"`` is an option for long traces with several genuine phases (program
-phases in a counter trace), where no segment dominates: the first segment is then warm-up, the
-last cool-down and everything between stable.
+``fallback="edges"`` is an option for long traces with several genuine phases (program phases
+in a counter trace), where no segment dominates: non-stable phases are then looked for only at
+the edges. Warm-up ends at the last change point within the first ``edge_fraction`` of the
+readings, cool-down starts at the first change point within the last ``edge_fraction``, and
+everything between (program phases included) is stable.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from perfcast.warmup.changepoint import EdmSettings, change_points
 #: fewer readings than this are not split (Pilot: "fewer than 30 readings: keep all")
 MIN_READINGS = 30
 PHASES = ("setup", "warmup", "stable", "cooldown", "unstable")
-FALLBACKS = ("none", "trim-edges")
+FALLBACKS = ("none", "edges")
+#: fallback "edges": warm-up and cool-down lie within this fraction of either end
+EDGE_FRACTION = 0.2
 
 
 def segments(n: int, cps: list[int]) -> list[tuple[int, int]]:
@@ -46,7 +50,7 @@ class Phases:
     n: int
     change_points: tuple[int, ...]
     stable: tuple[int, int] | None
-    rule: str  # dominant | short | trim-edges | none
+    rule: str  # dominant | short | edges | none
 
     @property
     def has_stable(self) -> bool:
@@ -92,6 +96,7 @@ def detect_phases(
     *,
     min_readings: int = MIN_READINGS,
     fallback: str = "none",
+    edge_fraction: float = EDGE_FRACTION,
 ) -> Phases:
     """Change points of ``x`` and the stable phase they imply (see the module docstring)."""
     if fallback not in FALLBACKS:
@@ -104,6 +109,8 @@ def detect_phases(
     dom = dominant_segment(n, cps)
     if dom is not None:
         return Phases(n, tuple(cps), dom, "dominant")
-    if fallback == "trim-edges" and len(cps) >= 2:
-        return Phases(n, tuple(cps), (cps[0], cps[-1]), "trim-edges")
+    if fallback == "edges":
+        begin = max((c for c in cps if c <= edge_fraction * n), default=0)
+        end = min((c for c in cps if c >= (1 - edge_fraction) * n), default=n)
+        return Phases(n, tuple(cps), (begin, end), "edges")
     return Phases(n, tuple(cps), None, "none")

@@ -32,8 +32,11 @@ def _predict_duration(records: list[RoundRecord], an: SessionAnalysis, work: int
 def stop_reason(records: list[RoundRecord], an: SessionAnalysis,
                 settings: SessionSettings) -> str | None:
     target = settings.analysis.target_relative_width
-    if len(records) >= settings.min_rounds and all(
-            an.criterion_met(c, target) for c in settings.stop_on):
+    # a command that prints no unit readings is judged by the WPS regression alone
+    criteria = [c for c in settings.stop_on
+                if c != "readings" or any(r.readings for r in records)] or ["wps"]
+    if len(records) >= settings.min_rounds and all(an.criterion_met(c, target)
+                                                   for c in criteria):
         return "target"
     if len(records) >= settings.max_rounds:
         return "max_rounds"
@@ -83,9 +86,10 @@ def run_workload(
     rounds_out: str | Path,
     readings_out: str | Path,
     summary_out: str | Path,
+    seed: int = 0,
 ) -> dict:
     """The ``warmup`` rule: run/resume workload ``name`` and write its three outputs."""
-    settings = session_settings(name, workload, stage, programs)
+    settings = session_settings(name, workload, stage, programs, seed)
     records, an, reason = run_session(settings, journal)
     meta = {"workload": name, "measured": True, "command": settings.workload.command}
     write_parquet(an.rounds_frame(), rounds_out, metadata=meta)

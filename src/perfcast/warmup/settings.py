@@ -22,7 +22,7 @@ STOP_CRITERIA = ("readings", "wps")
 @dataclass(frozen=True)
 class WorkloadSpec:
     """A real command run once per round. ``{work}`` is replaced by the round's work amount,
-    ``{python}`` by the running interpreter."""
+    ``{python}`` by the running interpreter, ``{seed}`` by ``seed``."""
 
     name: str
     command: str
@@ -30,6 +30,7 @@ class WorkloadSpec:
     readings_regex: str | None = None
     readings_scale: float = 1.0
     timeout_s: float = 600.0
+    seed: int = 0
 
     def __post_init__(self) -> None:
         if "{work}" not in self.command:
@@ -92,7 +93,7 @@ def analysis_settings(cfg: dict[str, Any]) -> AnalysisSettings:
 
 
 def session_settings(name: str, workload: dict[str, Any], stage: dict[str, Any],
-                     programs: dict[str, Any] | None = None) -> SessionSettings:
+                     programs: dict[str, Any] | None = None, seed: int = 0) -> SessionSettings:
     """Settings of workload ``name``: its own keys over the stage-wide ones.
 
     ``workload`` has ``command`` or ``program`` (a name in the top-level ``programs``), and may
@@ -118,6 +119,7 @@ def session_settings(name: str, workload: dict[str, Any], stage: dict[str, Any],
             readings_regex=workload.get("readings_regex"),
             readings_scale=workload.get("readings_scale", 1.0),
             timeout_s=workload.get("timeout_s", 600.0),
+            seed=seed,
         ),
         planner=PlannerSettings(
             work_min=int(workload.get("work_min", 1)),

@@ -1,4 +1,8 @@
 # Settings and input functions of the warmup stage (rules: ../warmup.smk).
+import os
+
+from snakemake.exceptions import WorkflowError
+
 WARMUP = stage_config("warmup") or {}
 WARMUP_NAME = r"[A-Za-z0-9_.\-]+"
 # the settings a measurement session depends on (not `counters`, not the workload list)
@@ -62,6 +66,15 @@ def warmup_programs(wildcards):
     name = warmup_workload(wildcards).get("program")
     programs = config.get("programs") or {}
     return {name: programs[name]} if name in programs else {}
+
+
+def warmup_threads(wildcards):
+    """Every local core, so that no other job of the run disturbs a measurement (capped at
+    this host's CPUs; 2 where the total is not known)."""
+    try:
+        return max(1, min(workflow.cores, os.cpu_count() or 1))
+    except WorkflowError:
+        return 2
 
 
 def warmup_runtime(wildcards):
