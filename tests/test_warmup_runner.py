@@ -164,7 +164,7 @@ def test_kvstore_warms_up_and_cools_down_for_real():
     # the first change point closes the warm-up (later ones may be other processes' doing)
     ph = detect_phases(x, EdmSettings(min_effect=0.05))
     first = ph.change_points[0]
-    assert 20 <= first <= 1000 and np.median(x[:first]) > 2 * np.median(x[first:])
+    assert first <= 1000 and np.median(x[:first]) > 2 * np.median(x[first:])
     # cool-down: after the lighter worker is done (~2610 requests) one thread serves the rest;
     # that is slower only if the two could run at once, which depends on the host's load now
     speedup = x[-250:].mean() / x[2000:2500].mean()

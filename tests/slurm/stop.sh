@@ -6,14 +6,20 @@ set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
 RUN=/run/slurm
 
-stop_pidfile() {  # stop_pidfile NAME PIDFILE
+term() {  # term NAME PIDFILE: send SIGTERM, print the pid (empty when not running)
     local name=$1 file=$2 pid
-    if [ ! -s "$file" ]; then echo "stop.sh: $name not running (no $file)"; return 0; fi
+    if [ ! -s "$file" ]; then echo "stop.sh: $name not running (no $file)" >&2; return 0; fi
     pid=$(cat "$file")
     if ! kill -0 "$pid" 2>/dev/null; then
-        echo "stop.sh: $name not running (stale $file)"; rm -f "$file"; return 0
+        echo "stop.sh: $name not running (stale $file)" >&2; rm -f "$file"; return 0
     fi
-    kill -TERM "$pid"
+    kill -TERM "$pid" 2>/dev/null || true
+    echo "$pid"
+}
+
+await() {  # await NAME PIDFILE PID: wait up to 10 s for PID to exit, then SIGKILL it
+    local name=$1 file=$2 pid=$3
+    [ -n "$pid" ] || return 0
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then
         echo "stop.sh: $name ($pid) ignored SIGTERM for 10 s; sending SIGKILL" >&2
@@ -25,7 +31,8 @@ stop_pidfile() {  # stop_pidfile NAME PIDFILE
 
 # Cancel what is still queued or running (a test cluster: every job on it is a test's), so that no
 # job step outlives slurmd.
-if command -v squeue >/dev/null 2>&1 && squeue -h >/dev/null 2>&1; then
+ctld=$(cat "$RUN/slurmctld.pid" 2>/dev/null || true)
+if [ -n "$ctld" ] && kill -0 "$ctld" 2>/dev/null && squeue -h >/dev/null 2>&1; then
     jobs=$(squeue -h -t PENDING,RUNNING,CONFIGURING,COMPLETING -o %i | tr '\n' ' ')
     if [ -n "${jobs// }" ]; then
         echo "stop.sh: cancelling jobs $jobs"
@@ -37,8 +44,12 @@ if command -v squeue >/dev/null 2>&1 && squeue -h >/dev/null 2>&1; then
         done
     fi
 fi
-stop_pidfile slurmd "$RUN/slurmd.pid"
-stop_pidfile slurmctld "$RUN/slurmctld.pid"
+# slurmd and slurmctld side by side (each takes ~2 s to save its state), munged after them
+d=$(term slurmd "$RUN/slurmd.pid")
+c=$(term slurmctld "$RUN/slurmctld.pid")
+await slurmd "$RUN/slurmd.pid" "$d"
+await slurmctld "$RUN/slurmctld.pid" "$c"
 if [ "${PERFCAST_SLURM_KEEP_MUNGE:-0}" != 1 ]; then
-    stop_pidfile munged /run/munge/munged.pid
+    m=$(term munged /run/munge/munged.pid)
+    await munged /run/munge/munged.pid "$m"
 fi
