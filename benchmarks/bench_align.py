@@ -17,7 +17,8 @@ SETUP = """
 import time, numpy as np
 rng = np.random.default_rng(0)
 def series(n_old, speedup=1.4):
-    a = np.cumsum(rng.lognormal(0, 0.2, n_old)); b = np.cumsum(rng.lognormal(0, 0.2, int(n_old / speedup)))
+    a = np.cumsum(rng.lognormal(0, 0.2, n_old))
+    b = np.cumsum(rng.lognormal(0, 0.2, int(n_old / speedup)))
     return a * 1e12 / a[-1], b * 1e12 / b[-1]
 """
 

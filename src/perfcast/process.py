@@ -4,6 +4,12 @@ Shared by every stage that executes programs (perf collection, warm-up rounds, c
 profiling runs, sweep campaigns). The child runs in its own session so a timeout kills the whole
 process group, and each stdout line is stamped with a monotonic clock as it arrives (unit readings,
 heartbeats).
+
+``ru_maxrss`` of a child includes the memory image it had *before* exec: a child forked from a
+Snakemake script that has loaded pandas reports that script's ~250 MB as its peak, even for
+``/bin/true``. So by default (``own_rusage``) the program is forked by a shim, a bare
+``python -I -S`` (~5 MB) that ``os.wait4``s it and reports the program's own wall, user, sys, max
+RSS and exit status; the shim's start-up (a few ms) stays outside the measured interval.
 """
 
 from __future__ import annotations
@@ -12,10 +18,67 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+#: the shim: fork, exec argv, wait4, write "status wall user sys maxrss", exit like the child
+SHIM = r"""
+import os, sys, time
+out, argv = sys.argv[1], sys.argv[2:]
+t0 = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(argv[0], argv)
+    finally:
+        os._exit(127)
+while True:
+    try:
+        _, status, ru = os.wait4(pid, 0)
+        break
+    except InterruptedError:
+        continue
+wall = time.monotonic() - t0
+with open(out, "w") as fh:
+    fh.write("%d %.9f %.6f %.6f %d\n" % (status, wall, ru.ru_utime, ru.ru_stime, ru.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
+@dataclass(frozen=True)
+class ShimReport:
+    """The measured program's own numbers (``returncode`` < 0: killed by that signal)."""
+
+    returncode: int
+    wall_s: float
+    user_s: float
+    sys_s: float
+    max_rss_kb: int
+
+
+def shim_argv(argv: Sequence[str], report: str | Path, python: str | None = None) -> list[str]:
+    """``argv`` run under the shim, which writes its measurements to ``report``."""
+    return [python or sys.executable, "-I", "-S", "-c", SHIM, str(report), *argv]
+
+
+def read_report(report: str | Path) -> ShimReport | None:
+    """The shim's measurements, or None when it never wrote them (killed on timeout)."""
+    try:
+        fields = Path(report).read_text().split()
+    except OSError:
+        return None
+    if len(fields) != 5:
+        return None
+    status = int(fields[0])
+    return ShimReport(returncode=os.waitstatus_to_exitcode(status), wall_s=float(fields[1]),
+                      user_s=float(fields[2]), sys_s=float(fields[3]),
+                      max_rss_kb=int(fields[4]))
 
 
 @dataclass(frozen=True)
@@ -56,12 +119,29 @@ def run_measured(
     on_start: Callable[[int], None] | None = None,
     on_line: Callable[[float, str], None] | None = None,
     stdin_devnull: bool = True,
+    own_rusage: bool = True,
 ) -> RunResult:
     """Run ``command`` (a shell string or an argv list) to completion and measure it.
 
     ``preexec_fn`` runs in the child before exec (e.g. join a cgroup); ``on_start`` gets the pid
-    in the parent; ``on_line(t, line)`` sees each stdout line as it arrives.
+    in the parent (the shim's, whose only child is the program); ``on_line(t, line)`` sees each
+    stdout line as it arrives. With ``own_rusage`` the times, max RSS and exit status are the
+    program's own (see the module docstring); a run killed on timeout keeps the parent's view.
     """
+    if own_rusage:
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        with tempfile.TemporaryDirectory(prefix="perfcast-rusage-") as tmp:
+            report = Path(tmp) / "rusage"
+            res = run_measured(shim_argv(argv, report), env=env, cwd=cwd, timeout_s=timeout_s,
+                               preexec_fn=preexec_fn, on_start=on_start, on_line=on_line,
+                               stdin_devnull=stdin_devnull, own_rusage=False)
+            own = read_report(report)
+        text = command if isinstance(command, str) else shlex.join(command)
+        if own is None:
+            return replace(res, command=text)
+        return replace(res, command=text, returncode=own.returncode, wall_s=own.wall_s,
+                       user_s=own.user_s, sys_s=own.sys_s, max_rss_kb=own.max_rss_kb,
+                       signal=-own.returncode if own.returncode < 0 else None)
     shell = isinstance(command, str)
     text = command if shell else shlex.join(command)
     full_env = None

@@ -44,7 +44,8 @@ wait_idle() {
 }
 
 # Already up (ours or a real site's): nothing to write or start.
-if sinfo -h >/dev/null 2>&1 && scontrol ping 2>/dev/null | grep -q UP; then
+# (scontrol ping first: it answers at once, sinfo retries for ~9 s when no controller runs)
+if scontrol ping 2>/dev/null | grep -q UP && sinfo -h >/dev/null 2>&1; then
     log "slurmctld already answers"
     wait_idle
     exit 0

@@ -2,10 +2,10 @@
 
 This is ARPE's generated ``execute.bash`` loop body (before.bash; ``time -p`` the command;
 after.bash) for a single configuration x iteration, so each is its own Snakemake job. The program's
-wall/user/sys time and max RSS come from ``os.wait4`` in a small shim (:mod:`measure`, run by
-:func:`perfcast.process.run_measured`), not from ``time -p``'s two decimals; with perf events
-they include ``perf stat`` itself (a few ms, ~14 MB). A failed or timed-out run is a record
-with its exit status, not a lost job; with ``fail_fast`` it fails its job and stops the
+wall/user/sys time and max RSS come from ``os.wait4`` in a small shim
+(:func:`perfcast.process.shim_argv`, run by :func:`perfcast.process.run_measured`), not from
+``time -p``'s two decimals; with perf events they include ``perf stat`` itself (a few ms,
+~14 MB). A failed or timed-out run is a record with its exit status, not a lost job; with ``fail_fast`` it fails its job and stops the
 campaign's later runs.
 """
 
@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from perfcast.io import write_json
-from perfcast.process import RunResult, run_measured
-from perfcast.sweep import measure
+from perfcast.process import RunResult, ShimReport, read_report, run_measured, shim_argv
 from perfcast.sweep import sensors as sn
 from perfcast.sweep.campaign import perf_column
 
@@ -73,7 +72,7 @@ def check_not_stopped(stop_marker: str | Path | None, session: str | None) -> No
 def _phase(command: str, env: Mapping[str, str], timeout_s: float) -> dict[str, Any] | None:
     if not command.strip():
         return None
-    res = run_measured(command, env=env, timeout_s=timeout_s)
+    res = run_measured(command, env=env, timeout_s=timeout_s, own_rusage=False)
     if res.stdout.strip() or res.stderr.strip():
         log.info("%s\n--- stdout ---\n%s--- stderr ---\n%s", command, res.stdout, res.stderr)
     return {"command": command, "returncode": res.returncode, "timed_out": res.timed_out,
@@ -125,9 +124,10 @@ def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
             argv = sn.perf_command(params["command"], events, perf_csv, status_file, perf_binary)
         else:
             argv = ["/bin/sh", "-c", params["command"]]
-        res = run_measured(measure.shim_argv(argv, report), env=env, timeout_s=timeout)
+        res = run_measured(shim_argv(argv, report), env=env, timeout_s=timeout,
+                           own_rusage=False)
         rapl1 = sn.read_rapl(zones) if zones else {}
-        shim = measure.read_report(report)
+        shim = read_report(report)
         shell_status = None
         if events:
             text = status_file.read_text().strip() if status_file.exists() else ""
@@ -163,7 +163,7 @@ def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
     return record
 
 
-def _fill_time(record: dict[str, Any], res: RunResult, shim: measure.ShimReport | None,
+def _fill_time(record: dict[str, Any], res: RunResult, shim: ShimReport | None,
                shell_status: int | None) -> None:
     """Times, max RSS and exit status from the shim (the program's own rusage); if the shim
     was killed (timeout) only the wall time of the attempt is known."""
