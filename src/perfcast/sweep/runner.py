@@ -5,8 +5,8 @@ after.bash) for a single configuration x iteration, so each is its own Snakemake
 wall/user/sys time and max RSS come from ``os.wait4`` in a small shim
 (:func:`perfcast.process.shim_argv`, run by :func:`perfcast.process.run_measured`), not from
 ``time -p``'s two decimals; with perf events they include ``perf stat`` itself (a few ms,
-~14 MB). A failed or timed-out run is a record with its exit status, not a lost job; with ``fail_fast`` it fails its job and stops the
-campaign's later runs.
+~14 MB). A failed or timed-out run is a record with its exit status, not a lost job; with
+``fail_fast`` it fails its job and stops the campaign's later runs.
 """
 
 from __future__ import annotations
