@@ -167,8 +167,8 @@ def test_kvstore_warms_up_and_cools_down_for_real():
     assert first <= 1000 and np.median(x[:first]) > 2 * np.median(x[first:])
     # cool-down: after the lighter worker is done (~2610 requests) one thread serves the rest;
     # that is slower only if the two could run at once, which depends on the host's load now
-    speedup = x[-250:].mean() / x[2000:2500].mean()
-    if speedup < 1.2 or not ph.has_stable:
+    speedup = np.median(x[-250:]) / np.median(x[2000:2500])  # (medians: not the odd pause)
+    if speedup < 1.3 or not ph.has_stable:
         pytest.skip(f"the host is too busy to show the cool-down now (one worker alone took "
                     f"{speedup:.2f}x the time per request of two)")
     assert ph.cooldown_len >= 150

@@ -34,7 +34,8 @@ rule collect:
     resources:
         mem_mb=500,
         runtime=lambda wc: 10 if C["backend"] != "perf" else int(PERF["timeout_s"] / 60) + 5,
-        slurm_partition=lambda wc: PARTITIONS.get(wc.gen, ""),
+        # only when config names partitions: otherwise the profile's default partition applies
+        **({"slurm_partition": lambda wc: PARTITIONS[wc.gen]} if PARTITIONS else {}),
     conda:
         CONDA_ENV
     script:

@@ -12,6 +12,11 @@ PREDICT_BENCHMARKS = sorted(config.get("predict", {}).get("benchmarks", []))
 SIMULATED = C.get("backend") == "simulate"
 PARTITIONS = C.get("partitions", {})
 PERF = C.get("perf", {})
+if PARTITIONS and set(PARTITIONS) != {OLD, NEW}:
+    raise ValueError(
+        f"counters.partitions must name a partition for both generations {OLD!r} and {NEW!r}, "
+        f"not {sorted(PARTITIONS)}"
+    )
 
 def counters_runs():
     """(gen, bench) pairs collected: every benchmark on both, predict-only ones on the old one."""
