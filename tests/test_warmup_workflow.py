@@ -100,3 +100,18 @@ def test_workflow_refuses_a_bad_config(tmp_path, snakemake_run):
     bad = {**TINY, "workloads": {"kv": {"command": "echo no placeholder", "work_max": 10}}}
     p = snakemake_run(tmp_path, {"warmup": bad}, targets=["all"], check=False, extra=["-n"])
     assert p.returncode != 0 and "does not match" in (p.stdout + p.stderr)
+
+
+def test_counter_traces_are_targets_when_the_counters_stage_runs(tmp_path, snakemake_run):
+    config = {
+        "counters": {"generations": {"old": "g1", "new": "g2"}, "events": ["l1d_cache"],
+                     "benchmarks": ["mcf", "gcc"]},
+        "predict": {"benchmarks": ["xz"]},
+        "warmup": {"workloads": {}},
+    }
+    p = snakemake_run(tmp_path, config, targets=["all"], extra=["-n", "--quiet", "rules"])
+    jobs = dict(line.split()[:2] for line in p.stdout.splitlines()
+                if line.strip() and line.split()[-1].isdigit() and len(line.split()) == 2)
+    # both generations of each benchmark, the predict-only one on the old generation
+    assert jobs["counter_phases"] == "5" and jobs["warmup_paper_counters"] == "1"
+    assert "warmup" not in jobs  # no workloads configured

@@ -52,6 +52,20 @@ def _fraction(text: str) -> float:
     return v
 
 
+def _positive(text: str) -> float:
+    v = float(text)
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not positive")
+    return v
+
+
+def _min_size(text: str) -> int:
+    v = int(text)
+    if v < 2:
+        raise argparse.ArgumentTypeError(f"{text}: the shortest segment has at least 2 readings")
+    return v
+
+
 def _limit(text: str) -> float:
     v = float(text)
     if not 0 <= v <= 1:
@@ -134,11 +148,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="readings, one per line ('-' for stdin)")
     p.add_argument("--mode", choices=MODES, default="robust",
                    help="robust (default) or pilot (Pilot's EDM_percent, O(n^2 log n))")
-    p.add_argument("--min-size", type=int, default=None,
+    p.add_argument("--min-size", type=_min_size, default=None,
                    help="shortest segment (default 10 robust, 30 pilot)")
     p.add_argument("--alpha", type=_fraction, default=0.01,
                    help="robust: false-alarm probability on a series without change")
-    p.add_argument("--min-effect", type=float, default=0.0,
+    p.add_argument("--min-effect", type=_limit, default=0.0,
                    help="robust: drop changes of the median smaller than this fraction")
     p.set_defaults(func=cmd_edm)
 
@@ -149,7 +163,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _stats_options(p)
     p.add_argument("--harmonic", action="store_true",
                    help="harmonic mean (for rates), CI by the reciprocal of the 1/x interval")
-    p.add_argument("--target", type=float, default=0.1, metavar="X",
+    p.add_argument("--target", type=_positive, default=0.1, metavar="X",
                    help="target CI width as a fraction of the mean (default 0.1)")
     p.set_defaults(func=cmd_ci)
 

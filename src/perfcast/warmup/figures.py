@@ -20,11 +20,17 @@ PHASE_COLOURS = {"setup": "#BBBBBB", "warmup": PALETTE[4], "stable": PALETTE[2],
 
 
 def pick_round(rounds: pd.DataFrame) -> int | None:
-    """The round to show: the longest one that has a stable phase (else the longest)."""
+    """The round to show: of those with a stable phase, the one whose shorter non-stable phase
+    (warm-up or cool-down) is longest, then the longest round; else the longest round."""
     if rounds.empty:
         return None
-    cand = rounds[rounds["has_stable"]] if rounds["has_stable"].any() else rounds
-    return int(cand.sort_values(["readings", "round"], ascending=[False, True])["round"].iloc[0])
+    r = rounds.assign(
+        _edge=np.minimum(rounds["warmup_readings"].fillna(0).to_numpy(dtype=float),
+                         rounds["cooldown_readings"].fillna(0).to_numpy(dtype=float)))
+    if r["has_stable"].any():
+        r = r[r["has_stable"]]
+    return int(r.sort_values(["_edge", "readings", "round"],
+                             ascending=[False, False, True])["round"].iloc[0])
 
 
 def binned_throughput(times: np.ndarray, start: float, end: float,
@@ -60,9 +66,13 @@ def draw_phases(ax, readings: pd.DataFrame, round_row: pd.Series | None,
         for c in round_row["change_points"]:
             ax.axvline(t[int(c) - 1] if int(c) > 0 else setup, color="k", lw=0.6, ls=":",
                        alpha=0.7)
+    if round_row is not None and pd.notna(round_row.get("stable_mean_s")) and \
+            round_row["stable_mean_s"] > 0:
+        ax.axhline(1 / float(round_row["stable_mean_s"]), color=PALETTE[0], lw=1, ls="--",
+                   label="this round's stable throughput")
     tpd = (summary or {}).get("throughput")
     if tpd:
-        ax.axhline(tpd["value"], color=PALETTE[1], lw=1.2, label="stable throughput")
+        ax.axhline(tpd["value"], color=PALETTE[1], lw=1.2, label="stable throughput, all rounds")
         if tpd.get("upper") is not None:
             ax.axhspan(tpd["lower"], tpd["upper"], color=PALETTE[1], alpha=0.15, lw=0)
     ax.set_xlim(0, end)
@@ -70,7 +80,7 @@ def draw_phases(ax, readings: pd.DataFrame, round_row: pd.Series | None,
     ax.set_xlabel("time since the round started (s)")
     ax.set_ylabel("throughput (units/s)")
     ax.set_title(title)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=4, fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3, fontsize=8)
 
 
 def phase_figure(rounds: pd.DataFrame, readings: pd.DataFrame, summary: dict[str, Any],

@@ -83,9 +83,12 @@ def next_round(
     a, s = int(history[c][0]), float(history[c][1])
     since = len(history) - c  # rounds from the calibration round on (it is the ramp's round 0)
     k, n_ramp = ramp_increment(s, settings.first_estimate_s, settings.first_estimate_rounds)
-    if k > 0 and since < n_ramp:
-        return PlannedRound(min(b, max(a, round(a * (1 + since * k / s)))), "ramp")
     done = {int(w) for w, _ in history}
+    if k > 0 and since < n_ramp:
+        w = round(a * (1 + since * k / s))
+        if w < b and w not in done:
+            return PlannedRound(max(a, w), "ramp")
+        n_ramp = since  # the ramp reached work_max: on to the dyadic rounds
     lo = min(max(a, math.ceil(alpha_work)), b)
     j = since - max(n_ramp, 1)
     for jj in range(j, j + 64 * max(1, b - lo).bit_length()):
