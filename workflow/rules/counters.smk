@@ -20,7 +20,7 @@ rule collect:
         interval_ms=C.get("interval_ms"),
         base=BASE.names,
         seed=config["seed"],
-        clock_ghz=lambda wc: C["clock_ghz"].get(wc.gen),
+        clock_ghz=lambda wc: C.get("clock_ghz", {}).get(wc.gen),
         simulate=C.get("simulate"),
         command=_collect_command,
         env=_collect_env,
@@ -33,7 +33,7 @@ rule collect:
     threads: 1
     resources:
         mem_mb=500,
-        runtime=lambda wc: 10 if C["backend"] != "perf" else int(PERF["timeout_s"] / 60) + 5,
+        runtime=lambda wc: 10 if C.get("backend") != "perf" else int(PERF["timeout_s"] / 60) + 5,
         # only when config names partitions: otherwise the profile's default partition applies
         **({"slurm_partition": lambda wc: PARTITIONS[wc.gen]} if PARTITIONS else {}),
     conda:
@@ -56,9 +56,9 @@ rule postprocess:
         meta=lambda wc: {
             "generation": wc.gen,
             "benchmark": wc.bench,
-            "backend": C["backend"],
+            "backend": C.get("backend"),
             "simulated": SIMULATED,
-            "interval_ms": C["interval_ms"],
+            "interval_ms": C.get("interval_ms"),
         },
     log:
         f"{LOGS}/counters/postprocess/{{gen}}/{{bench}}.log",

@@ -44,18 +44,18 @@ def _program(bench):
 
 
 def _collect_command(wildcards):
-    if C["backend"] != "perf":
+    if C.get("backend") != "perf":
         return None
     prog = _program(wildcards.bench)
     return prog["command"].replace("{work}", str(prog.get("work", 1)))
 
 
 def _collect_env(wildcards):
-    return _program(wildcards.bench).get("env", {}) if C["backend"] == "perf" else {}
+    return _program(wildcards.bench).get("env", {}) if C.get("backend") == "perf" else {}
 
 
 def _import_source(wildcards):
-    if C["backend"] != "import":
+    if C.get("backend") != "import":
         return []
     return C["import"]["pattern"].format(
         gen=wildcards.gen, bench=wildcards.bench, group=wildcards.group
