@@ -6,7 +6,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: run test venv lint report paper bench clean
+.PHONY: run test venv system-deps lint report paper bench clean
+
+# perf (linux-perf) and tc/ip (iproute2) are Debian packages; installed only when missing (root).
+# The SLURM packages for the cluster test are installed by tests/slurm/install.sh.
+system-deps:
+	@command -v perf >/dev/null && command -v tc >/dev/null && command -v ip >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -q && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	      linux-perf iproute2 ; } || \
+	  echo "warning: install linux-perf and iproute2 (perf, tc, ip) for the real-hardware parts"
 
 $(BIN)/perfcast: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -16,7 +25,7 @@ $(BIN)/perfcast: pyproject.toml
 
 venv: $(BIN)/perfcast
 
-run: venv
+run: venv system-deps
 	$(BIN)/snakemake --cores $(CORES)
 
 report: venv
@@ -25,7 +34,7 @@ report: venv
 paper: venv
 	$(BIN)/snakemake --cores $(CORES) paper
 
-test: venv
+test: venv system-deps
 	$(BIN)/python -m pytest -q
 
 lint: venv

@@ -154,3 +154,13 @@ def test_perf_backend_through_the_workflow(tmp_path):
     assert {"page-faults_pki", "context-switches_pki", "minor-faults_pki"} <= set(t.columns)
     assert len(t) >= 4 and t["page-faults_pki"].sum() > 0
     assert parquet_metadata(tmp_path / "results/counters/there/spin.parquet")["backend"] == "perf"
+
+
+def test_report_groups_figures_by_stage(tiny_run):
+    from conftest import run_snakemake
+
+    run_snakemake(tiny_run, TINY, [], extra=["--report", "report.html"])
+    html = (tiny_run / "report.html").read_text()
+    for category in ("1. Counters", "2. Alignment and training set", "3. Model"):
+        assert category in html
+    assert "ipc_over_time.png" in html and "predicted_vs_measured.png" in html
