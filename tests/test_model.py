@@ -86,3 +86,15 @@ def test_default_config_median_error_below_5_percent(tmp_path):
     # and the model beats a constant ratio: the counters carry the information
     assert ev["cycles_error_pct"].abs().median() < ev["baseline_cycles_error_pct"].abs().median()
     assert ev["runtime_error_pct"].abs().median() < 5.0
+
+
+def test_keep_intervals_selects_per_benchmark():
+    from perfcast.model.trainset import keep_intervals
+
+    train = pd.DataFrame({"benchmark": ["a", "a", "a", "b", "b"],
+                          "old_interval": np.array([0, 1, 2, 0, 1], dtype=np.int64),
+                          "ipc_ratio": [1.0, 1.1, 1.2, 1.3, 1.4]})
+    out = keep_intervals(train, {"a": np.array([2, 0]), "b": np.array([], dtype=int)})
+    assert out["benchmark"].tolist() == ["a", "a"]
+    assert out["old_interval"].tolist() == [0, 2]  # training order kept
+    assert out["ipc_ratio"].tolist() == [1.0, 1.2]

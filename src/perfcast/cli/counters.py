@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from perfcast.counters.events import BaseEvents
 from perfcast.counters.postprocess import postprocess
@@ -63,7 +64,8 @@ def _predict(args: argparse.Namespace) -> int:
     from perfcast.model.run import predict_files
 
     summary = args.output.rsplit(".", 1)[0] + ".json"
-    predict_files(args.model, args.counters, args.output, summary, bench=args.counters,
+    predict_files(args.model, args.counters, args.output, summary,
+                  bench=Path(args.counters).stem,
                   clock_new_ghz=args.clock_ghz)
     print(open(summary).read().strip())
     return 0

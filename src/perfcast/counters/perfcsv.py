@@ -124,7 +124,7 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = ()) 
         raise InputError(path, f"interval at t={bad.index[0]:.9f}s has {int(bad.iloc[0])} of "
                                f"{n_events} events", expected="every event in every interval")
     pct = long.groupby("time")["pct_running"].min()
-    wide = wide[sorted(long["event"].unique(), key=list(long["event"].unique()).index)]
+    wide = wide[list(long["event"].unique())]  # perf's event order
     wide.columns.name = None
     out = wide.reset_index()
     t = out["time"].to_numpy()

@@ -23,7 +23,12 @@ from perfcast.io import (
 from perfcast.model import plots
 from perfcast.model.align import align_runs
 from perfcast.model.knn import KnnSettings, evaluate_lobo, fit, model_card, predict_run
-from perfcast.model.trainset import benchmark_rows, build_trainset, feature_columns
+from perfcast.model.trainset import (
+    benchmark_rows,
+    build_trainset,
+    feature_columns,
+    keep_intervals,
+)
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +108,7 @@ def evaluate_files(trainset: str, old: list[str], new: list[str], out: str, csv:
     results = [evaluate_lobo(train, co, cn, features, s, clock_new_ghz, label="all")]
     if phases:
         keep = {b: stable_intervals(p) for b, p in zip(benchmarks, phases, strict=True)}
-        stable = train[[keep[b_].size == 0 or i in set(keep[b_]) for b_, i in
-                        zip(train["benchmark"], train["old_interval"], strict=True)]]
+        stable = keep_intervals(train, keep)
         results.append(evaluate_lobo(stable, co, cn, features, s, clock_new_ghz, label="stable"))
     ev = pd.concat(results, ignore_index=True)
     write_parquet(ev, out, metadata={"simulated": simulated})

@@ -50,3 +50,13 @@ def build_trainset(parts: list[pd.DataFrame]) -> pd.DataFrame:
     out = pd.concat(parts, ignore_index=True)
     return out.sort_values([GROUP, "old_interval", "new_interval"], kind="stable").reset_index(
         drop=True)
+
+
+def keep_intervals(train: pd.DataFrame, keep: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Rows whose old interval is in ``keep[benchmark]`` (e.g. the stable phase)."""
+    allowed = pd.DataFrame(
+        [(b, int(i)) for b, ivs in keep.items() for i in ivs], columns=[GROUP, "old_interval"]
+    )
+    out = train.merge(allowed.astype({"old_interval": train["old_interval"].dtype}),
+                      on=[GROUP, "old_interval"], how="inner")
+    return out.reset_index(drop=True)
