@@ -46,3 +46,16 @@ bench: venv
 
 clean:
 	rm -rf results/* .snakemake
+
+# The floors in pyproject.toml are tested ones: the unit tests (not slow, not slurm) on the LOWEST
+# versions pyproject.toml allows for the direct dependencies (uv's lowest-direct resolution), in a
+# fresh .venv-lowest/ on the oldest Python perfcast supports. uv comes from PyPI into $(VENV).
+.PHONY: test-lowest
+LOWEST := .venv-lowest
+LOWEST_PY ?= python3.11
+
+test-lowest: venv system-deps
+	$(BIN)/pip install -q uv
+	$(BIN)/uv venv -q --clear --python $(LOWEST_PY) $(LOWEST)
+	$(BIN)/uv pip install -q --python $(LOWEST)/bin/python --resolution lowest-direct -e '.[dev]'
+	$(LOWEST)/bin/python -m pytest -q -m "not slow and not slurm"

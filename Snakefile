@@ -3,6 +3,8 @@
 #   snakemake --cores 2                      whole DAG on config/config.yaml (the embedded default)
 #   snakemake --cores 2 --configfile my.yaml  a config of your own, merged over the default
 #                                             (add --replace-workflow-config to drop the default)
+#   snakemake --cores 2 paper                results/paper/ in full: adds the replay of the paper's
+#                                             measurements (downloads them; see sensitivity.replay)
 #   snakemake --report results/report.html    every stage's figures and tables
 from snakemake.utils import min_version, validate
 
@@ -35,4 +37,4 @@ rule all:
         warmup_targets(),
         sensitivity_targets(),
         sweep_targets(),
-        paper_targets(),
+        paper_targets(network=False),  # the replay's download is left to `snakemake paper`

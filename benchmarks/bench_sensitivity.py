@@ -1,8 +1,9 @@
-"""Resource-sensitivity profiling (issue 4), as ratios measured in one run.
+"""Resource-sensitivity profiling, as ratios measured in one run.
 
-(a) Runs saved: on the paper's measurements (``../shared/data/arcp/``), the runs binary search
-    needs (product points) against brute force over each program's dense grid, per epsilon; and
-    the paper's own brute-force grid (7 x 24 x 21 x 13 x 17 = 779,688) for scale.
+(a) Runs saved: on the paper's measurements (Wang et al. 2017; docs/methods/sensitivity.md),
+    the runs binary search needs (product points) against brute force over each program's dense
+    grid, per epsilon; and the paper's own brute-force grid (7 x 24 x 21 x 13 x 17 = 779,688)
+    for scale.
 (b) Interpolation: sequential PCHIP filling the paper's whole 5-D grid (779,688 cells) from a
     3 x 5 x 4 x 4 x 3 product of measured levels (absolute time); and, on a 7 x 13 x 17 x 21 grid,
     the vectorised fill (lines sharing a known-mask interpolated together) against a reference

@@ -1,4 +1,4 @@
-"""Workflow scale and overhead (issue 6), as ratios measured in one run.
+"""Workflow scale and overhead, as ratios measured in one run.
 
 (a) DAG build: ``snakemake -n`` of a synthetic config with 500 benchmarks (tests/configs/tiny.yaml
     with bench000..bench499; target < 30 s), against the same dry run at 50 benchmarks.
@@ -10,7 +10,8 @@
     every job's ``s``. Plus a second run with nothing changed.
 (c) ``--full``: the default main job (config/config.yaml, every stage) end to end with
     ``--cores 2``, and a second run with nothing changed. It runs in a fresh directory beside
-    the repository (``/work/.bench_workflow_*``) so the config's ``../shared/...`` paths resolve.
+    the repository (``/work/.bench_workflow_*``), so paths a config gives relative to the checkout
+    (``../...``) resolve as they do there.
 
     .venv/bin/python benchmarks/bench_workflow.py [--full] [--keep]
 
@@ -130,7 +131,7 @@ def bench_overhead(tmp: Path, cores: int = 2) -> dict:
 
 
 def bench_full(cores: int = 2) -> dict:
-    # beside the repository, so that the default config's ../shared/... resolves
+    # beside the repository, so that paths relative to the checkout (../...) resolve as there
     work = Path(tempfile.mkdtemp(prefix=".bench_workflow_", dir=REPO.parent))
     try:
         cfg = REPO / "config" / "config.yaml"

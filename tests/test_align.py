@@ -42,8 +42,8 @@ def test_exact_matches_tslearn_on_generation_like_runs():
         assert c == pytest.approx(c_ref, rel=1e-9)
 
 
-def test_seed_example_mapping():
-    """The seed's example (502.gcc_r): G2 row 1 maps to G3 row 0, rows 4 and 5 to G3 row 3."""
+def test_published_example_mapping():
+    """Patkar's published example (502.gcc_r): G2 row 1 -> G3 row 0, rows 4 and 5 -> G3 row 3."""
     g2 = [460190954.0, 1106484590.0, 1724588976.0, 2249696930.0, 2780771235.0, 3313773511.0,
           3797070083.0, 4311980235.0, 4851216305.0, 5393885229.0, 5943214302.0, 6520858849.0,
           7152711138.0]

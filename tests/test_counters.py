@@ -85,7 +85,7 @@ def test_instruction_axis_join_follows_the_program_not_the_clock(tmp_path):
     np.testing.assert_allclose(t["b_pki"], [100.0, 600.0])  # 10 of 100, 60 of 100
     assert t["b_pki"].mul(t["instructions"]).sum() / 1000 == pytest.approx(70)  # conserved
     r = postprocess([g0, g1], ["a", "b"], BASE, "row")
-    np.testing.assert_allclose(r["b_pki"], [100.0, 100.0])  # the seed's row join
+    np.testing.assert_allclose(r["b_pki"], [100.0, 100.0])  # the row join of Patkar's method
     assert len(r) == 2
 
 

@@ -1,4 +1,4 @@
-"""Surviving faults (issue 6): a run killed with SIGKILL mid-way and started again ends with the
+"""Surviving faults: a run killed with SIGKILL mid-way and started again ends with the
 same results as an uninterrupted run, and the kill leaves no partial output that Snakemake
 would take as done. (A corrupt input failing only its own job under ``--keep-going`` is tested in
 ``test_workflow_counters.py::test_import_backend_and_corrupt_file``.)

@@ -1,4 +1,4 @@
-"""Reproducibility of the whole workflow (issue 6): same config -> same bytes, whatever the
+"""Reproducibility of the whole workflow: same config -> same bytes, whatever the
 number of cores; nothing changed -> no job; one change -> only the jobs that depend on it rerun.
 
 Two real runs of ``tests/configs/small.yaml`` (3 simulated benchmarks) in two temp dirs, one with

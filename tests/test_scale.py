@@ -1,4 +1,4 @@
-"""Scale (issue 6): a synthetic config with 500 benchmarks builds its DAG (``snakemake -n``).
+"""Scale: a synthetic config with 500 benchmarks builds its DAG (``snakemake -n``).
 
 Only the job counts are asserted here; the time the DAG takes (target < 30 s) is measured by
 ``benchmarks/bench_workflow.py`` (no timed assertion in tests).

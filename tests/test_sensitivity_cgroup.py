@@ -198,6 +198,77 @@ def test_not_root_names_the_control_file():
     assert "memory.limit_in_bytes" in msg or "memory.max" in msg
 
 
+def _as_nobody(fn) -> str:
+    """Run ``fn()`` in a forked child that dropped root (uid/gid nobody); its error or "ok"."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        msg = "ok"
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - report anything to the parent
+            msg = f"{type(exc).__name__}: {exc}"
+        finally:
+            os.write(w, msg.encode()[:4096])
+            os._exit(0)
+    os.close(w)
+    msg = os.read(r, 4096).decode()
+    os.waitpid(pid, 0)
+    return msg
+
+
+def _tiny_program() -> dict:
+    return {"command": f"{PY} -c pass",
+            "metric": {"name": "wall_s", "source": "wall_time", "higher_is_better": False}}
+
+
+TINY_DIMS = {"cpu_quota": {"lower": 0.5, "upper": 1.0, "step": 0.5},
+             "memory_mb": {"lower": 32, "upper": 64, "step": 32}}
+
+
+def test_probe_without_root_names_the_control_file():
+    """The probe a profile starts with, in a process that dropped root: no run is made."""
+    be = CgroupBackend(ProgramSpec.from_dict("tiny", _tiny_program()),
+                       ResourceModel.from_config(TINY_DIMS), CgroupSettings(prefix=_prefix()))
+    msg = _as_nobody(be.probe)
+    assert msg.startswith("HostCapabilityError") and "needs root" in msg, msg
+    assert "cpu.cfs_quota_us" in msg or "cpu.max" in msg or "memory" in msg
+    be.probe()  # as root it passes (and leaves nothing behind)
+    assert not _leftovers(be.settings.prefix)
+
+
+@pytest.mark.parametrize("if_unavailable", ["report", "fail"])
+def test_host_without_the_controllers_is_reported_as_not_run(tmp_path, if_unavailable):
+    """Asking for cgroup v2 where its hierarchy lacks the controllers: the program is written
+    as not profiled with the reason (``report``, the default), or the job fails (``fail``)."""
+    import json
+
+    from perfcast.io import read_parquet
+    from perfcast.sensitivity.run import profile_program, summarize
+
+    mnt = v2_mount()
+    if mnt is not None and "cpu" in (Path(mnt) / "cgroup.controllers").read_text().split():
+        pytest.skip("cgroup v2 with the cpu controller is mounted: nothing missing to ask for")
+    missing = "no cgroup v2 mounted" if mnt is None else "the cpu controller is not available"
+    kw = {"name": "tiny", "program": _tiny_program(), "backend": "cgroup", "epsilon": 0.3,
+          "dimensions": TINY_DIMS, "cgroup": {"version": "v2", "if_unavailable": if_unavailable}}
+    out = [tmp_path / "g.parquet", tmp_path / "r.parquet", tmp_path / "s.json"]
+    if if_unavailable == "fail":
+        with pytest.raises(HostCapabilityError, match=missing):
+            profile_program(*out, **kw)
+        assert not any(p.exists() for p in out)
+        return
+    profile_program(*out, **kw)
+    summary = json.loads(out[2].read_text())
+    assert summary["status"] == "not_run" and missing in summary["reason"]
+    assert "cpu" in summary["requires"] and "memory" in summary["requires"]
+    assert len(read_parquet(out[0])) == 0 and len(read_parquet(out[1])) == 0
+    table = summarize([out[2]], tmp_path / "t.parquet", tmp_path / "t.csv")
+    assert table.loc[0, "status"] == "not_run" and table.loc[0, "reason"] == summary["reason"]
+
+
 def test_missing_v1_controller_names_the_control_file():
     if "net_cls" in v1_mounts():
         pytest.skip("net_cls is mounted on this host")

@@ -38,7 +38,7 @@ def _config(arcp_csv) -> dict:
                 },
                 "napper": {"metric": {"source": "wall_time"}},  # the top-level definition
             },
-            "replay": {"data": str(arcp_csv), "epsilons": [0.3, 0.5],
+            "replay": {"source": {"table": str(arcp_csv)}, "epsilons": [0.3, 0.5],
                        "programs": ["Data Serving", "fileiord", "mg.c.4"], "lhs_repeats": 3,
                        "surfaces": ["Data Serving", "mg.c.4"]},
         },

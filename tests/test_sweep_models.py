@@ -59,7 +59,7 @@ def test_forms_match_statsmodels_formulas(form, formula):
     assert m["r2"] == pytest.approx(ref.rsquared, rel=1e-10)
     assert m["adj_r2"] == pytest.approx(ref.rsquared_adj, rel=1e-10)
     assert m["mse_resid"] == pytest.approx(ref.mse_resid, rel=1e-10)  # regstats' mse
-    assert m["mse"] == pytest.approx(np.mean(ref.resid**2), rel=1e-10)  # the seed's eq. 2
+    assert m["mse"] == pytest.approx(np.mean(ref.resid**2), rel=1e-10)  # ARPE's eq. 2
     assert np.allclose(fit.residuals, ref.resid.to_numpy())
 
 
@@ -154,8 +154,8 @@ def test_prediction_intervals_cover_new_runs():
             < pred["obs_ci_upper"] - pred["obs_ci_lower"]).all()
 
 
-def test_derived_regressor_recovers_the_seeds_energy_model():
-    """energy = idle * t + c * t * power: a linear model in the derived t*power (seed 002)."""
+def test_derived_regressor_recovers_arpes_energy_model():
+    """energy = idle * t + c * t * power: a linear model in the derived t*power (ARPE's case)."""
     rng = np.random.default_rng(5)
     threads = np.repeat([1, 2, 3, 4, 6, 8], 4).astype(float)
     t = 20 / np.minimum(threads, 6) + rng.normal(0, 0.2, threads.size)

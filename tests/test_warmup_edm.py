@@ -64,7 +64,7 @@ def test_pilot_matches_reference_recursion(seed):
 def test_pilot_first_change_point_is_never_penalised():
     rng = np.random.default_rng(7)
     hits = sum(bool(edm_percent(rng.normal(size=120))) for _ in range(20))
-    assert hits >= 16  # i.i.d. noise almost always gets one (METHODS.md: a known weakness)
+    assert hits >= 16  # i.i.d. noise almost always gets one (a known weakness)
     # with degree 0 (no penalty at all) it is the same recursion with G = 0
     z = rng.normal(size=90)
     assert edm_percent(z, degree=0) == edm_percent_reference(z, 30, 0.25, 0)

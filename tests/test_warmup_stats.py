@@ -179,7 +179,7 @@ def test_wps_refuses_what_it_cannot_fit():
 
 
 # ---------------------------------------------------------------------------------- planner
-def test_dyadic_sequence_is_the_seeds_fig3():
+def test_dyadic_sequence_is_pilots_fig3():
     # Rd.1 = 1/2, Rd.2 = 1/4 (a..Rd.1), Rd.3 = 3/4, Rd.4..7 = 1/8..7/8, Rd.8 = 1/16
     assert [dyadic_fraction(j) for j in range(8)] == [1 / 2, 1 / 4, 3 / 4, 1 / 8, 3 / 8, 5 / 8,
                                                       7 / 8, 1 / 16]

@@ -1,5 +1,6 @@
 # Paper artifacts: each source's evaluation as tables (CSV + Markdown) and figures, regenerated
-# from config by `snakemake paper` (results/paper/). Each stage contributes <stage>_paper_targets().
+# from config by `snakemake paper` (results/paper/). Each stage contributes <stage>_paper_targets();
+# `all` has those that need no download, `paper` all of them (the replay fetches the paper's data).
 rule paper:
     input:
         paper_targets(),

@@ -1,7 +1,10 @@
-# Stage 5: resource sensitivity (seed 001, METHODS.md section 5). Per program: ceiling from a
-# monitored unrestricted run, binary recursive sampling, the Cartesian product of the chosen
-# levels measured under cgroup limits (or replayed), sequential 1-D PCHIP for the rest. Plus the
-# replay evaluation on the paper's own measurements, written to results/paper/.
+# Stage 5: resource sensitivity (Wang et al. 2017; docs/methods/sensitivity.md). Per program:
+# ceiling from a monitored unrestricted run, binary recursive sampling, the Cartesian product of
+# the chosen levels measured under cgroup limits (or replayed), sequential 1-D PCHIP for the
+# rest. Plus the replay evaluation on the paper's own measurements, written to results/paper/:
+# the authors' raw data.zip is downloaded (a local rule: compute nodes often have no network),
+# checked against its sha256 and converted into one table, unless replay.source names local
+# copies.
 # Functions: common/sensitivity.smk.
 from snakemake.utils import validate
 
@@ -15,7 +18,7 @@ include: "common/sensitivity.smk"
 
 rule sensitivity_profile:
     input:
-        data=lambda wc: (SENS_REPLAY.get("data") or []) if SENS.get("backend") == "replay" else [],
+        data=_sens_profile_data,
     output:
         grid=f"{RESULTS}/sensitivity/{{sprog}}.parquet",
         runs=f"{RESULTS}/sensitivity/{{sprog}}.runs.parquet",
@@ -86,7 +89,13 @@ rule sensitivity_summary:
     input:
         expand(f"{RESULTS}/sensitivity/{{sprog}}.json", sprog=SENS_PROGRAMS),
     output:
-        f"{RESULTS}/sensitivity/summary.parquet",
+        table=f"{RESULTS}/sensitivity/summary.parquet",
+        csv=report(
+            f"{RESULTS}/sensitivity/summary.csv",
+            caption="../report/sensitivity/profiles_summary.rst",
+            category="5. Resource sensitivity",
+            subcategory="profiles",
+        ),
     log:
         f"{LOGS}/sensitivity/summary.log",
     benchmark:
@@ -101,9 +110,51 @@ rule sensitivity_summary:
         "../../scripts/sensitivity_summary.py"
 
 
+rule sensitivity_arcp_fetch:
+    input:
+        zip=_sens_arcp_local_zip,
+    output:
+        f"{ARCP}/raw_data.zip",
+    params:
+        url=SENS_SOURCE.get("url"),
+        sha256=SENS_SOURCE.get("sha256"),
+    log:
+        f"{LOGS}/sensitivity/arcp_fetch.log",
+    benchmark:
+        f"{BENCH}/sensitivity/arcp_fetch.tsv"
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=200,
+        runtime=10,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/sensitivity_arcp_fetch.py"
+
+
+rule sensitivity_arcp_table:
+    input:
+        f"{ARCP}/raw_data.zip",
+    output:
+        f"{ARCP}/arcp_measurements.csv",
+    log:
+        f"{LOGS}/sensitivity/arcp_table.log",
+    benchmark:
+        f"{BENCH}/sensitivity/arcp_table.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/sensitivity_arcp_table.py"
+
+
 rule sensitivity_replay_eval:
     input:
-        data=SENS_REPLAY.get("data") or [],
+        data=sensitivity_replay_table(),
     output:
         results=f"{RESULTS}/paper/sensitivity_eval.parquet",
         cells=f"{RESULTS}/paper/sensitivity_cells.parquet",

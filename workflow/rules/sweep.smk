@@ -1,4 +1,4 @@
-# Stage 6: parameter-sweep campaigns and their models (ARPE, seed 002; METHODS.md section 6).
+# Stage 6: parameter-sweep campaigns and their models (ARPE; docs/methods/sweep.md).
 #
 # One job per configuration x iteration (the configuration is one wildcard named like a
 # Snakemake Paramspace with filename_params="*": size~256_workers~2), so a campaign runs in

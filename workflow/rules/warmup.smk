@@ -1,5 +1,5 @@
-# Stage 4: warm-up / cool-down detection and stable throughput with confidence (seed 000, Pilot;
-# METHODS.md section 4). Per workload: run the real command round after round (durably
+# Stage 4: warm-up / cool-down detection and stable throughput with confidence (Pilot;
+# docs/methods/warmup.md). Per workload: run the real command round after round (durably
 # journalled, resumable), find each round's setup, warm-up, stable and cool-down phases, the
 # stable throughput and its CI, and the WPS regression. The same phase analysis runs on the
 # counters stage's traces (rule counter_phases). Functions: common/warmup.smk.

@@ -1,14 +1,14 @@
-"""``perfcast`` sub-commands of the counters-to-prediction half."""
+"""``perfcast`` sub-commands of the counters-to-prediction half.
+
+Building the parser imports nothing heavy: pandas, numpy and the stage's modules are imported
+by the sub-command that runs.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 from pathlib import Path
-
-from perfcast.counters.events import BaseEvents
-from perfcast.counters.postprocess import postprocess
-from perfcast.io import write_parquet
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _postprocess(args: argparse.Namespace) -> int:
+    from perfcast.counters.events import BaseEvents
+    from perfcast.counters.postprocess import postprocess
+    from perfcast.io import write_parquet
+
     events = [e for e in args.events.split(",") if e]
     table = postprocess(args.groups, events, BaseEvents(args.instructions_event,
                                                         args.cycles_event), args.join)
@@ -47,6 +51,7 @@ def _postprocess(args: argparse.Namespace) -> int:
 
 
 def _align(args: argparse.Namespace) -> int:
+    from perfcast.io import write_parquet
     from perfcast.model.align import align_runs
     from perfcast.model.run import read_counters
 

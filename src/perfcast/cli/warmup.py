@@ -23,12 +23,12 @@ import sys
 from typing import Any
 
 from perfcast.errors import InputError
-from perfcast.warmup.changepoint import MODES, EdmSettings
-from perfcast.warmup.ci import MIN_READINGS, NotEnoughDataError, mean_ci
-from perfcast.warmup.readings import read_readings, read_rounds
-from perfcast.warmup.segments import detect_phases, segments
-from perfcast.warmup.subsession import PRESETS, resolve_limit
-from perfcast.warmup.wps import wps_regression
+
+# The choices of --mode and --preset, spelled here so that building the parser imports no numpy
+# or scipy (perfcast.warmup does); tests/test_cli_startup.py checks they are the library's
+# (perfcast.warmup.changepoint.MODES, perfcast.warmup.subsession.PRESETS).
+MODES = ("robust", "pilot")
+PRESET_NAMES = ("normal", "quick", "strict")
 
 
 def _print(obj: dict[str, Any]) -> None:
@@ -74,6 +74,11 @@ def _limit(text: str) -> float:
 
 
 def cmd_edm(args: argparse.Namespace) -> int:
+    from perfcast.warmup.changepoint import EdmSettings
+    from perfcast.warmup.ci import MIN_READINGS
+    from perfcast.warmup.readings import read_readings
+    from perfcast.warmup.segments import detect_phases, segments
+
     x = read_readings(args.file)
     edm = EdmSettings(mode=args.mode, min_size=args.min_size, alpha=args.alpha,
                       min_effect=args.min_effect)
@@ -103,6 +108,10 @@ def _median(x) -> float:
 
 
 def cmd_ci(args: argparse.Namespace) -> int:
+    from perfcast.warmup.ci import NotEnoughDataError, mean_ci
+    from perfcast.warmup.readings import read_readings
+    from perfcast.warmup.subsession import resolve_limit
+
     x = read_readings(args.file)
     if args.harmonic and (x <= 0).any():
         i = int((x <= 0).argmax())
@@ -119,6 +128,11 @@ def cmd_ci(args: argparse.Namespace) -> int:
 
 
 def cmd_wps(args: argparse.Namespace) -> int:
+    from perfcast.warmup.ci import NotEnoughDataError
+    from perfcast.warmup.readings import read_rounds
+    from perfcast.warmup.subsession import resolve_limit
+    from perfcast.warmup.wps import wps_regression
+
     work, dur = read_rounds(args.file)
     limit = resolve_limit(args.ac_limit, args.preset)
     try:
@@ -134,7 +148,7 @@ def _stats_options(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--ac-limit", type=_limit, default=None, metavar="X",
                    help="largest |lag-1 autocorrelation| of subsession means (default: preset)")
-    g.add_argument("--preset", choices=sorted(PRESETS), default=None,
+    g.add_argument("--preset", choices=PRESET_NAMES, default=None,
                    help="Pilot's limits: quick 0.8, normal 0.2 (default), strict 0.1")
     p.add_argument("--cl", type=_fraction, default=0.95, metavar="X",
                    help="confidence level (default 0.95)")

@@ -2,7 +2,7 @@
 
 PMU slots are limited, so counters run in separate executions ("groups"); every group also
 counts the base events (instructions, cycles) so each run has its own PKI base and the runs can be
-joined on cumulative instructions (METHODS.md section 1).
+joined on cumulative instructions (docs/methods/counters.md).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _key(event: str) -> str:
 def check_unique(events: list[str]) -> None:
     """Refuse the same event listed twice under two spellings.
 
-    The seed's list names ``L1I_CACHE_REFILL`` and ``l1i_cache_refill`` (one PMU event, the raw
+    Patkar's list names ``L1I_CACHE_REFILL`` and ``l1i_cache_refill`` (one PMU event, the raw
     ARM name and perf's alias): counting both would weigh it twice in the model.
     """
     seen: dict[str, str] = {}

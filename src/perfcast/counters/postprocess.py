@@ -16,7 +16,8 @@ Output schema (one row per interval of the reference run, group 0):
 Joining group runs (separate executions): ``instructions`` (default) resamples every run onto the
 reference run's cumulative-instruction axis (cumulative counts are interpolated at the reference
 interval boundaries and differenced, so totals are conserved and runs that drift in time still
-line up); ``row`` joins by interval index as the seed did (truncated to the shortest run).
+line up); ``row`` joins by interval index as Patkar's method did (truncated to the shortest
+run). See docs/methods/counters.md.
 """
 
 from __future__ import annotations

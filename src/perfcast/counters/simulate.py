@@ -1,11 +1,11 @@
 """Two-generation counter simulator: the embedded default data, and it says so.
 
 No public data set has per-interval counters of the same benchmarks on two CPU generations, so the
-default run simulates them (METHODS.md section 1). A synthetic benchmark is a sequence of program
-phases; a phase is a small vector of microarchitectural rates from which every counter's events per
-kilo-instruction (PKI) follow. Each generation turns a phase into cycles with a mechanistic CPI
-stack (Eyerman et al., "A mechanistic performance model for superscalar out-of-order processors",
-TOCS 2009)::
+default run simulates them (docs/methods/counters.md). A synthetic benchmark is a sequence of
+program phases; a phase is a small vector of microarchitectural rates from which every counter's
+events per kilo-instruction (PKI) follow. Each generation turns a phase into cycles with a
+mechanistic CPI stack (Eyerman et al., "A mechanistic performance model for superscalar
+out-of-order processors", TOCS 2009)::
 
     CPI_gen = base_gen(vector, fp) + sum_k penalty_{k,gen} * events_{k,gen} / 1000
 
@@ -107,7 +107,7 @@ BENCHMARKS: dict[str, list[tuple[str, float]]] = {
     "povray": [("startup", 5), ("fp", 40), ("branchy", 40), ("fp", 30)],
 }
 
-#: events the simulator can emit (the seed's 25 counters, duplicates merged)
+#: events the simulator can emit (Patkar's 25 counters, duplicates merged)
 SIM_EVENTS = (
     "L1I_TLB_REFILL", "L1D_TLB_REFILL", "L3D_CACHE_ALLOCATE", "L3D_CACHE_REFILL", "L3D_CACHE",
     "l1i_cache", "l1i_cache_refill", "l1d_cache", "l1d_cache_refill", "l2d_cache",
@@ -129,7 +129,7 @@ def benchmark_phases(name: str, seed: int, scale: float = 1.0) -> list[Phase]:
     The plan lists (archetype, 10^9 instructions); each planned block becomes a few phases, each a
     blend of the block's archetype with another archetype of the same benchmark, perturbed a
     little: benchmarks share the archetypes, so the space of system states is covered by several
-    benchmarks (the seed's premise). Unknown names get a random plan.
+    benchmarks (the premise of Patkar's method). Unknown names get a random plan.
     """
     rng = np.random.default_rng(stable_seed(seed, "benchmark", name))
     plan = BENCHMARKS.get(name)

@@ -1,8 +1,9 @@
 """Align an old- and a new-generation run of one benchmark on cumulative instructions.
 
 Both runs retire the same instruction stream, so row i of the old run and row j of the new run
-describe the same part of the program when their cumulative instruction counts match. The seed
-maps rows with dynamic time warping (DTW) on ``instructions_cumulative_sum``:
+describe the same part of the program when their cumulative instruction counts match. Patkar's
+method maps rows with dynamic time warping (DTW) on ``instructions_cumulative_sum``
+(docs/methods/model.md):
 
 * ``dtw``: tslearn's ``dtw_path`` (O(n*m) time and memory; ~1 GB at 10^4 points, out of memory
   near 10^5; an optional Sakoe-Chiba band).

@@ -1,4 +1,4 @@
-"""KNN model of the new generation's IPC ratio from old-generation counters (seed 003).
+"""KNN model of the new generation's IPC ratio from old-generation counters (docs/methods/model.md).
 
 ``KNeighborsRegressor`` in a ``Pipeline`` (optional log1p, standard scaling) so the scaler is fit
 on training folds only; ``n_neighbors`` and ``weights`` tuned by ``GroupKFold`` on benchmark.

@@ -121,7 +121,8 @@ def evaluation_markdown(ev: pd.DataFrame, simulated: bool) -> str:
     """The per-benchmark table and the medians, as Markdown."""
     lines = []
     if simulated:
-        lines.append("**Simulated data** (two synthetic CPU generations; see METHODS.md).\n")
+        lines.append("**Simulated data** (two synthetic CPU generations; see "
+                     "docs/methods/counters.md).\n")
     for label, g in ev.groupby("training_rows", sort=True):
         lines.append(f"### Leave-one-benchmark-out, training on {label} intervals\n")
         cols = ["benchmark", "n_neighbors", "weights", "cycles_error_pct",

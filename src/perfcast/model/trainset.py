@@ -1,7 +1,8 @@
 """Training set: old-generation PKI counters (X) -> IPC ratio new/old (y), benchmark as group.
 
-One row per mapped pair of the alignment (the seed's way): the old row's snapshot of the system
-and the ratio of the IPCs at the same point of the instruction stream.
+One row per mapped pair of the alignment (as in Patkar's method, docs/methods/model.md): the old
+row's snapshot of the system and the ratio of the IPCs at the same point of the instruction
+stream.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from perfcast.errors import InputError
+from perfcast.errors import HostCapabilityError, InputError
 from perfcast.process import RunResult, run_measured
 from perfcast.sensitivity import cgroups, netshape
 from perfcast.sensitivity.devices import block_device
@@ -79,6 +79,7 @@ class CgroupSettings:
     monitor_interval_s: float = 0.05
     repeats: int = 1
     baseline_repeats: int = 3
+    if_unavailable: str = "report"
 
     @classmethod
     def from_config(cls, cg: Mapping | None, *, network: Mapping | None = None,
@@ -86,8 +87,8 @@ class CgroupSettings:
                     repeats: int | None = None, baseline_repeats: int | None = None
                     ) -> CgroupSettings:
         cg, network = dict(cg or {}), dict(network or {})
-        kw = {k: cg[k] for k in ("version", "parent", "prefix", "target_path", "device")
-              if cg.get(k) is not None}
+        kw = {k: cg[k] for k in ("version", "parent", "prefix", "target_path", "device",
+                                 "if_unavailable") if cg.get(k) is not None}
         if cg.get("cpus"):
             kw["cpus"] = tuple(int(c) for c in cg["cpus"])
         if network.get("interface"):
@@ -222,6 +223,28 @@ class CgroupBackend:
                           wall_s=statistics.median(o.wall_s for o in ok),
                           returncode=0, usage=usage, memory_peak_bytes=max(peaks, default=None),
                           repeats=len(outs))
+
+    def probe(self) -> None:
+        """Check that this host lets us restrict a run, before any run is made.
+
+        Creates (and removes) one empty group with the limits of the lowest level of every
+        dimension, which is what each restricted run needs: root (or a delegated cgroup v2
+        subtree) and the dimensions' controllers. Shaping a network interface needs root too.
+
+        Raises
+        ------
+        HostCapabilityError
+            naming the control file or command that refused, and why.
+        """
+        lowest = {d.name: d.levels[0] for d in self.model.dims}
+        limits, net_bits = self.limits(lowest)
+        s = self.settings
+        with cgroups.fresh_cgroup(limits, version=s.version, parent=s.parent, prefix=s.prefix):
+            pass
+        if net_bits is not None and os.geteuid() != 0:
+            raise HostCapabilityError(
+                f"tc qdisc on {s.interface}: shaping the network needs root (CAP_NET_ADMIN; "
+                f"running as uid {os.geteuid()})")
 
     def run(self, point: Mapping[str, float]) -> RunOutcome:
         limits, net_bits = self.limits(point)

@@ -1,7 +1,8 @@
 """The paper's own figures (Wang et al. 2017) and the layout of its published measurements.
 
-Numbers are those the article and ``../shared/data/arcp/README.md`` report; they are what the
-replay evaluation is compared with, never inputs to it.
+Numbers are those the article reports (and, for the data's layout and caveats, what the authors'
+workbooks show; see docs/methods/sensitivity.md); they are what the replay evaluation is
+compared with, never inputs to it.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ FIG12_STEPS: dict[float, int] = {0.2: 179, 0.3: 149, 0.4: 142, 0.5: 117}
 
 _NPB_MEMORY = [2.0 + 0.5 * k for k in range(13)]  # the 2..8 GB grid the NPB runs used
 
-#: How each program's rows in arcp_measurements.csv form a grid (README of the data):
+#: How each program's rows in arcp_measurements.csv form a grid (docs/methods/sensitivity.md):
 #: NPB grids are mem 2..8 GB x cpu 2..8 with the low-memory runs missing (they failed);
 #: Data Caching's net code 7 was measured only at 3.5-4.5 GB and is left out; its latency rises
 #: with the code, so a larger code is read as less bandwidth (reversed axis); fileiowr throttled
@@ -70,10 +71,10 @@ TABLE4_PEAKS: dict[str, dict[str, float]] = {
 
 #: the data's caveats, quoted in the evaluation table where a program misses the paper's figure
 DATA_NOTES: dict[str, str] = {
-    "Data Serving": "the 3.5 GB row is an outlier (README)",
-    "mg.c.4": "2.5-3 GB rows hand-filled 4490.29/4480.29/... for failed runs (README)",
-    "mg.c.8": "3 GB row hand-filled 4460.29 for failed runs (README)",
-    "ft.c.4": "6.5 GB row looks hand-filled for failed runs; 2-6 GB runs failed (README)",
-    "ft.c.8": "6-6.5 GB rows look hand-filled for failed runs (README)",
+    "Data Serving": "the 3.5 GB row is an outlier",
+    "mg.c.4": "2.5-3 GB rows hand-filled 4490.29/4480.29/... for failed runs",
+    "mg.c.8": "3 GB row hand-filled 4460.29 for failed runs",
+    "ft.c.4": "6.5 GB row looks hand-filled for failed runs; 2-6 GB runs failed",
+    "ft.c.8": "6-6.5 GB rows look hand-filled for failed runs",
     "Data Caching": "net code undocumented; code 7 measured at 3.5-4.5 GB only (left out)",
 }

@@ -34,6 +34,9 @@ def _surface_axes(fig, axes, k: int):
 def plot_profile(grid: pd.DataFrame, summary: Mapping, out: str | Path,
                  truth_column: str | None = "brute_truth") -> None:
     """Curves along each effective dimension and the surface of the first two."""
+    if summary.get("status") == "not_run":
+        _plot_not_run(summary, out)
+        return
     dims = summary["dimensions"]
     eff = [n for n, d in dims.items() if d["effective"]]
     anchor = {n: d["ceiling"] for n, d in dims.items()}
@@ -91,6 +94,20 @@ def plot_profile(grid: pd.DataFrame, summary: Mapping, out: str | Path,
         ax3.set_ylabel(b, fontsize=8)
         ax3.set_zlabel("S", fontsize=8)
         ax3.set_title("surface (dots: measured)", fontsize=9)
+    save_figure(fig, out)
+
+
+def _plot_not_run(summary: Mapping, out: str | Path) -> None:
+    """A figure that says why a program was not profiled (it stands in the report)."""
+    import textwrap
+
+    fig, ax = new_figure(1, 1, figsize=(7, 2.6))
+    ax.set_axis_off()
+    text = "\n".join(textwrap.wrap(summary["reason"], 90))
+    ax.text(0.5, 0.62, f"{summary['program']}: not profiled on this host",
+            ha="center", va="center", fontsize=12, weight="bold", transform=ax.transAxes)
+    ax.text(0.5, 0.3, f"{text}\n(requires {summary['requires']})", ha="center", va="center",
+            fontsize=8.5, color=PALETTE[1], transform=ax.transAxes)
     save_figure(fig, out)
 
 

@@ -32,7 +32,7 @@ AXIS_COLUMNS: dict[str, tuple[str, str]] = {
     "io_mbps": ("disk_read", "MB/s"),
 }
 
-#: metric name -> higher is better (the data has no units; README of the ARCP data)
+#: metric name -> higher is better (the data has no units; docs/methods/sensitivity.md)
 METRIC_DIRECTION: dict[str, bool] = {
     "throughput": True,
     "achieved_mbps": True,

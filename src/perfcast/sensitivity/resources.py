@@ -1,6 +1,7 @@
 """The resource model: dimensions, their levels, and the resource ceiling.
 
-Wang et al. 2017 (seed 001, Table 2): every controlled resource is a dimension whose levels run
+Wang et al. 2017 (PLoS ONE 12(4): e0175861, Table 2; docs/methods/sensitivity.md): every
+controlled resource is a dimension whose levels run
 from a lower bound to an upper bound in fixed increments; a profiling run fixes one level per
 dimension. The *resource ceiling* (Eq. 2) cuts each dimension at the first level at or above the
 program's peak usage in an unrestricted run, plus one spare core for CPU (as ARCPTool's

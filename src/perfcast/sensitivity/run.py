@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfcast.errors import InputError
+from perfcast.errors import HostCapabilityError, InputError
 from perfcast.io import read_parquet, write_csv, write_json, write_parquet, write_text
 from perfcast.sensitivity import evaluation, plots
 from perfcast.sensitivity.backends import CgroupBackend, CgroupSettings
@@ -41,8 +42,8 @@ def make_backend(name: str, program: Mapping[str, Any], *, backend: str,
     if backend == "replay":
         replay = dict(replay or {})
         if not replay.get("data"):
-            raise InputError(None, "backend replay needs sensitivity.replay.data (a measured "
-                             "grid such as the paper's arcp_measurements.csv)")
+            raise InputError(None, "backend replay needs a measured grid (the paper's table, "
+                             "see sensitivity.replay.source)")
         data_name = program.get("replay_program", name)
         layouts = {**evaluation.paper.ARCP_LAYOUTS, **(replay.get("layouts") or {})}
         grid = MeasuredGrid.from_frame(read_measurements(replay["data"]), data_name,
@@ -69,6 +70,13 @@ def profile_program(out_grid: str | Path, out_runs: str | Path, out_summary: str
     other campaigns are scored against it (the dense truth of this machine).
     """
     be = make_backend(name, program, backend=backend, **backend_kw)
+    if isinstance(be, CgroupBackend):
+        try:
+            be.probe()
+        except HostCapabilityError as exc:
+            if be.settings.if_unavailable == "fail":
+                raise
+            return _not_profiled(be, str(exc), out_grid, out_runs, out_summary)
     base = be.unrestricted()
     cache: dict[tuple[int, ...], Measurement] = {}
     main = profile(be, epsilon=epsilon, sampling=sampling, seed=_seed(seed, name),
@@ -83,7 +91,7 @@ def profile_program(out_grid: str | Path, out_runs: str | Path, out_summary: str
         others["brute"] = profile(be, epsilon=epsilon, sampling="brute", program=name,
                                   spare_cores=spare_cores, baseline=base, cache=cache)
     grid = main.grid_frame()
-    summary = main.summary()
+    summary = {**main.summary(), "status": "profiled"}
     if isinstance(be, CgroupBackend):
         summary["metric"] = asdict(be.program.metric)
         summary["command"] = be.command
@@ -114,6 +122,43 @@ def profile_program(out_grid: str | Path, out_runs: str | Path, out_summary: str
     return summary
 
 
+def _not_profiled(be: CgroupBackend, reason: str, out_grid: str | Path, out_runs: str | Path,
+                  out_summary: str | Path) -> dict:
+    """Outputs of a program this host cannot restrict: empty tables and a summary saying why.
+
+    The rest of the workflow goes on; the summary table, the figure and the report show the
+    program as not profiled, with the reason (typically: not root, or a controller missing).
+    """
+    name = be.program.name
+    dims = [d.name for d in be.model.dims]
+    # the probe's group name carries a pid: keep the summary the same from run to run
+    reason = re.sub(rf"{re.escape(be.settings.prefix)}-\d+-\d+", f"{be.settings.prefix}-RUN",
+                    reason)
+    log.warning("%s: not profiled: %s", name, reason)
+    controllers = sorted({c for d in be.model.dims
+                          for c in be.limits({d.name: d.levels[0]
+                                              for d in be.model.dims})[0].controllers("v1")})
+    summary = {
+        "program": name, "backend": "cgroup", "status": "not_run", "reason": reason,
+        "requires": "root (or a delegated cgroup v2 subtree) and the cgroup controllers "
+                    + ", ".join(controllers),
+        "command": be.command, "metric": asdict(be.program.metric),
+        "dimensions": {d.name: {"kind": d.kind, "unit": d.unit, "levels": list(d.levels)}
+                       for d in be.model.dims},
+    }
+    meta = {"program": name, "backend": "cgroup", "status": "not_run", "reason": reason}
+    grid = pd.DataFrame({c: pd.Series(dtype=float) for c in [*dims, "sensitivity"]}
+                        | {c: pd.Series(dtype=bool) for c in ("measured", "in_ceiling", "failed")})
+    runs = pd.DataFrame({"order": pd.Series(dtype="int64"), "phase": pd.Series(dtype=str)}
+                        | {c: pd.Series(dtype=float) for c in [*dims, "performance",
+                                                                "sensitivity"]}
+                        | {"ok": pd.Series(dtype=bool), "reason": pd.Series(dtype=str)})
+    write_parquet(grid, out_grid, metadata=meta)
+    write_parquet(runs, out_runs, metadata=meta)
+    write_json(summary, out_summary)
+    return summary
+
+
 def _all_runs(main: ProfileResult, others: Mapping[str, ProfileResult],
               cache: Mapping[tuple[int, ...], Measurement]) -> pd.DataFrame:
     """Every distinct run in execution order, labelled with the campaign that caused it."""
@@ -131,14 +176,21 @@ def _all_runs(main: ProfileResult, others: Mapping[str, ProfileResult],
     return pd.DataFrame(rows)
 
 
-def summarize(summaries: Sequence[str | Path], out: str | Path) -> pd.DataFrame:
-    """One row per profiled program (steps, ceilings, errors against brute force if any)."""
+def summarize(summaries: Sequence[str | Path], out: str | Path,
+              out_csv: str | Path | None = None) -> pd.DataFrame:
+    """One row per program: steps, ceilings, errors against brute force if any, or, for a
+    program this host could not restrict, ``status`` ``not_run`` and the reason."""
     rows = []
     for p in sorted(summaries, key=str):
         s = json.loads(Path(p).read_text())
+        if s.get("status") == "not_run":
+            rows.append({"program": s["program"], "backend": s["backend"],
+                         "status": "not_run", "reason": s["reason"]})
+            continue
         dims = s["dimensions"]
         row = {
-            "program": s["program"], "backend": s["backend"], "sampling": s["sampling"],
+            "program": s["program"], "backend": s["backend"], "status": "profiled",
+            "reason": "", "sampling": s["sampling"],
             "epsilon": s["epsilon"],
             "effective": ",".join(n for n, d in dims.items() if d["effective"]),
             "ceilings": json.dumps({n: d["ceiling"] for n, d in dims.items()}),
@@ -154,6 +206,8 @@ def summarize(summaries: Sequence[str | Path], out: str | Path) -> pd.DataFrame:
         rows.append(row)
     df = pd.DataFrame(rows)
     write_parquet(df, out)
+    if out_csv is not None:
+        write_csv(df, out_csv)
     return df
 
 

@@ -1,4 +1,4 @@
-"""Stage 6: parameter-sweep campaigns and their models (ARPE, seed 002; METHODS.md section 6).
+"""Stage 6: parameter-sweep campaigns and their models (ARPE; docs/methods/sweep.md).
 
 space (values, ranges, configurations) -> campaign (a checked config) -> sensors / measure /
 runner (one measured run) -> table / arpe (the run table, or ARPE's old results) -> design /

@@ -1,4 +1,4 @@
-"""A campaign as the config declares it, checked before anything runs (ARPE, seed 002).
+"""A campaign as the config declares it, checked before anything runs (ARPE; docs/methods/sweep.md).
 
 A campaign is a command template with ``{parameter}`` placeholders, the values of each
 parameter, ``iterations`` per configuration, optional ``before``/``after`` commands (run around

@@ -1,7 +1,7 @@
 """Polynomial design matrices: the terms of ARPE's models and their numerically sane fitting.
 
 A term is a tuple of exponents, one per regressor: ``(1, 0)`` is ``a``, ``(1, 1)`` is ``a*b``,
-``(2, 0)`` is ``a^2``, ``(0, 0)`` the intercept. ARPE's models (seed 002, eq. 1 and 3) are:
+``(2, 0)`` is ``a^2``, ``(0, 0)`` the intercept. ARPE's models (its paper's eq. 1 and 3) are:
 
 - univariate polynomial of order n in one parameter: ``x0 + x1 p + ... + xn p^n``;
 - the four multivariate forms of MATLAB's ``x2fx``/``regstats`` (``analyzedata.m``):

@@ -1,6 +1,6 @@
 """Derived regressors: arithmetic over run-table columns, parsed and evaluated safely.
 
-The seed's energy case models energy from ``t_exec * power`` or ``t_exec * %cpu`` (one derived
+ARPE's energy case models energy from ``t_exec * power`` or ``t_exec * %cpu`` (one derived
 regressor plus an offset). A config writes such a regressor as an expression string; it is parsed
 with :mod:`ast` and only numbers, column names, ``+ - * / // % **``, unary minus and a few numpy
 functions are accepted, so no expression can reach attributes, imports or builtins (no ``eval``).

@@ -1,9 +1,9 @@
 """One fitted linear-in-coefficients model (statsmodels OLS) and the statistics ARPE reports.
 
-ARPE (seed 002) reports for each model the coefficients, the residuals r, the mean squared error
+ARPE's paper reports for each model the coefficients, the residuals r, the mean squared error
 and R^2; ``analyzedata.m`` asks MATLAB's ``regstats`` for beta, mse, r, rsquare. Here:
 
-- ``mse`` = SSE / n, the seed's eq. 2 (mean of squared errors over the m experiments);
+- ``mse`` = SSE / n, ARPE's eq. 2 (mean of squared errors over the m experiments);
 - ``mse_resid`` = SSE / (n - k), regstats' ``mse`` (unbiased residual variance);
 - ``r2`` and ``adj_r2`` = 1 - (1 - R^2)(n - 1)/(n - k), statsmodels' definitions;
 - coefficients with standard errors, t and p values in raw units (see :mod:`design`);

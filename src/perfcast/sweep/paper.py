@@ -1,4 +1,4 @@
-"""The sweep stage's paper artifacts: the model table (as the seed's Table 2) and a figure."""
+"""The sweep stage's paper artifacts: the model table (as ARPE's Table 2) and a figure."""
 
 from __future__ import annotations
 

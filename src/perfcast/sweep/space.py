@@ -3,7 +3,7 @@
 A parameter is either an explicit list of values or a range ``{start, stop, step, log}``.
 A linear range is ``start, start + step, ...`` up to and including ``stop``; a logarithmic one
 is ``start, start * step, start * step**2, ...`` up to and including ``stop`` (``step`` is the
-factor, > 1). ARPE (seed 002) takes the Cartesian product of the values: every configuration is
+factor, > 1). ARPE takes the Cartesian product of the values: every configuration is
 one point, run ``iterations`` times.
 """
 

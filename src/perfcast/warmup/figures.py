@@ -1,8 +1,8 @@
 """Figures and tables of the warm-up stage.
 
-:func:`phase_figure` is the seed's Fig. 2 for a measured round: throughput over time (units
-completed per time bin), with the setup, warm-up, stable and cool-down phases shaded, the
-change points marked and the session's stable throughput with its CI.
+:func:`phase_figure` is Pilot's warm-up figure (its Fig. 2) for a measured round: throughput over
+time (units completed per time bin), with the setup, warm-up, stable and cool-down phases shaded,
+the change points marked and the session's stable throughput with its CI.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def pick_round(rounds: pd.DataFrame) -> int | None:
 
 def binned_throughput(times: np.ndarray, start: float, end: float,
                       bins: int = 60) -> tuple[np.ndarray, np.ndarray]:
-    """Units completed per second in ``bins`` equal time bins of ``[start, end]`` (like the
-    seed's Fig. 2): bin edges and rates."""
+    """Units completed per second in ``bins`` equal time bins of ``[start, end]`` (like
+    Pilot's Fig. 2): bin edges and rates."""
     edges = np.linspace(start, end, bins + 1)
     counts, _ = np.histogram(times, bins=edges)
     return edges, counts / np.diff(edges)

@@ -1,4 +1,4 @@
-"""Work amounts for successive rounds (Pilot's planner, from the seed).
+"""Work amounts for successive rounds (Pilot's planner; docs/methods/warmup.md).
 
 1. **Calibrate**: start at ``work_min``; while a round is shorter than the lower bound, double
    the work (capped at ``work_max``). The first round that passes sets ``a`` and its duration

@@ -14,7 +14,7 @@ stable time their work would have taken), ``v`` is the stable speed. Here:
    uses a fixed 2 SE) and maps to ``v`` in ``[1 / (b + d), 1 / (b - d)]`` (unbounded above when
    ``b - d <= 0``);
 4. rounds whose work is below the work ``alpha`` stands for (``alpha * v``) are dropped and the
-   fit repeated until none is (the seed's rule for work amounts shorter than ``alpha``), unless
+   fit repeated until none is (Pilot's rule for work amounts shorter than ``alpha``), unless
    fewer than 3 rounds would remain.
 """
 

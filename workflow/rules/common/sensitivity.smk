@@ -6,6 +6,8 @@ from perfcast.sensitivity.programs import resolve_program
 SENS = stage_config("sensitivity")
 SENS_PROGRAMS = sorted(SENS.get("programs") or {}) if stage_enabled("sensitivity") else []
 SENS_REPLAY = SENS.get("replay") or {}
+SENS_SOURCE = SENS_REPLAY.get("source") or {}
+ARCP = f"{RESULTS}/data/arcp"
 SENS_PAPER = [
     "eval.parquet",
     "cells.parquet",
@@ -20,16 +22,26 @@ SENS_PAPER = [
 
 
 def sensitivity_replay_enabled():
-    return (
-        stage_enabled("sensitivity")
-        and SENS_REPLAY.get("enabled", True)
-        and bool(SENS_REPLAY.get("data"))
-    )
+    return stage_enabled("sensitivity") and SENS_REPLAY.get("enabled", True)
 
 
-def sensitivity_paper_targets():
-    """The replay evaluation's tables and figures, beside the paper's (results/paper/)."""
+def sensitivity_replay_table():
+    """The measurement table: the configured local one, else the one converted from the zip."""
+    return SENS_SOURCE.get("table") or f"{ARCP}/arcp_measurements.csv"
+
+
+def sensitivity_replay_needs_network():
+    """The table comes from a download (neither a local table nor a local zip is configured)."""
+    return not (SENS_SOURCE.get("table") or SENS_SOURCE.get("zip"))
+
+
+def sensitivity_paper_targets(network=True):
+    """The replay evaluation's tables and figures, beside the paper's (results/paper/).
+
+    network=False leaves them out when they need a download (the default target `all`)."""
     if not sensitivity_replay_enabled():
+        return []
+    if not network and sensitivity_replay_needs_network():
         return []
     return [f"{RESULTS}/paper/sensitivity_{name}" for name in SENS_PAPER]
 
@@ -41,7 +53,7 @@ def sensitivity_targets():
     out += [f"{RESULTS}/sensitivity/figures/{p}.png" for p in SENS_PROGRAMS]
     if SENS_PROGRAMS:
         out.append(f"{RESULTS}/sensitivity/summary.parquet")
-    return out + sensitivity_paper_targets()
+    return out + sensitivity_paper_targets(network=False)
 
 
 def _sens_program(wildcards):
@@ -51,8 +63,18 @@ def _sens_program(wildcards):
 
 
 def _sens_replay_settings():
-    keys = ["data", "ceiling", "peaks", "layouts"]
-    return {k: SENS_REPLAY[k] for k in keys if k in SENS_REPLAY}
+    keys = ["ceiling", "peaks", "layouts"]
+    return {"data": sensitivity_replay_table()} | {
+        k: SENS_REPLAY[k] for k in keys if k in SENS_REPLAY
+    }
+
+
+def _sens_profile_data(wildcards):
+    return sensitivity_replay_table() if SENS.get("backend") == "replay" else []
+
+
+def _sens_arcp_local_zip(wildcards):
+    return SENS_SOURCE.get("zip") or []
 
 
 SPROG = "|".join(map(re.escape, SENS_PROGRAMS)) or "(?!x)x"

@@ -1,0 +1,147 @@
+"""A program every stage runs: declared once in ``programs:``, rendered by one rule.
+
+A program is a shell command template with an optional environment, work amount, working
+directory and description. Every stage (counters with the ``perf`` backend, warm-up, sensitivity,
+sweep) renders its commands here, with the same placeholders and the same quoting:
+
+- ``{name}`` where *name* is an identifier (``[A-Za-z_][A-Za-z0-9_]*``) is a placeholder. The
+  stages supply ``{python}`` (the interpreter running perfcast), ``{work}`` (the work amount),
+  ``{seed}`` and, in a sweep, ``{iteration}`` and each parameter. A placeholder nobody supplies
+  is an error naming it, so a misspelt ``{sise}`` never reaches the shell.
+- Every other brace is literal: ``awk '{print $1}'`` or ``${HOME}`` need no escaping. ``{{`` and
+  ``}}`` stand for literal braces where the text between them would look like a placeholder
+  (``{{name}}`` gives ``{name}``).
+- In a shell command, each substituted value is quoted with :func:`shlex.quote`, so an
+  interpreter path or a value with a space stays one word; a plain number or word is unchanged.
+  In an environment value (no shell reads it) values are substituted as they are.
+
+A stage's own entry either defines a program (the same keys) or names one of the top-level map
+(``program: NAME``, or the stage entry's own name with no ``command``); local keys override.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from perfcast.errors import InputError
+
+#: keys that define a program (the top-level ``programs:`` map has these and no others)
+DEFINITION_KEYS = ("command", "env", "work", "cwd", "description")
+_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def placeholders(template: str) -> set[str]:
+    """Names of the placeholders in ``template`` (escaped ``{{name}}`` excluded)."""
+    return {m.group(1) for m in _TOKEN.finditer(template) if m.group(1)}
+
+
+def format_value(value: Any) -> str:
+    """A value as text: whole floats without ``.0`` (``1024.0`` -> ``1024``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def render(template: str, values: Mapping[str, Any], *, shell: bool = True,
+           where: str = "command") -> str:
+    """``template`` with its placeholders replaced by ``values`` (see the module docstring).
+
+    Parameters
+    ----------
+    template : the command (or environment value) template.
+    values : placeholder name -> value; ``python`` defaults to this interpreter.
+    shell : quote each value for a POSIX shell (commands) or not (environment values).
+    where : names the template in an error message.
+
+    Raises
+    ------
+    InputError
+        a placeholder that ``values`` does not supply.
+    """
+    values = {"python": sys.executable, **values}
+
+    def sub(m: re.Match) -> str:
+        token, name = m.group(0), m.group(1)
+        if name is None:
+            return token[0]
+        if name not in values or values[name] is None:
+            raise InputError(None, f"{where}: unknown placeholder {{{name}}} in {template!r}",
+                             expected=f"one of {{{'}, {'.join(sorted(values))}}}, or {{{{ and "
+                                      "}} around literal braces")
+        text = format_value(values[name])
+        return shlex.quote(text) if shell else text
+
+    return _TOKEN.sub(sub, template)
+
+
+def check_placeholders(template: str, allowed: Iterable[str], *, where: str) -> set[str]:
+    """The placeholders of ``template``; an :class:`InputError` for any not in ``allowed``."""
+    used = placeholders(template)
+    unknown = sorted(used - {"python", *allowed})
+    if unknown:
+        raise InputError(None, f"{where}: unknown placeholder(s) "
+                         + ", ".join(f"{{{u}}}" for u in unknown) + f" in {template!r}",
+                         expected=f"one of {sorted({'python', *allowed})}, or {{{{ and }}}} "
+                                  "around literal braces")
+    return used
+
+
+@dataclass(frozen=True)
+class Program:
+    """A runnable program: a command template and what it runs with."""
+
+    name: str
+    command: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    work: float | None = None
+    cwd: str | None = None
+    description: str = ""
+
+    @classmethod
+    def from_config(cls, name: str, entry: Mapping[str, Any] | None = None,
+                    programs: Mapping[str, Mapping[str, Any]] | None = None, *,
+                    stage: str = "") -> Program:
+        """The program a stage's entry ``name`` stands for (see the module docstring).
+
+        ``entry`` may define the program, or name one of ``programs`` with ``program: NAME``;
+        without ``command`` and ``program`` it is the top-level entry of the same name. Keys of
+        the entry that are not program keys (a stage's own settings) are ignored here.
+        """
+        entry = dict(entry or {})
+        programs = programs or {}
+        where = f"{stage} program {name!r}".strip()
+        ref = entry.get("program")
+        if ref is None and not entry.get("command"):
+            ref = name
+        merged: dict[str, Any] = {}
+        if ref is not None:
+            if ref not in programs:
+                raise InputError(None, f"{where} refers to {ref!r}, which is not in the "
+                                 "top-level programs: map", expected=f"one of {sorted(programs)}")
+            merged.update({k: v for k, v in programs[ref].items() if k in DEFINITION_KEYS})
+        merged.update({k: v for k, v in entry.items() if k in DEFINITION_KEYS and v is not None})
+        if not str(merged.get("command") or "").strip():
+            raise InputError(None, f"{where} has no command", expected="command: or program:")
+        return cls(name=name, command=str(merged["command"]),
+                   env={str(k): str(v) for k, v in (merged.get("env") or {}).items()},
+                   work=merged.get("work"), cwd=merged.get("cwd"),
+                   description=str(merged.get("description") or ""))
+
+    def values(self, **values: Any) -> dict[str, Any]:
+        """The placeholder values of one run: ``{work}`` from the program unless given."""
+        return {"work": self.work, **values}
+
+    def render(self, **values: Any) -> str:
+        """The shell command of one run (``{work}`` defaults to the program's work amount)."""
+        return render(self.command, self.values(**values), where=f"program {self.name!r}")
+
+    def render_env(self, **values: Any) -> dict[str, str]:
+        """The environment of one run, its values rendered without shell quoting."""
+        vals = self.values(**values)
+        return {k: render(v, vals, shell=False, where=f"program {self.name!r}, env {k}")
+                for k, v in self.env.items()}

@@ -1,0 +1,79 @@
+"""The command line starts without the scientific stack: ``--version`` and ``--help`` (of the
+tool and of each sub-command) import none of numpy, pandas, scipy, numba, scikit-learn,
+matplotlib. An invariant on the modules loaded, not a timing (benchmarks/bench_cli.py times it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ["numpy", "pandas", "scipy", "numba", "sklearn", "matplotlib", "pyarrow", "statsmodels",
+         "tslearn", "joblib"]
+
+# Runs the CLI's main in a fresh interpreter, then prints the top-level packages it loaded.
+PROBE = """
+import json, sys
+from perfcast.cli import main
+try:
+    rc = main(sys.argv[1:])
+except SystemExit as exc:
+    rc = exc.code
+print(json.dumps({"rc": rc, "modules": sorted({m.split(".")[0] for m in sys.modules})}),
+      file=sys.stderr)
+"""
+
+
+def loaded(*argv: str) -> tuple[int, set[str], str]:
+    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True,
+                          timeout=60)
+    info = json.loads(proc.stderr.strip().splitlines()[-1])
+    return info["rc"], set(info["modules"]), proc.stdout
+
+
+def subcommands() -> list[str]:
+    from perfcast.cli import build_parser
+
+    action = next(a for a in build_parser()._actions if a.dest == "command")
+    return sorted(action.choices)
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"]])
+def test_version_and_help_import_no_scientific_stack(argv):
+    rc, modules, out = loaded(*argv)
+    assert rc == 0 and out.startswith("perfcast 0." if argv == ["--version"] else "usage:")
+    assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+
+
+def test_every_subcommand_help_imports_no_scientific_stack():
+    names = subcommands()
+    assert {"edm", "ci", "wps", "fit", "postprocess", "align", "predict"} <= set(names)
+    for name in names:
+        rc, modules, out = loaded(name, "--help")
+        assert rc == 0 and out.startswith(f"usage: perfcast {name}")
+        assert not modules & set(HEAVY), (name, sorted(modules & set(HEAVY)))
+
+
+def test_python_dash_m_perfcast_is_the_same_cheap_entry_point():
+    code = ("import runpy, sys, json\n"
+            "sys.argv = ['perfcast', '--version']\n"
+            "try:\n    runpy.run_module('perfcast', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.stdout.strip().startswith("perfcast ")
+    assert not set(json.loads(proc.stderr.strip().splitlines()[-1])) & set(HEAVY)
+
+
+def test_warmup_choices_spelled_in_the_cli_are_the_librarys():
+    """cli/warmup.py spells --mode and --preset choices to stay light; they must not drift."""
+    from perfcast.cli import warmup as cli_warmup
+    from perfcast.warmup.changepoint import MODES
+    from perfcast.warmup.subsession import PRESETS
+
+    assert tuple(cli_warmup.MODES) == tuple(MODES)
+    assert tuple(cli_warmup.PRESET_NAMES) == tuple(sorted(PRESETS))
