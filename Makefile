@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: run test venv system-deps lint report paper bench clean
+.PHONY: run test test-fast venv system-deps lint report paper bench clean
 
 # perf (linux-perf) and tc/ip (iproute2) are Debian packages; installed only when missing (root).
 # The SLURM packages for the cluster test are installed by tests/slurm/install.sh.
@@ -37,6 +37,10 @@ paper: venv
 test: venv system-deps
 	$(BIN)/python -m pytest -q
 
+# the unit tests only (tests/unit: no Snakemake run, no long measurement, no cluster)
+test-fast: venv
+	$(BIN)/python -m pytest -q tests/unit -m "not slow and not slurm"
+
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/snakemake --lint
@@ -58,4 +62,4 @@ test-lowest: venv system-deps
 	$(BIN)/pip install -q uv
 	$(BIN)/uv venv -q --clear --python $(LOWEST_PY) $(LOWEST)
 	$(BIN)/uv pip install -q --python $(LOWEST)/bin/python --resolution lowest-direct -e '.[dev]'
-	$(LOWEST)/bin/python -m pytest -q -m "not slow and not slurm"
+	$(LOWEST)/bin/python -m pytest -q tests/unit -m "not slow and not slurm"

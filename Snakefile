@@ -6,21 +6,35 @@
 #   snakemake --cores 2 paper                results/paper/ in full: adds the replay of the paper's
 #                                             measurements (downloads them; see sensitivity.replay)
 #   snakemake --report results/report.html    every stage's figures and tables
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
-min_version("9.0")
+from perfcast.settings import validate
+
+min_version("9.20")
 
 
 configfile: "config/config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+# the one validation: every section against its schema (workflow/schemas/config.schema.yaml and
+# the section schemas it references), every default filled in. perfcast.settings.validate is
+# snakemake.utils.validate's check, but it also fills the defaults of referenced schemas; the
+# command line validates through the same function.
+config.update(validate(config, "config", where="config"))
 
 
 report: "workflow/report/workflow.rst"
 
 
+# every include is here: shared helpers, then each stage's functions (targets, input functions,
+# settings), then each stage's rules
 include: "workflow/rules/common.smk"
+include: "workflow/rules/common/counters.smk"
+include: "workflow/rules/common/model.smk"
+include: "workflow/rules/common/warmup.smk"
+include: "workflow/rules/common/sensitivity.smk"
+include: "workflow/rules/common/sweep.smk"
+include: "workflow/rules/common/paper.smk"
 include: "workflow/rules/counters.smk"
 include: "workflow/rules/model.smk"
 include: "workflow/rules/warmup.smk"

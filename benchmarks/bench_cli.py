@@ -3,7 +3,7 @@
 * ``perfcast --version``, ``perfcast --help`` and ``perfcast edm --help`` (the console script of
   this interpreter's environment, else ``python -m perfcast``), each the median wall time of N
   fresh processes, against ``python -c pass`` (target: ``--version`` < 0.3 s; parsing imports
-  no numpy, pandas, scipy or numba, which tests/test_cli_startup.py holds).
+  no numpy, pandas, scipy or numba, which tests/unit/test_cli_startup.py holds).
 
 ``python benchmarks/bench_cli.py [--runs N]`` (default 15) prints a table and writes
 benchmarks/out/cli.json.

@@ -33,11 +33,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _util import save  # noqa: E402
 
 from perfcast.process import run_measured  # noqa: E402
-from perfcast.sensitivity import paper  # noqa: E402
+from perfcast.sensitivity import published  # noqa: E402
 from perfcast.sensitivity.cgroups import Limits, fresh_cgroup  # noqa: E402
 from perfcast.sensitivity.devices import block_device  # noqa: E402
 from perfcast.sensitivity.evaluation import epsilon_summary, evaluate_paper  # noqa: E402
 from perfcast.sensitivity.interpolation import sequential_pchip  # noqa: E402
+from perfcast.sensitivity.settings import SensitivitySettings  # noqa: E402
+from perfcast.settings import from_section  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "arcp" / "arcp_measurements.csv"
@@ -89,7 +91,10 @@ def main() -> int:
     # (a) + (c)
     if DATA.exists():
         t = time.perf_counter()
-        res, _ = evaluate_paper(DATA, lhs_repeats=20, seed=20261122)
+        # the schema's replay settings (every epsilon, every program), 20 LHS seeds
+        replay = from_section(SensitivitySettings, {"replay": {"lhs_repeats": 20}},
+                              "sensitivity").replay
+        res, _ = evaluate_paper(DATA, replay.evaluation(seed=20261122))
         eval_s = time.perf_counter() - t
         b = res[res["sampling"] == "binary"]
         per_eps = {}
@@ -101,7 +106,7 @@ def main() -> int:
                          f"{dense / runs:.1f}x fewer"))
         s = epsilon_summary(res)
         result["runs_saved"] = per_eps
-        result["paper_brute_force_steps"] = paper.BRUTE_FORCE_STEPS
+        result["paper_brute_force_steps"] = published.BRUTE_FORCE_STEPS
         result["mae_by_epsilon"] = dict(zip([f"{e:g}" for e in s["epsilon"]],
                                             s["mae_binary_mean"].round(5).tolist(), strict=True))
         result["replay_evaluation_s"] = eval_s

@@ -1,9 +1,11 @@
-"""Rule postprocess: group runs -> per-interval PKI / IPC Parquet."""
+"""Rule counters_postprocess: group runs -> per-interval PKI / IPC Parquet."""
 
-from perfcast.counters.run import postprocess_files
+from perfcast.counters.rules import postprocess_files
+from perfcast.counters.settings import PostprocessSettings
 from perfcast.rulekit import rule_logging
+from perfcast.settings import build
 
-with rule_logging(snakemake):  # noqa: F821
-    p = snakemake.params  # noqa: F821
-    postprocess_files(list(snakemake.input), snakemake.output[0], events=list(p.events),  # noqa: F821
-                      base=tuple(p.base), join=p.join, meta=dict(p.meta))
+with rule_logging(snakemake):
+    postprocess_files(list(snakemake.input), snakemake.output[0],
+                      build(PostprocessSettings, snakemake.params.settings),
+                      provenance=dict(snakemake.params.provenance))

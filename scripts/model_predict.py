@@ -1,9 +1,9 @@
-"""Rule predict: new-generation IPC and runtime of a benchmark measured on the old one."""
+"""Rule model_predict: new-generation IPC and runtime of a benchmark measured on the old one."""
 
-from perfcast.model.run import predict_files
+from perfcast.model.rules import predict_files
 from perfcast.rulekit import rule_logging
 
-with rule_logging(snakemake):  # noqa: F821
-    s = snakemake  # noqa: F821
+with rule_logging(snakemake):
+    s = snakemake
     predict_files(s.input.model, s.input.counters, s.output.table, s.output.summary,
-                  bench=s.wildcards.bench, clock_new_ghz=s.params.clock_new_ghz)
+                  benchmark=s.wildcards.bench, clock_new_ghz=s.params.clock_new_ghz)

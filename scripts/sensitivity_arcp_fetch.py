@@ -2,8 +2,11 @@
 
 from perfcast.rulekit import rule_logging
 from perfcast.sensitivity.arcp import fetch
+from perfcast.sensitivity.settings import SourceSettings
+from perfcast.settings import build
 
-with rule_logging(snakemake):  # noqa: F821
-    p, inp = snakemake.params, snakemake.input  # noqa: F821
-    fetch(p.url, p.sha256, snakemake.output[0],  # noqa: F821
+with rule_logging(snakemake):
+    source = build(SourceSettings, snakemake.params.settings)
+    inp = snakemake.input
+    fetch(source.url, source.sha256, snakemake.output[0],
           local_zip=inp.zip if len(inp) else None)

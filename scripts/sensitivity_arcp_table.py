@@ -3,5 +3,5 @@
 from perfcast.rulekit import rule_logging
 from perfcast.sensitivity.arcp import convert
 
-with rule_logging(snakemake):  # noqa: F821
-    convert(snakemake.input[0], snakemake.output[0])  # noqa: F821
+with rule_logging(snakemake):
+    convert(snakemake.input[0], snakemake.output[0])

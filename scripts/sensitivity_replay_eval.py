@@ -1,14 +1,13 @@
 """Rule sensitivity_replay_eval: the paper's measurements replayed, every program x epsilon."""
 
 from perfcast.rulekit import rule_logging
-from perfcast.sensitivity.run import replay_evaluation
+from perfcast.sensitivity.rules import replay_evaluation
+from perfcast.sensitivity.settings import EvaluationSettings
+from perfcast.settings import build
 
-with rule_logging(snakemake):  # noqa: F821
-    p, out = snakemake.params, snakemake.output  # noqa: F821
+with rule_logging(snakemake):
+    o = snakemake.output
     replay_evaluation(
-        snakemake.input.data, out.results, out.table, out.summary, out.cells,  # noqa: F821
-        out.markdown,
-        epsilons=list(p.epsilons), programs=list(p.programs) or None,
-        layouts=dict(p.layouts), ceiling=p.ceiling, peaks=dict(p.peaks),
-        lhs_repeats=p.lhs_repeats, seed=p.seed,
+        snakemake.input.data, o.results, o.table, o.summary, o.cells, o.markdown,
+        settings=build(EvaluationSettings, snakemake.params.settings),
     )

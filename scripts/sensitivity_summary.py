@@ -1,8 +1,8 @@
 """Rule sensitivity_summary: one row per profiled program."""
 
 from perfcast.rulekit import rule_logging
-from perfcast.sensitivity.run import summarize
+from perfcast.sensitivity.rules import summarize
 
-with rule_logging(snakemake):  # noqa: F821
-    out = snakemake.output  # noqa: F821
-    summarize(list(snakemake.input), out.table, out.csv)  # noqa: F821
+with rule_logging(snakemake):
+    out = snakemake.output
+    summarize(list(snakemake.input), out.table, out.csv)

@@ -3,7 +3,7 @@
 from perfcast.rulekit import rule_logging
 from perfcast.warmup.artifacts import write_paper
 
-with rule_logging(snakemake):  # noqa: F821
-    i, out = snakemake.input, snakemake.output  # noqa: F821
-    write_paper(list(snakemake.params.names), list(i.summaries), list(i.rounds),  # noqa: F821
+with rule_logging(snakemake):
+    i, out = snakemake.input, snakemake.output
+    write_paper(list(snakemake.params.names), list(i.summaries), list(i.rounds),
                 list(i.readings), out.figure, out.table)

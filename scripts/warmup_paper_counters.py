@@ -3,5 +3,5 @@
 from perfcast.rulekit import rule_logging
 from perfcast.warmup.artifacts import write_counters_paper
 
-with rule_logging(snakemake):  # noqa: F821
-    write_counters_paper(list(snakemake.input), snakemake.output[0])  # noqa: F821
+with rule_logging(snakemake):
+    write_counters_paper(list(snakemake.input), snakemake.output[0])

@@ -1,10 +1,12 @@
-"""Rule warmup: run (or resume) one workload's rounds; rounds, readings (Parquet), summary."""
+"""Rule warmup_run: run (or resume) one workload's rounds; rounds, readings (Parquet), summary."""
 
 from perfcast.rulekit import rule_logging
-from perfcast.warmup.session import run_workload
+from perfcast.settings import build
+from perfcast.warmup.rules import run_workload
+from perfcast.warmup.settings import SessionSettings
 
-with rule_logging(snakemake):  # noqa: F821
-    p, out = snakemake.params, snakemake.output  # noqa: F821
-    run_workload(p.name, dict(p.workload), dict(p.stage), dict(p.programs), journal=p.journal,
-                 rounds_out=out.rounds, readings_out=out.readings, summary_out=out.summary,
-                 seed=p.seed)
+with rule_logging(snakemake):
+    out = snakemake.output
+    run_workload(build(SessionSettings, snakemake.params.settings),
+                 journal=snakemake.params.journal,
+                 rounds=out.rounds, readings=out.readings, summary=out.summary)

@@ -43,3 +43,10 @@ def save_figure(fig, path: str | Path) -> None:
         meta = {"Software": None} if path.suffix == ".png" else {"Date": None}
         fig.savefig(tmp, format=path.suffix.lstrip("."), metadata=meta)
     plt.close(fig)
+
+
+def grid_shape(n: int, max_cols: int = 4) -> tuple[int, int]:
+    """``(rows, cols)`` of a grid of small multiples for ``n`` panels, at most ``max_cols``
+    panels a row."""
+    cols = min(max_cols, n)
+    return -(-n // cols), cols

@@ -8,7 +8,8 @@ sweep) renders its commands here, with the same placeholders and the same quotin
   stages supply ``{python}`` (the interpreter running perfcast), ``{work}`` (the work amount),
   ``{seed}`` and, in a sweep, ``{iteration}`` and each parameter. A placeholder nobody supplies
   is an error naming it, so a misspelt ``{sise}`` never reaches the shell.
-- Every other brace is literal: ``awk '{print $1}'`` or ``${HOME}`` need no escaping. ``{{`` and
+- Every other brace is literal: ``awk '{print $1}'`` or the shell's ``${HOME}`` (a ``{name}``
+  right after ``$``) need no escaping. ``{{`` and
   ``}}`` stand for literal braces where the text between them would look like a placeholder
   (``{{name}}`` gives ``{name}``).
 - In a shell command, each substituted value is quoted with :func:`shlex.quote`, so an
@@ -32,7 +33,7 @@ from perfcast.errors import InputError
 
 #: keys that define a program (the top-level ``programs:`` map has these and no others)
 DEFINITION_KEYS = ("command", "env", "work", "cwd", "description")
-_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_TOKEN = re.compile(r"\{\{|\}\}|(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def placeholders(template: str) -> set[str]:

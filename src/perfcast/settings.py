@@ -58,6 +58,7 @@ def validate(section: Mapping[str, Any] | None, name: str, *, where: str | None 
     import jsonschema
     from jsonschema import Draft202012Validator, validators
     from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
 
     path = schema_path(name)
     schema = {**_load(path), "$id": path.as_uri()}
@@ -66,7 +67,11 @@ def validate(section: Mapping[str, Any] | None, name: str, *, where: str | None 
         from urllib.parse import urlparse
         from urllib.request import url2pathname
 
-        return Resource.from_contents(_load(Path(url2pathname(urlparse(uri).path))))
+        # without its $schema a referenced schema is checked by this (defaults-filling) class:
+        # jsonschema picks the validator of a $ref'd document by its $schema
+        contents = dict(_load(Path(url2pathname(urlparse(uri).path))))
+        contents.pop("$schema", None)
+        return Resource.from_contents(contents, default_specification=DRAFT202012)
 
     def set_defaults(validator, properties, instance, subschema):
         for prop, sub in properties.items():

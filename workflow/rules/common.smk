@@ -1,20 +1,30 @@
-# Shared helpers for every stage's rules.
-RESULTS = config.get("results_dir", "results")
+# Shared helpers of every stage's rules (included first by the Snakefile).
+RESULTS = config["results_dir"]
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
-
-
-def stage_enabled(stage):
-    """A stage runs when its config section exists and is not switched off."""
-    section = config.get(stage)
-    return bool(section) and section.get("enabled", True)
-
-
-def stage_config(stage):
-    return config.get(stage, {})
 CONDA_ENV = "../envs/perfcast.yaml"
+#: a wildcard constraint that matches nothing (a stage with no names of that kind)
+MATCH_NOTHING = "(?!)"
 
 
-include: "common/counters.smk"
-include: "common/model.smk"
-include: "common/paper.smk"
+def is_activated(section):
+    """Whether a stage (or a stage's subsection, e.g. ``"sensitivity/replay"``) runs: its config
+    section exists and its ``enabled`` is not false (the schema defaults it to true)."""
+    node = config
+    for key in section.split("/"):
+        node = (node or {}).get(key)
+        if not node or not node.get("enabled", True):
+            return False
+    return True
+
+
+def section(name):
+    """A stage's validated config section (empty when the stage is not configured)."""
+    return config.get(name) or {}
+
+
+def alternatives(names):
+    """A wildcard constraint matching exactly these names (none: matches nothing)."""
+    import re
+
+    return "|".join(re.escape(n) for n in sorted(names)) or MATCH_NOTHING

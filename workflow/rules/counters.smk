@@ -1,31 +1,21 @@
 # Stage 1: collect hardware counters (one perf run per generation x benchmark x counter group)
 # and post-process them into per-interval PKI / IPC tables. Functions: common/counters.smk.
 
-if stage_enabled("counters"):
+if is_activated("counters"):
 
     wildcard_constraints:
-        gen="|".join(map(re.escape, [OLD, NEW])),
+        gen=alternatives([OLD, NEW]),
         bench=r"[A-Za-z0-9_.\-]+",
         group=r"\d+",
 
-rule collect:
+
+rule counters_collect:
     input:
-        source=_import_source,
+        source=get_import_source,
     output:
         f"{RESULTS}/raw/{{gen}}/{{bench}}/group{{group}}.csv",
     params:
-        backend=C.get("backend"),
-        events=lambda wc: GROUPS[int(wc.group)],
-        role=lambda wc: "old" if wc.gen == OLD else "new",
-        interval_ms=C.get("interval_ms"),
-        base=BASE.names,
-        seed=config["seed"],
-        clock_ghz=lambda wc: C.get("clock_ghz", {}).get(wc.gen),
-        simulate=C.get("simulate"),
-        command=_collect_command,
-        env=_collect_env,
-        perf=PERF.get("binary"),
-        timeout_s=PERF.get("timeout_s"),
+        settings=get_collect_settings,
     log:
         f"{LOGS}/counters/collect/{{gen}}/{{bench}}/group{{group}}.log",
     benchmark:
@@ -33,33 +23,23 @@ rule collect:
     threads: 1
     resources:
         mem_mb=500,
-        runtime=lambda wc: 10 if C.get("backend") != "perf" else int(PERF["timeout_s"] / 60) + 5,
+        runtime=collect_runtime,
         # only when config names partitions: otherwise the profile's default partition applies
-        **({"slurm_partition": lambda wc: PARTITIONS[wc.gen]} if PARTITIONS else {}),
+        **({"slurm_partition": get_collect_partition} if COLLECT_PARTITIONS else {}),
     conda:
         CONDA_ENV
     script:
         "../../scripts/counters_collect.py"
 
 
-rule postprocess:
+rule counters_postprocess:
     input:
-        lambda wc: [
-            f"{RESULTS}/raw/{wc.gen}/{wc.bench}/group{k}.csv" for k in range(len(GROUPS))
-        ],
+        get_group_files,
     output:
-        f"{RESULTS}/counters/{{gen}}/{{bench}}.parquet",
+        counters_table("{gen}", "{bench}"),
     params:
-        events=C.get("events"),
-        base=BASE.names,
-        join=C.get("join"),
-        meta=lambda wc: {
-            "generation": wc.gen,
-            "benchmark": wc.bench,
-            "backend": C.get("backend"),
-            "simulated": SIMULATED,
-            "interval_ms": C.get("interval_ms"),
-        },
+        settings=get_postprocess_settings,
+        provenance=get_postprocess_provenance,
     log:
         f"{LOGS}/counters/postprocess/{{gen}}/{{bench}}.log",
     benchmark:
@@ -76,7 +56,7 @@ rule postprocess:
 
 rule counters_figure:
     input:
-        lambda wc: [f"{RESULTS}/counters/{g}/{b}.parquet" for g, b in counters_runs()],
+        get_counter_tables,
     output:
         report(
             f"{RESULTS}/counters/ipc_over_time.png",
@@ -84,8 +64,8 @@ rule counters_figure:
             category="1. Counters",
         ),
     params:
-        runs=lambda wc: counters_runs(),
-        gens=lambda wc: (OLD, NEW),
+        runs=lambda wildcards: counters_runs(),
+        generations=(OLD, NEW),
         note="SIMULATED data" if SIMULATED else "",
     log:
         f"{LOGS}/counters/ipc_over_time.log",

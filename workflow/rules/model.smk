@@ -1,9 +1,15 @@
 # Stages 2-3: align old and new generation runs, build the training set, train the KNN model,
 # evaluate it leave-one-benchmark-out, predict benchmarks measured on the old generation only.
-rule align:
+# Functions: common/model.smk.
+
+# model.stable_only without the warmup stage's phase labels: refused here, before any job
+check_stable_only()
+
+
+rule model_align:
     input:
-        old=f"{RESULTS}/counters/{OLD}/{{bench}}.parquet",
-        new=f"{RESULTS}/counters/{NEW}/{{bench}}.parquet",
+        old=counters_table(OLD, "{bench}"),
+        new=counters_table(NEW, "{bench}"),
     output:
         pairs=f"{RESULTS}/aligned/{{bench}}.parquet",
         figure=report(
@@ -13,16 +19,15 @@ rule align:
             labels={"benchmark": "{bench}"},
         ),
     params:
-        method=A.get("method", "exact"),
-        radius=A.get("sakoe_chiba_radius"),
-        gens=(OLD, NEW),
+        settings=align_settings(),
+        generations=(OLD, NEW),
     log:
         f"{LOGS}/align/{{bench}}.log",
     benchmark:
         f"{BENCH}/align/{{bench}}.tsv"
     threads: 1
     resources:
-        mem_mb=lambda wc: 8000 if A.get("method") == "dtw" else 2000,
+        mem_mb=align_mem_mb,
         runtime=30,
     conda:
         CONDA_ENV
@@ -30,13 +35,11 @@ rule align:
         "../../scripts/model_align.py"
 
 
-rule trainset:
+rule model_trainset:
     input:
         aligned=expand(f"{RESULTS}/aligned/{{bench}}.parquet", bench=TRAIN_BENCHMARKS),
-        old=expand(f"{RESULTS}/counters/{OLD}/{{bench}}.parquet", bench=TRAIN_BENCHMARKS),
-        phases=expand(PHASES, gen=OLD, bench=TRAIN_BENCHMARKS)
-        if M.get("stable_only")
-        else [],
+        old=get_training_tables,
+        phases=get_trainset_phases,
     output:
         table=f"{RESULTS}/train/trainset.parquet",
         figure=report(
@@ -60,14 +63,14 @@ rule trainset:
         "../../scripts/model_trainset.py"
 
 
-rule train:
+rule model_train:
     input:
         f"{RESULTS}/train/trainset.parquet",
     output:
         model=f"{RESULTS}/model/knn.joblib",
         card=f"{RESULTS}/model/knn.json",
     params:
-        settings=_knn_settings(),
+        settings=knn_settings(),
     log:
         f"{LOGS}/model/train.log",
     benchmark:
@@ -82,12 +85,12 @@ rule train:
         "../../scripts/model_train.py"
 
 
-rule evaluate:
+rule model_evaluate:
     input:
         trainset=f"{RESULTS}/train/trainset.parquet",
-        old=expand(f"{RESULTS}/counters/{OLD}/{{bench}}.parquet", bench=TRAIN_BENCHMARKS),
-        new=expand(f"{RESULTS}/counters/{NEW}/{{bench}}.parquet", bench=TRAIN_BENCHMARKS),
-        phases=expand(PHASES, gen=OLD, bench=TRAIN_BENCHMARKS) if use_phases() else [],
+        old=get_training_tables,
+        new=get_new_tables,
+        phases=get_evaluation_phases,
     output:
         table=f"{RESULTS}/model/evaluation.parquet",
         csv=f"{RESULTS}/model/evaluation.csv",
@@ -102,10 +105,11 @@ rule evaluate:
             category="3. Model",
         ),
     params:
+        settings=knn_settings(),
         benchmarks=TRAIN_BENCHMARKS,
-        settings=_knn_settings(),
-        clock_new_ghz=C.get("clock_ghz", {}).get(NEW),
+        clock_new_ghz=new_clock_ghz(),
         simulated=SIMULATED,
+        stable_not_run=stable_evaluation_not_run(),
     log:
         f"{LOGS}/model/evaluate.log",
     benchmark:
@@ -120,15 +124,15 @@ rule evaluate:
         "../../scripts/model_evaluate.py"
 
 
-rule predict:
+rule model_predict:
     input:
         model=f"{RESULTS}/model/knn.joblib",
-        counters=f"{RESULTS}/counters/{OLD}/{{bench}}.parquet",
+        counters=counters_table(OLD, "{bench}"),
     output:
         table=f"{RESULTS}/predict/{{bench}}.parquet",
         summary=f"{RESULTS}/predict/{{bench}}.json",
     params:
-        clock_new_ghz=C.get("clock_ghz", {}).get(NEW),
+        clock_new_ghz=new_clock_ghz(),
     log:
         f"{LOGS}/predict/{{bench}}.log",
     benchmark:

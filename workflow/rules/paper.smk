@@ -6,7 +6,7 @@ rule paper:
         paper_targets(),
 
 
-rule paper_ipc_prediction:
+rule model_paper:
     input:
         csv=f"{RESULTS}/model/evaluation.csv",
         md=f"{RESULTS}/model/evaluation.md",

@@ -4,47 +4,24 @@
 # rest. Plus the replay evaluation on the paper's own measurements, written to results/paper/:
 # the authors' raw data.zip is downloaded (a local rule: compute nodes often have no network),
 # checked against its sha256 and converted into one table, unless replay.source names local
-# copies.
-# Functions: common/sensitivity.smk.
-from snakemake.utils import validate
-
-if stage_enabled("sensitivity"):
-
-    validate(config["sensitivity"], "../schemas/sensitivity.schema.yaml")
-
-
-include: "common/sensitivity.smk"
+# copies. Each rule's settings are one `settings` param; functions: common/sensitivity.smk.
 
 
 rule sensitivity_profile:
     input:
-        data=_sens_profile_data,
+        data=get_sensitivity_profile_data,
     output:
-        grid=f"{RESULTS}/sensitivity/{{sprog}}.parquet",
-        runs=f"{RESULTS}/sensitivity/{{sprog}}.runs.parquet",
-        summary=f"{RESULTS}/sensitivity/{{sprog}}.json",
+        grid=f"{RESULTS}/sensitivity/{{program}}.parquet",
+        runs=f"{RESULTS}/sensitivity/{{program}}.runs.parquet",
+        summary=f"{RESULTS}/sensitivity/{{program}}.json",
     wildcard_constraints:
-        sprog=SPROG,
+        program=alternatives(sensitivity_programs()),
     params:
-        program=_sens_program,
-        backend=SENS.get("backend"),
-        epsilon=SENS.get("epsilon"),
-        sampling=SENS.get("sampling"),
-        compare=SENS.get("compare"),
-        spare_cores=SENS.get("spare_cores"),
-        seed=config["seed"],
-        dimensions=SENS.get("dimensions"),
-        cgroup=SENS.get("cgroup"),
-        network=SENS.get("network"),
-        timeout_s=SENS.get("timeout_s"),
-        monitor_interval_s=SENS.get("monitor_interval_s"),
-        repeats=SENS.get("repeats"),
-        baseline_repeats=SENS.get("baseline_repeats"),
-        replay=lambda wc: _sens_replay_settings(),
+        settings=get_sensitivity_profile_settings,
     log:
-        f"{LOGS}/sensitivity/profile/{{sprog}}.log",
+        f"{LOGS}/sensitivity/profile/{{program}}.log",
     benchmark:
-        f"{BENCH}/sensitivity/profile/{{sprog}}.tsv"
+        f"{BENCH}/sensitivity/profile/{{program}}.tsv"
     # a profiling campaign measures how the program runs with less CPU: it must not share the
     # machine with other jobs, so it takes every core Snakemake was given
     threads: workflow.cores
@@ -59,22 +36,22 @@ rule sensitivity_profile:
 
 rule sensitivity_figure:
     input:
-        grid=f"{RESULTS}/sensitivity/{{sprog}}.parquet",
-        summary=f"{RESULTS}/sensitivity/{{sprog}}.json",
+        grid=f"{RESULTS}/sensitivity/{{program}}.parquet",
+        summary=f"{RESULTS}/sensitivity/{{program}}.json",
     output:
         report(
-            f"{RESULTS}/sensitivity/figures/{{sprog}}.png",
+            f"{RESULTS}/sensitivity/figures/{{program}}.png",
             caption="../report/sensitivity/profile.rst",
             category="5. Resource sensitivity",
             subcategory="profiles",
-            labels={"program": "{sprog}"},
+            labels={"program": "{program}"},
         ),
     wildcard_constraints:
-        sprog=SPROG,
+        program=alternatives(sensitivity_programs()),
     log:
-        f"{LOGS}/sensitivity/figure/{{sprog}}.log",
+        f"{LOGS}/sensitivity/figure/{{program}}.log",
     benchmark:
-        f"{BENCH}/sensitivity/figure/{{sprog}}.tsv"
+        f"{BENCH}/sensitivity/figure/{{program}}.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -87,7 +64,7 @@ rule sensitivity_figure:
 
 rule sensitivity_summary:
     input:
-        expand(f"{RESULTS}/sensitivity/{{sprog}}.json", sprog=SENS_PROGRAMS),
+        expand(f"{RESULTS}/sensitivity/{{program}}.json", program=sensitivity_programs()),
     output:
         table=f"{RESULTS}/sensitivity/summary.parquet",
         csv=report(
@@ -112,12 +89,11 @@ rule sensitivity_summary:
 
 rule sensitivity_arcp_fetch:
     input:
-        zip=_sens_arcp_local_zip,
+        zip=get_sensitivity_arcp_zip,
     output:
-        f"{ARCP}/raw_data.zip",
+        f"{SENSITIVITY_DATA_DIR}/raw_data.zip",
     params:
-        url=SENS_SOURCE.get("url"),
-        sha256=SENS_SOURCE.get("sha256"),
+        settings=get_sensitivity_source_settings,
     log:
         f"{LOGS}/sensitivity/arcp_fetch.log",
     benchmark:
@@ -135,9 +111,9 @@ rule sensitivity_arcp_fetch:
 
 rule sensitivity_arcp_table:
     input:
-        f"{ARCP}/raw_data.zip",
+        f"{SENSITIVITY_DATA_DIR}/raw_data.zip",
     output:
-        f"{ARCP}/arcp_measurements.csv",
+        f"{SENSITIVITY_DATA_DIR}/arcp_measurements.csv",
     log:
         f"{LOGS}/sensitivity/arcp_table.log",
     benchmark:
@@ -172,13 +148,7 @@ rule sensitivity_replay_eval:
             subcategory="paper data (replay)",
         ),
     params:
-        epsilons=SENS_REPLAY.get("epsilons"),
-        programs=SENS_REPLAY.get("programs"),
-        layouts=SENS_REPLAY.get("layouts"),
-        ceiling=SENS_REPLAY.get("ceiling"),
-        peaks=SENS_REPLAY.get("peaks"),
-        lhs_repeats=SENS_REPLAY.get("lhs_repeats"),
-        seed=config["seed"],
+        settings=get_sensitivity_evaluation_settings,
     log:
         f"{LOGS}/sensitivity/replay_eval.log",
     benchmark:
@@ -225,8 +195,7 @@ rule sensitivity_replay_figures:
             subcategory="paper data (replay)",
         ),
     params:
-        epsilon=SENS_REPLAY.get("figure_epsilon"),
-        surfaces=SENS_REPLAY.get("surfaces"),
+        settings=get_sensitivity_figure_settings,
     log:
         f"{LOGS}/sensitivity/replay_figures.log",
     benchmark:

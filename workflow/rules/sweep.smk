@@ -10,23 +10,15 @@
 #   sweep_import     runs.parquet     the same table from an ARPE results directory
 #   sweep_models     models.*, coefficients, fitted, predictions, figures
 #   sweep_paper      results/paper/sweep_models.{csv,md}, sweep_fit.png
-# Functions: common/sweep.smk.
-from snakemake.utils import validate
-
-if stage_enabled("sweep"):
-
-    validate(config["sweep"], "../schemas/sweep.schema.yaml")
-
-
-include: "common/sweep.smk"
+# Each rule's settings param is built by common/sweep.smk from the checked campaign; each script
+# calls one function of perfcast.sweep.rules.
 
 
 rule sweep_check:
     output:
         f"{SWEEP_DIR}/{{campaign}}/sensors.json",
     params:
-        sensors=lambda wc: _sweep_first(wc.campaign)["sensors"],
-        env=lambda wc: _sweep_first(wc.campaign)["env"],
+        settings=get_sweep_check_settings,
     wildcard_constraints:
         campaign=SWEEP_RUN_NAMES,
     log:
@@ -50,9 +42,7 @@ rule sweep_run:
     output:
         f"{SWEEP_DIR}/{{campaign}}/runs/{{point}}/iter{{iteration}}.json",
     params:
-        run=lambda wc: SWEEP.campaigns[wc.campaign].run_params(
-            wc.point, int(wc.iteration), SWEEP_PYTHON
-        ),
+        settings=get_sweep_run_settings,
         stop_marker=lambda wc: f"{SWEEP_DIR}/{wc.campaign}/STOPPED.json",
         failed_record=lambda wc: f"{SWEEP_DIR}/{wc.campaign}/failed/{wc.point}/iter{wc.iteration}.json",
     wildcard_constraints:
@@ -63,10 +53,10 @@ rule sweep_run:
         f"{LOGS}/sweep/{{campaign}}/runs/{{point}}/iter{{iteration}}.log",
     benchmark:
         f"{BENCH}/sweep/{{campaign}}/runs/{{point}}/iter{{iteration}}.tsv"
-    threads: _sweep_threads
+    threads: get_sweep_run_threads
     resources:
-        mem_mb=lambda wc: SWEEP.campaigns[wc.campaign].mem_mb,
-        runtime=lambda wc: math.ceil(SWEEP.campaigns[wc.campaign].timeout_s / 60) + 2,
+        mem_mb=get_sweep_run_mem_mb,
+        runtime=get_sweep_run_runtime,
     conda:
         CONDA_ENV
     script:
@@ -75,11 +65,11 @@ rule sweep_run:
 
 rule sweep_aggregate:
     input:
-        _sweep_runs,
+        get_sweep_run_records,
     output:
         f"{SWEEP_DIR}/{{campaign}}/runs.parquet",
     params:
-        parameters=lambda wc: _sweep_parameters(wc.campaign),
+        parameters=get_sweep_parameters,
     wildcard_constraints:
         campaign=SWEEP_RUN_NAMES,
     log:
@@ -98,12 +88,11 @@ rule sweep_aggregate:
 
 rule sweep_import:
     input:
-        lambda wc: arpe_files(SWEEP.imports[wc.campaign].path),
+        get_sweep_import_files,
     output:
         f"{SWEEP_DIR}/{{campaign}}/runs.parquet",
     params:
-        path=lambda wc: SWEEP.imports[wc.campaign].path,
-        parameters=lambda wc: _sweep_parameters(wc.campaign),
+        settings=get_sweep_import_settings,
     wildcard_constraints:
         campaign=SWEEP_IMPORT_NAMES,
     log:
@@ -142,9 +131,7 @@ rule sweep_models:
             subcategory="{campaign}",
         ),
     params:
-        parameters=lambda wc: _sweep_parameters(wc.campaign),
-        analysis=lambda wc: _sweep_analysis(wc.campaign),
-        fit=SWEEP.fit,
+        settings=get_sweep_model_settings,
     wildcard_constraints:
         campaign=SWEEP_ALL_NAMES,
     log:
@@ -163,11 +150,7 @@ rule sweep_models:
 
 rule sweep_paper:
     input:
-        models=lambda wc: [f"{SWEEP_DIR}/{n}/models.parquet" for n in _sweep_paper_campaigns()],
-        predictions=lambda wc: [
-            f"{SWEEP_DIR}/{n}/predictions.parquet" for n in _sweep_paper_campaigns()
-        ],
-        runs=lambda wc: [f"{SWEEP_DIR}/{n}/runs.parquet" for n in _sweep_paper_campaigns()],
+        unpack(get_sweep_paper_inputs),
     output:
         csv=f"{RESULTS}/paper/sweep_models.csv",
         md=f"{RESULTS}/paper/sweep_models.md",
@@ -178,7 +161,7 @@ rule sweep_paper:
             subcategory="paper",
         ),
     params:
-        campaigns=lambda wc: _sweep_paper_campaigns(),
+        campaigns=list(SWEEP.paper_campaigns),
     log:
         f"{LOGS}/sweep/paper.log",
     benchmark:

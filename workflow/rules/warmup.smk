@@ -2,41 +2,27 @@
 # docs/methods/warmup.md). Per workload: run the real command round after round (durably
 # journalled, resumable), find each round's setup, warm-up, stable and cool-down phases, the
 # stable throughput and its CI, and the WPS regression. The same phase analysis runs on the
-# counters stage's traces (rule counter_phases). Functions: common/warmup.smk.
-from snakemake.utils import validate
+# counters stage's traces (rule warmup_counter_phases). Functions: common/warmup.smk.
 
 
-include: "common/warmup.smk"
-
-
-if stage_enabled("warmup"):
-
-    validate(config["warmup"], "../schemas/warmup.schema.yaml")
-
-
-rule warmup:
+rule warmup_run:
     output:
         rounds=f"{RESULTS}/warmup/{{workload}}/rounds.parquet",
         readings=f"{RESULTS}/warmup/{{workload}}/readings.parquet",
         summary=f"{RESULTS}/warmup/{{workload}}/summary.json",
     params:
-        name=lambda wc: wc.workload,
-        workload=warmup_workload,
-        stage=warmup_session_settings(),
-        programs=warmup_programs,
-        seed=config.get("seed", 0),
-        # not an output: it must survive a failed or killed job, which is how a run resumes
-        journal=lambda wc: f"{RESULTS}/warmup/{wc.workload}/journal.jsonl",
+        settings=get_warmup_run_settings,
+        journal=get_warmup_journal,
     log:
         f"{LOGS}/warmup/{{workload}}.log",
     benchmark:
         f"{BENCH}/warmup/{{workload}}.tsv"
     wildcard_constraints:
-        workload=WARMUP_NAME,
-    threads: warmup_threads
+        workload=alternatives(warmup_workloads()),
+    threads: get_warmup_threads
     resources:
         mem_mb=2000,
-        runtime=warmup_runtime,
+        runtime=get_warmup_runtime,
     conda:
         CONDA_ENV
     script:
@@ -61,7 +47,7 @@ rule warmup_figure:
     benchmark:
         f"{BENCH}/warmup/{{workload}}_figure.tsv"
     wildcard_constraints:
-        workload=WARMUP_NAME,
+        workload=alternatives(warmup_workloads()),
     threads: 1
     resources:
         mem_mb=1000,
@@ -72,21 +58,21 @@ rule warmup_figure:
         "../../scripts/warmup_figure.py"
 
 
-rule counter_phases:
+rule warmup_counter_phases:
     input:
-        f"{RESULTS}/counters/{{gen}}/{{bench}}.parquet",
+        counters_table("{gen}", "{bench}"),
     output:
-        phases=f"{RESULTS}/warmup/counters/{{gen}}/{{bench}}.parquet",
+        phases=warmup_counter_phases_path("{gen}", "{bench}"),
         summary=f"{RESULTS}/warmup/counters/{{gen}}/{{bench}}.json",
     params:
-        settings=WARMUP.get("counters") or {},
+        settings=get_warmup_counter_settings,
     log:
         f"{LOGS}/warmup/counters/{{gen}}/{{bench}}.log",
     benchmark:
         f"{BENCH}/warmup/counters/{{gen}}/{{bench}}.tsv"
     wildcard_constraints:
-        gen=WARMUP_NAME,
-        bench=WARMUP_NAME,
+        gen=WARMUP_TRACE_NAME,
+        bench=WARMUP_TRACE_NAME,
     threads: 1
     resources:
         mem_mb=2000,

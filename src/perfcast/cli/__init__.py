@@ -6,7 +6,7 @@ Each stage module under :mod:`perfcast.cli` exposes ``register(subparsers)``; a 
 Building the parser must stay cheap (``perfcast --version`` and ``--help`` in well under a second):
 a stage module imports at module level only the standard library and :mod:`perfcast.errors`;
 numpy, pandas, scipy, numba and the stage's own modules are imported inside the ``func`` that
-needs them. ``tests/test_cli_startup.py`` holds this.
+needs them. ``tests/unit/test_cli_startup.py`` holds this.
 """
 
 from __future__ import annotations

@@ -1,5 +1,10 @@
 """``perfcast`` sub-commands of the counters-to-prediction half.
 
+Each calls the function its workflow rule calls (:mod:`perfcast.counters.rules`,
+:mod:`perfcast.model.rules`), with settings built from its flags by
+:func:`perfcast.settings.from_section`: the same schema checks them and fills the flags left
+out, and the files carry the same metadata as the workflow's.
+
 Building the parser imports nothing heavy: pandas, numpy and the stage's modules are imported
 by the sub-command that runs.
 """
@@ -15,16 +20,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("postprocess", help="perf -I -x, CSVs of one run's groups -> Parquet")
     p.add_argument("groups", nargs="+", help="one perf CSV per counter group, reference first")
     p.add_argument("--events", required=True, help="comma-separated counters to keep as PKI")
-    p.add_argument("--instructions-event", default="instructions")
-    p.add_argument("--cycles-event", default="cycles")
-    p.add_argument("--join", choices=["instructions", "row"], default="instructions")
+    p.add_argument("--instructions-event", help="the event counting instructions "
+                   "(default: instructions)")
+    p.add_argument("--cycles-event", help="the event counting cycles (default: cycles)")
+    p.add_argument("--join", choices=["instructions", "row"],
+                   help="how group runs are joined (default: instructions)")
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=_postprocess)
 
     p = sub.add_parser("align", help="map old- to new-generation intervals, IPC ratio per pair")
     p.add_argument("old", help="post-processed counters of the old generation (Parquet)")
     p.add_argument("new", help="post-processed counters of the new generation (Parquet)")
-    p.add_argument("--method", choices=["exact", "dtw"], default="exact")
+    p.add_argument("--method", choices=["exact", "dtw"], help="default: exact")
     p.add_argument("--radius", type=int, default=None, help="Sakoe-Chiba radius (dtw)")
     p.add_argument("-o", "--output", required=True, help="mapped pairs (Parquet)")
     p.set_defaults(func=_align)
@@ -37,40 +44,45 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_predict)
 
 
-def _postprocess(args: argparse.Namespace) -> int:
-    from perfcast.counters.events import BaseEvents
-    from perfcast.counters.postprocess import postprocess
-    from perfcast.io import write_parquet
+def _given(**values: object) -> dict:
+    """The flags given (the schema fills those left out)."""
+    return {k: v for k, v in values.items() if v is not None}
 
-    events = [e for e in args.events.split(",") if e]
-    table = postprocess(args.groups, events, BaseEvents(args.instructions_event,
-                                                        args.cycles_event), args.join)
-    write_parquet(table, args.output, metadata={"join": args.join, "groups": args.groups})
+
+def _postprocess(args: argparse.Namespace) -> int:
+    from perfcast.counters.rules import postprocess_files
+    from perfcast.counters.settings import PostprocessSettings
+    from perfcast.settings import from_section
+
+    base = _given(instructions=args.instructions_event, cycles=args.cycles_event)
+    section = _given(events=[e for e in args.events.split(",") if e], join=args.join,
+                     base_events=base or None)
+    settings = from_section(PostprocessSettings, section, "counters_postprocess")
+    table = postprocess_files(args.groups, args.output, settings)
     print(json.dumps({"intervals": len(table), "output": args.output}))
     return 0
 
 
 def _align(args: argparse.Namespace) -> int:
-    from perfcast.io import write_parquet
-    from perfcast.model.align import align_runs
-    from perfcast.model.run import read_counters
+    from perfcast.model.rules import align_files
+    from perfcast.model.settings import AlignSettings
+    from perfcast.settings import from_section
 
-    old, new = read_counters(args.old), read_counters(args.new)
-    pairs, cost = align_runs(old, new, args.method, args.radius)
-    write_parquet(pairs, args.output, metadata={"method": args.method, "dtw_cost": cost,
-                                                "old": args.old, "new": args.new})
-    print(json.dumps({"pairs": len(pairs), "dtw_cost": cost, "method": args.method,
+    settings = from_section(AlignSettings, _given(method=args.method,
+                                                  sakoe_chiba_radius=args.radius), "align")
+    pairs, cost = align_files(args.old, args.new, args.output, None, settings,
+                              benchmark=Path(args.old).stem, generations=("old", "new"))
+    print(json.dumps({"pairs": len(pairs), "dtw_cost": cost, "method": settings.method,
                       "ipc_ratio_mean": float(pairs["ipc_ratio"].mean()),
                       "output": args.output}))
     return 0
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from perfcast.model.run import predict_files
+    from perfcast.model.rules import predict_files
 
     summary = args.output.rsplit(".", 1)[0] + ".json"
     predict_files(args.model, args.counters, args.output, summary,
-                  bench=Path(args.counters).stem,
-                  clock_new_ghz=args.clock_ghz)
+                  benchmark=Path(args.counters).stem, clock_new_ghz=args.clock_ghz)
     print(open(summary).read().strip())
     return 0

@@ -20,11 +20,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--program", required=True, help="program name as in the table")
     p.add_argument("--epsilon", type=float, required=True, help="binary-search threshold on |dS|")
     p.add_argument("--sampling", choices=["binary", "lhs"], default="binary")
-    p.add_argument("--ceiling", choices=["table4", "none"], default="table4",
-                   help="peak usage implied by the paper's Table 4, or none (whole grid)")
-    p.add_argument("--lhs-repeats", type=int, default=20,
-                   help="LHS seeds averaged (sampling lhs)")
-    p.add_argument("--seed", type=int, default=20261122)
+    # left out, these take the config schema's defaults (and are checked by it)
+    p.add_argument("--ceiling", metavar="{table4,none}",
+                   help="peak usage implied by the paper's Table 4, or none (whole grid); "
+                   "default: the schema's sensitivity.replay.ceiling")
+    p.add_argument("--lhs-repeats", type=int,
+                   help="LHS seeds averaged (sampling lhs); default: the schema's "
+                   "sensitivity.replay.lhs_repeats")
+    p.add_argument("--seed", type=int,
+                   help="seed of the LHS campaigns; default: the schema's seed")
     p.set_defaults(func=_eval)
 
 
@@ -34,20 +38,29 @@ def _finite(x: float) -> float | None:
 
 def _eval(args: argparse.Namespace) -> int:
     from perfcast.errors import InputError
-    from perfcast.sensitivity import paper
+    from perfcast.sensitivity import published
     from perfcast.sensitivity.evaluation import evaluate_program, load_grids, resolve_peaks
+    from perfcast.sensitivity.settings import SensitivitySettings
+    from perfcast.settings import from_section, validate
 
-    if not args.epsilon >= 0:
+    if math.isnan(args.epsilon):  # a NaN passes the schema's minimum
         raise InputError(None, f"--epsilon {args.epsilon}", expected="a number >= 0")
-    grid = load_grids(args.data, [args.program])[args.program]
-    peaks = resolve_peaks(args.ceiling).get(args.program)
+    # the same settings as the workflow's, through the same schema (which fills the defaults)
+    given = {"ceiling": args.ceiling, "lhs_repeats": args.lhs_repeats}
+    replay = {"epsilons": [args.epsilon], "programs": [args.program],
+              **{k: v for k, v in given.items() if v is not None}}
+    top = validate({} if args.seed is None else {"seed": args.seed}, "config")
+    settings = from_section(SensitivitySettings, {"replay": replay},
+                            "sensitivity").replay.evaluation(top["seed"])
+    grid = load_grids(args.data, settings.programs, settings.layouts)[args.program]
+    peaks = resolve_peaks(settings.ceiling, settings.peaks).get(args.program)
     ev = evaluate_program(grid, args.epsilon, peaks=peaks,
-                          lhs_repeats=args.lhs_repeats if args.sampling == "lhs" else 1,
-                          seed=args.seed)
+                          lhs_repeats=settings.lhs_repeats if args.sampling == "lhs" else 1,
+                          seed=settings.seed)
     row = next(r for r in ev.rows() if r["sampling"] == args.sampling)
     out = {
         "program": args.program, "epsilon": args.epsilon, "sampling": args.sampling,
-        "ceiling": args.ceiling, "metric": grid.metric,
+        "ceiling": settings.ceiling, "metric": grid.metric,
         "higher_is_better": grid.higher_is_better,
         "steps": {"probes_1d": int(row["probes_1d"]),
                   "product_points": int(row["product_points"]),
@@ -57,11 +70,11 @@ def _eval(args: argparse.Namespace) -> int:
         "average_absolute_error_full_grid": row["mae_full_grid"],
         "grid_points": row["grid_points"], "ceiling_points": row["ceiling_points"],
         "chosen": json.loads(row["chosen"]),
-        "paper": {"steps_table4": paper.TABLE4_STEPS.get(args.program),
-                  "mae_table5": paper.TABLE5_MAE.get(args.program)},
+        "paper": {"steps_table4": published.TABLE4_STEPS.get(args.program),
+                  "mae_table5": published.TABLE5_MAE.get(args.program)},
     }
     if args.sampling == "lhs":
-        out["lhs_repeats"] = args.lhs_repeats
+        out["lhs_repeats"] = settings.lhs_repeats
         out["average_absolute_error_range"] = [_finite(row["mae_min"]),
                                                _finite(row["mae_max"])]
     print(json.dumps(out, indent=2, sort_keys=True))

@@ -27,8 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--groups", metavar="COLUMN",
                    help="column naming each row's configuration for the CV folds (default: "
                         "'point' if present, else the distinct X tuples)")
-    p.add_argument("--max-order", type=int, default=4, help="highest polynomial order (4)")
-    p.add_argument("--cv-folds", type=int, default=10,
+    # defaults (None here): sweep.fit's in workflow/schemas/sweep.schema.yaml
+    p.add_argument("--max-order", type=int, help="highest polynomial order (4)")
+    p.add_argument("--cv-folds", type=int,
                    help="folds over configurations; leave-one-out when fewer (10)")
     p.add_argument("--forms", nargs="+", default=None,
                    choices=["linear", "interaction", "quadratic", "purequadratic"],
@@ -47,6 +48,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=_import)
 
 
+def fit_settings(args: argparse.Namespace):
+    """The ``sweep.fit`` settings of ``perfcast fit``'s flags, checked and completed by the
+    sweep schema (:func:`perfcast.settings.from_section`), as the workflow's.
+
+    Raises
+    ------
+    InputError
+        a flag value the schema refuses (``--max-order`` below 1 or above 12, ``--cv-folds``
+        below 2).
+    """
+    from perfcast.settings import from_section
+    from perfcast.sweep.settings import SweepSettings
+
+    flags = {"max_order": args.max_order, "cv_folds": args.cv_folds, "forms": args.forms}
+    fit = {k: v for k, v in flags.items() if v is not None}
+    return from_section(SweepSettings, {"fit": fit}, "sweep").fit
+
+
 def _fit(args: argparse.Namespace) -> int:
     from perfcast.sweep import selection
     from perfcast.sweep.analysis import add_derived
@@ -54,14 +73,14 @@ def _fit(args: argparse.Namespace) -> int:
     from perfcast.sweep.runner import json_safe
     from perfcast.sweep.table import load_table
 
+    fit = fit_settings(args)
+
     derived = {}
     for item in args.derived:
         name, sep, expr = item.partition("=")
         if not sep or not name.strip() or not expr.strip():
             raise InputError(None, f"--derived {item!r}", expected="NAME=EXPRESSION")
         derived[name.strip()] = expr.strip()
-    if args.max_order < 1 or args.cv_folds < 2:
-        raise InputError(None, "--max-order must be >= 1 and --cv-folds >= 2")
     needed = {args.y, *args.x} - set(derived)
     for name, expr in derived.items():
         needed |= expression_names(expr, where=f"--derived {name}") - set(derived)
@@ -74,8 +93,8 @@ def _fit(args: argparse.Namespace) -> int:
     groups = df[args.groups].tolist() if args.groups else (
         df["point"].tolist() if "point" in df.columns else None)
     res = selection.fit_effect(df, args.y, args.y, args.x, groups=groups,
-                               max_order=args.max_order, cv_folds=args.cv_folds,
-                               forms=args.forms or selection.dz.FORMS)
+                               max_order=fit.max_order, cv_folds=fit.cv_folds,
+                               forms=list(fit.forms))
     out = selection.result_summary(res)
     out["source"] = str(args.csv)
     out["derived"] = derived
@@ -84,12 +103,31 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def import_settings(args: argparse.Namespace):
+    """``perfcast sweep-import``'s flags as an import of the ``sweep:`` section, checked by the
+    sweep schema and :func:`perfcast.sweep.campaign.parse_import`, as the workflow's.
+
+    Raises
+    ------
+    InputError
+        a campaign or parameter name the workflow would refuse.
+    """
+    from perfcast.settings import from_section
+    from perfcast.sweep.campaign import parse_import
+    from perfcast.sweep.settings import SweepSettings
+
+    section = {"imports": {args.campaign: {"path": args.path, "parameters": args.parameters}}}
+    settings = from_section(SweepSettings, section, "sweep")
+    return parse_import(args.campaign, settings.imports[args.campaign])
+
+
 def _import(args: argparse.Namespace) -> int:
     from perfcast.io import write_csv, write_parquet
     from perfcast.sweep.arpe import import_arpe
     from perfcast.sweep.table import summary
 
-    df = import_arpe(args.path, args.parameters, args.campaign)
+    spec = import_settings(args)
+    df = import_arpe(spec.path, list(spec.parameters), spec.name)
     if args.out.endswith(".csv"):
         write_csv(df, args.out)
     else:

@@ -9,9 +9,12 @@ Each reads a user's own data and prints JSON on stdout:
 * ``perfcast wps FILE``: a CSV with columns work,duration_s (one row per round); alpha, v and
   its CI, q, rounds used.
 
-``FILE`` may be ``-`` for stdin. Bad input (empty, not a number, NaN, negative) is one line on
-stderr and exit status 2; data that cannot support the estimate (fewer than 30 readings for a
-CI, autocorrelation that no subsession size removes, fewer than 3 usable rounds) likewise.
+``FILE`` may be ``-`` for stdin. The flags are settings of
+``workflow/schemas/warmup_cli.schema.yaml``, which gives their defaults and checks them (a value
+it refuses is an error naming the setting). Bad input (empty, not a number, NaN, negative) is
+one line on stderr and exit status 2; data that cannot support the estimate (fewer than 30
+readings for a CI, autocorrelation that no subsession size removes, fewer than 3 usable rounds)
+likewise.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ from typing import Any
 from perfcast.errors import InputError
 
 # The choices of --mode and --preset, spelled here so that building the parser imports no numpy
-# or scipy (perfcast.warmup does); tests/test_cli_startup.py checks they are the library's
-# (perfcast.warmup.changepoint.MODES, perfcast.warmup.subsession.PRESETS).
+# or scipy (perfcast.warmup's detectors do); tests/unit/test_cli_startup.py checks they are the
+# library's (perfcast.warmup.changepoint.MODES, perfcast.warmup.subsession.PRESETS).
 MODES = ("robust", "pilot")
 PRESET_NAMES = ("normal", "quick", "strict")
 
@@ -45,46 +48,33 @@ def _print(obj: dict[str, Any]) -> None:
     sys.stdout.write("\n")
 
 
-def _fraction(text: str) -> float:
+def _number(text: str) -> float:
+    """A flag's value as a number (its range is the schema's to check)."""
     v = float(text)
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not in (0, 1)")
+    if math.isnan(v):
+        raise argparse.ArgumentTypeError(f"{text} is not a number")
     return v
 
 
-def _positive(text: str) -> float:
-    v = float(text)
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"{text} is not positive")
-    return v
+def _settings(args: argparse.Namespace, **values: Any) -> Any:
+    """The settings of sub-command ``args.command`` from its flags (None: the schema's default;
+    :func:`perfcast.warmup.settings.command_settings`)."""
+    from perfcast.warmup.settings import command_settings
 
-
-def _min_size(text: str) -> int:
-    v = int(text)
-    if v < 2:
-        raise argparse.ArgumentTypeError(f"{text}: the shortest segment has at least 2 readings")
-    return v
-
-
-def _limit(text: str) -> float:
-    v = float(text)
-    if not 0 <= v <= 1:
-        raise argparse.ArgumentTypeError(f"{text} is not in [0, 1]")
-    return v
+    return command_settings(args.command, values)
 
 
 def cmd_edm(args: argparse.Namespace) -> int:
-    from perfcast.warmup.changepoint import EdmSettings
     from perfcast.warmup.ci import MIN_READINGS
     from perfcast.warmup.readings import read_readings
     from perfcast.warmup.segments import detect_phases, segments
 
+    edm = _settings(args, mode=args.mode, min_size=args.min_size, alpha=args.alpha,
+                    min_effect=args.min_effect)
     x = read_readings(args.file)
-    edm = EdmSettings(mode=args.mode, min_size=args.min_size, alpha=args.alpha,
-                      min_effect=args.min_effect)
     ph = detect_phases(x, edm)
     out: dict[str, Any] = {
-        "file": args.file, "n": int(x.shape[0]), "mode": args.mode,
+        "file": args.file, "n": int(x.shape[0]), "mode": edm.mode,
         "settings": edm.to_dict(),
         "change_points": list(ph.change_points),
         "segments": [{"begin": a, "end": b, "length": b - a, "median": float(
@@ -110,17 +100,18 @@ def _median(x) -> float:
 def cmd_ci(args: argparse.Namespace) -> int:
     from perfcast.warmup.ci import NotEnoughDataError, mean_ci
     from perfcast.warmup.readings import read_readings
-    from perfcast.warmup.subsession import resolve_limit
 
+    settings = _settings(args, preset=args.preset, ac_limit=args.ac_limit, confidence=args.cl,
+                         target_relative_width=args.target, harmonic=args.harmonic)
     x = read_readings(args.file)
-    if args.harmonic and (x <= 0).any():
+    if settings.harmonic and (x <= 0).any():
         i = int((x <= 0).argmax())
         raise InputError(args.file, f"reading {x[i]} is not positive",
                          expected="positive readings for the harmonic mean")
-    limit = resolve_limit(args.ac_limit, args.preset)
     try:
-        ci = mean_ci(x, ac_limit=limit, confidence=args.cl, harmonic=args.harmonic,
-                     target_relative_width=args.target)
+        ci = mean_ci(x, ac_limit=settings.limit, confidence=settings.confidence,
+                     harmonic=settings.harmonic,
+                     target_relative_width=settings.target_relative_width)
     except NotEnoughDataError as exc:
         raise InputError(args.file, str(exc)) from exc
     _print({"file": args.file, **ci.to_dict()})
@@ -130,14 +121,14 @@ def cmd_ci(args: argparse.Namespace) -> int:
 def cmd_wps(args: argparse.Namespace) -> int:
     from perfcast.warmup.ci import NotEnoughDataError
     from perfcast.warmup.readings import read_rounds
-    from perfcast.warmup.subsession import resolve_limit
     from perfcast.warmup.wps import wps_regression
 
+    settings = _settings(args, preset=args.preset, ac_limit=args.ac_limit, confidence=args.cl,
+                         lower_bound_s=args.lower_bound)
     work, dur = read_rounds(args.file)
-    limit = resolve_limit(args.ac_limit, args.preset)
     try:
-        res = wps_regression(work, dur, lower_bound_s=args.lower_bound, ac_limit=limit,
-                             confidence=args.cl)
+        res = wps_regression(work, dur, lower_bound_s=settings.lower_bound_s,
+                             ac_limit=settings.limit, confidence=settings.confidence)
     except NotEnoughDataError as exc:
         raise InputError(args.file, str(exc)) from exc
     _print({"file": args.file, "rounds": int(work.shape[0]), **res.to_dict()})
@@ -146,11 +137,11 @@ def cmd_wps(args: argparse.Namespace) -> int:
 
 def _stats_options(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--ac-limit", type=_limit, default=None, metavar="X",
+    g.add_argument("--ac-limit", type=_number, default=None, metavar="X",
                    help="largest |lag-1 autocorrelation| of subsession means (default: preset)")
     g.add_argument("--preset", choices=PRESET_NAMES, default=None,
                    help="Pilot's limits: quick 0.8, normal 0.2 (default), strict 0.1")
-    p.add_argument("--cl", type=_fraction, default=0.95, metavar="X",
+    p.add_argument("--cl", type=_number, default=None, metavar="X",
                    help="confidence level (default 0.95)")
 
 
@@ -160,13 +151,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Change points of readings (one per line) and the stable "
                                    "(dominant) segment; JSON on stdout.")
     p.add_argument("file", help="readings, one per line ('-' for stdin)")
-    p.add_argument("--mode", choices=MODES, default="robust",
+    p.add_argument("--mode", choices=MODES, default=None,
                    help="robust (default) or pilot (Pilot's EDM_percent, O(n^2 log n))")
-    p.add_argument("--min-size", type=_min_size, default=None,
+    p.add_argument("--min-size", type=int, default=None,
                    help="shortest segment (default 10 robust, 30 pilot)")
-    p.add_argument("--alpha", type=_fraction, default=0.01,
+    p.add_argument("--alpha", type=_number, default=None,
                    help="robust: false-alarm probability on a series without change")
-    p.add_argument("--min-effect", type=_limit, default=0.0,
+    p.add_argument("--min-effect", type=_number, default=None,
                    help="robust: drop changes of the median smaller than this fraction")
     p.set_defaults(func=cmd_edm)
 
@@ -177,7 +168,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _stats_options(p)
     p.add_argument("--harmonic", action="store_true",
                    help="harmonic mean (for rates), CI by the reciprocal of the 1/x interval")
-    p.add_argument("--target", type=_positive, default=0.1, metavar="X",
+    p.add_argument("--target", type=_number, default=None, metavar="X",
                    help="target CI width as a fraction of the mean (default 0.1)")
     p.set_defaults(func=cmd_ci)
 
@@ -186,6 +177,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "JSON on stdout.")
     p.add_argument("file", help="CSV with columns work,duration_s ('-' for stdin)")
     _stats_options(p)
-    p.add_argument("--lower-bound", type=float, default=0.0, metavar="S",
+    p.add_argument("--lower-bound", type=_number, default=None, metavar="S",
                    help="drop rounds shorter than S seconds (Pilot: 20 strict, 3 quick)")
     p.set_defaults(func=cmd_wps)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from perfcast.counters.perfcsv import parse_perf_csv, to_wide
@@ -19,11 +19,17 @@ from perfcast.io import atomic_path
 from perfcast.process import run_measured
 
 
-def check_perf_events(events: list[str], perf: str = "perf") -> None:
+def check_perf_events(events: list[str], perf: str) -> None:
     """Fail unless ``perf stat`` counts every event on this host.
 
     A VM without a hardware PMU answers ``<not supported>`` for cycles and instructions; say so
     instead of collecting zeros.
+
+    Raises
+    ------
+    HostCapabilityError
+        ``perf`` is not installed, does not know an event, or reads ``<not supported>`` /
+        ``<not counted>`` for one.
     """
     if shutil.which(perf) is None:
         raise HostCapabilityError(f"'{perf}' not found: install linux-perf (Debian) / perf")
@@ -61,16 +67,34 @@ def check_perf_events(events: list[str], perf: str = "perf") -> None:
 
 def collect_perf(
     command: str,
-    events: list[str],
+    events: Sequence[str],
     out: str | Path,
     *,
-    interval_ms: int = 100,
-    perf: str = "perf",
+    interval_ms: int,
+    perf: str,
     env: Mapping[str, str] | None = None,
     timeout_s: float | None = None,
 ) -> None:
-    """Run ``command`` under ``perf stat -I interval_ms -x, -e events -o out`` (atomically)."""
-    check_perf_events(events, perf)
+    """Run ``command`` under ``perf stat -I interval_ms -x, -e events -o out`` (atomically).
+
+    Parameters
+    ----------
+    command : a shell command (run with ``sh -c``), already rendered.
+    events : the group's events, base events first.
+    out : the CSV to write; it appears only when the run succeeded and perf counted every event.
+    interval_ms : ``perf stat -I``.
+    perf : the perf binary.
+    env : added to this process's environment for the run.
+    timeout_s : the run is killed after this long (None: no limit).
+
+    Raises
+    ------
+    HostCapabilityError
+        perf is missing or this host does not count an event (:func:`check_perf_events`).
+    RuntimeError
+        the command failed or timed out, or perf wrote no line for an event.
+    """
+    check_perf_events(list(events), perf)
     with atomic_path(out) as tmp:
         argv = [perf, "stat", "-I", str(interval_ms), "-x,", "-e", ",".join(events),
                 "-o", str(tmp), "--", "sh", "-c", command]
@@ -84,8 +108,15 @@ def collect_perf(
             raise RuntimeError(f"perf wrote no lines for {missing} in {out}")
 
 
-def import_perf_csv(source: str | Path, out: str | Path, events: list[str]) -> None:
-    """Validate an already-collected perf CSV (parses, has ``events``) and copy it to ``out``."""
+def import_perf_csv(source: str | Path, out: str | Path, events: Sequence[str]) -> None:
+    """Validate an already-collected perf CSV (parses, has ``events``) and copy it to ``out``.
+
+    Raises
+    ------
+    InputError
+        naming ``source`` (and the line): unparseable, an event missing, an interval without
+        every event.
+    """
     source = Path(source)
     long = parse_perf_csv(source)
     missing = [e for e in events if e not in set(long["event"])]
@@ -101,19 +132,21 @@ def collect_simulated(
     benchmark: str,
     role: str,
     group: int,
-    events: list[str],
+    events: Sequence[str],
     out: str | Path,
     *,
     seed: int,
     interval_ms: int,
     base: tuple[str, str],
-    clock_ghz: float | None = None,
-    scale: float = 1.0,
-    noise: float = 0.05,
-    jitter: float = 0.02,
+    clock_ghz: float | None,
+    scale: float,
+    noise: float,
+    jitter: float,
 ) -> None:
-    text = simulate_group_csv(benchmark, role, group, events, seed=seed, interval_ms=interval_ms,
-                              clock_ghz=clock_ghz, scale=scale, noise=noise, jitter=jitter,
-                              base=base)
+    """Write the simulator's CSV of group run ``group`` (see
+    :func:`perfcast.counters.simulate.simulate_group_csv` for the parameters)."""
+    text = simulate_group_csv(benchmark, role, group, list(events), seed=seed,
+                              interval_ms=interval_ms, clock_ghz=clock_ghz, scale=scale,
+                              noise=noise, jitter=jitter, base=base)
     with atomic_path(out) as tmp:
         tmp.write_text(text)

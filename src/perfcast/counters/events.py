@@ -8,30 +8,28 @@ joined on cumulative instructions (docs/methods/counters.md).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
 
+from perfcast.counters.settings import BaseEvents
 
-@dataclass(frozen=True)
-class BaseEvents:
-    """The events that play the roles of instructions and cycles on this host."""
-
-    instructions: str = "instructions"
-    cycles: str = "cycles"
-
-    @property
-    def names(self) -> tuple[str, str]:
-        return (self.instructions, self.cycles)
+__all__ = ["BaseEvents", "check_unique", "make_groups", "pki_column"]
 
 
 def _key(event: str) -> str:
     return re.sub(r"[^a-z0-9]", "", event.lower())
 
 
-def check_unique(events: list[str]) -> None:
+def check_unique(events: Sequence[str]) -> None:
     """Refuse the same event listed twice under two spellings.
 
     Patkar's list names ``L1I_CACHE_REFILL`` and ``l1i_cache_refill`` (one PMU event, the raw
-    ARM name and perf's alias): counting both would weigh it twice in the model.
+    ARM name and perf's alias): counting both would weigh it twice in the model. Names are
+    compared case-insensitively with punctuation removed.
+
+    Raises
+    ------
+    ValueError
+        naming both spellings.
     """
     seen: dict[str, str] = {}
     for ev in events:
@@ -43,8 +41,25 @@ def check_unique(events: list[str]) -> None:
         seen[k] = ev
 
 
-def make_groups(events: list[str], group_size: int, base: BaseEvents) -> list[list[str]]:
-    """Split ``events`` into runs of at most ``group_size`` events, base events first in each."""
+def make_groups(events: Sequence[str], group_size: int, base: BaseEvents) -> list[list[str]]:
+    """Split ``events`` into runs of at most ``group_size`` events, base events first in each.
+
+    Parameters
+    ----------
+    events : ``counters.events`` (a base event listed there is not counted twice).
+    group_size : ``counters.group_size``, events per run besides the base events.
+    base : ``counters.base_events``.
+
+    Returns
+    -------
+    list of list of str
+        one event list per group run (at least one: the base events alone).
+
+    Raises
+    ------
+    ValueError
+        ``group_size`` below 1, or an event listed twice (:func:`check_unique`).
+    """
     if group_size < 1:
         raise ValueError("group_size must be at least 1")
     check_unique(events)
@@ -54,4 +69,5 @@ def make_groups(events: list[str], group_size: int, base: BaseEvents) -> list[li
 
 
 def pki_column(event: str) -> str:
+    """The table column of ``event`` per kilo-instruction: ``<event>_pki``."""
     return f"{event}_pki"

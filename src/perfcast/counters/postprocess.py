@@ -33,7 +33,9 @@ from perfcast.errors import InputError
 
 
 def read_group(path: str | Path, base: BaseEvents) -> pd.DataFrame:
-    """One group run as a wide per-interval table with its base events checked."""
+    """One group run as a wide per-interval table with its base events checked (a final
+    interval without work is dropped; a missing or zero base event elsewhere is an
+    :class:`~perfcast.errors.InputError`)."""
     wide = to_wide(parse_perf_csv(path), path, required=base.names)
     for ev in base.names:
         col = wide[ev].to_numpy()
@@ -73,9 +75,32 @@ def postprocess(
     group_files: list[str | Path],
     events: list[str],
     base: BaseEvents,
-    join: str = "instructions",
+    join: str,
 ) -> pd.DataFrame:
-    """Join the group runs of one benchmark on one generation into the per-interval table."""
+    """Join the group runs of one benchmark on one generation into the per-interval table.
+
+    Parameters
+    ----------
+    group_files : one perf ``-I -x,`` CSV per group run; the first is the reference run.
+    events : the configured counters (each gets a ``<event>_pki`` column; base events do not).
+    base : the events playing instructions and cycles, counted in every group.
+    join : ``instructions`` or ``row`` (see the module docstring).
+
+    Returns
+    -------
+    pandas.DataFrame
+        the table of the module docstring, one row per interval of the reference run.
+
+    Raises
+    ------
+    InputError
+        naming the file: unparseable, a base event missing or zero, an event counted by two
+        groups or by none.
+    HostCapabilityError
+        a base event ``<not supported>`` throughout (no hardware PMU on the collecting host).
+    ValueError
+        an unknown ``join``.
+    """
     if join not in ("instructions", "row"):
         raise ValueError(f"join must be 'instructions' or 'row', not {join!r}")
     groups = [read_group(p, base) for p in group_files]

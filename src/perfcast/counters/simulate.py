@@ -123,7 +123,7 @@ def stable_seed(*parts: object) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
-def benchmark_phases(name: str, seed: int, scale: float = 1.0) -> list[Phase]:
+def benchmark_phases(name: str, seed: int, scale: float) -> list[Phase]:
     """The phases of synthetic benchmark ``name``, in program order.
 
     The plan lists (archetype, 10^9 instructions); each planned block becomes a few phases, each a
@@ -224,6 +224,7 @@ def phase_cpi(phase: Phase, gen: Generation) -> float:
 
 
 def generation_for(role: str, clock_ghz: float | None = None) -> Generation:
+    """The simulated core of ``role`` (``"old"``/``"new"``), at ``clock_ghz`` when given."""
     gen = GENERATIONS[role]
     return replace(gen, clock_ghz=clock_ghz) if clock_ghz else gen
 
@@ -300,17 +301,31 @@ def simulate_group_csv(
     events: list[str],
     *,
     seed: int,
-    interval_ms: int = 100,
-    clock_ghz: float | None = None,
-    scale: float = 1.0,
-    noise: float = 0.05,
-    jitter: float = 0.02,
-    base: tuple[str, str] = ("instructions", "cycles"),
+    interval_ms: int,
+    clock_ghz: float | None,
+    scale: float,
+    noise: float,
+    jitter: float,
+    base: tuple[str, str],
 ) -> str:
     """perf ``-I -x,`` text of group run ``group`` of ``benchmark`` on generation ``role``.
 
-    ``base`` names the instructions and cycles events as configured (the simulator emits them
-    under those names).
+    Parameters
+    ----------
+    benchmark : a name of :data:`BENCHMARKS` (any other name gets a random plan).
+    role : ``"old"`` or ``"new"`` (:data:`GENERATIONS`).
+    group : the group run's index (each run has its own noise and jitter).
+    events : the group's events; the base events are emitted under their configured names.
+    seed : the workflow's seed; with ``benchmark``, ``role`` and ``group`` it fixes the run.
+    interval_ms : ``perf stat -I`` interval.
+    clock_ghz : the generation's clock (None: the simulated core's own).
+    scale, noise, jitter : ``counters.simulate`` (see :func:`simulate_run`).
+    base : the events playing instructions and cycles (``counters.base_events``).
+
+    Raises
+    ------
+    ValueError
+        an event the simulator has no model for.
     """
     phases = benchmark_phases(benchmark, seed, scale)
     gen = generation_for(role, clock_ghz)

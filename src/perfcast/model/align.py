@@ -12,10 +12,21 @@ method maps rows with dynamic time warping (DTW) on ``instructions_cumulative_su
   row i is matched to the b_j lying between a_{i-1} and a_{i+1} (found with ``searchsorted``).
   DTW runs inside that band plus a margin; if the best path touches the band's edge the band is
   widened and DTW repeated, so the answer is the unconstrained optimum, not an approximation.
-  ``tests/test_align.py`` checks it against tslearn's cost on thousands of series, adversarial
-  ones included.
+  ``tests/unit/test_align.py`` checks it against tslearn's cost on thousands of series,
+  adversarial ones included.
 
 The cost reported is tslearn's: sqrt of the summed squared differences along the path.
+
+References
+----------
+.. [1] S. Patkar, "Server Performance Prediction using ML Models - Part 1" and "- Part 2"
+   (WhileOne blog), https://whileone.in/post/server-performance-prediction-using-ml-models-part-1,
+   https://whileone.in/post/server-performance-prediction-using-ml-models-part-2.
+.. [2] H. Sakoe, S. Chiba, "Dynamic programming algorithm optimization for spoken word
+   recognition", IEEE Transactions on Acoustics, Speech, and Signal Processing 26(1):43-49,
+   1978, doi:10.1109/TASSP.1978.1163055.
+.. [3] R. Tavenard et al., "Tslearn, A Machine Learning Toolkit for Time Series Data", Journal
+   of Machine Learning Research 21(118):1-6, 2020, http://jmlr.org/papers/v21/20-091.html.
 """
 
 from __future__ import annotations
@@ -23,6 +34,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pandas as pd
+
+from perfcast.model.settings import AlignSettings
 
 #: cells a full DTW may allocate before we refuse (8 bytes each: ~3.2 GB)
 DTW_MAX_CELLS = 4e8
@@ -123,6 +136,24 @@ def exact_path(
     along the band's edge, a cheaper path might lie outside, so the band is widened (margin
     doubled) and DTW repeated until the path stays strictly inside (or the band is the whole
     matrix). Real runs of one program on two generations finish in the first pass.
+
+    Parameters
+    ----------
+    a, b : the old and the new run's cumulative instructions (strictly increasing).
+    margin : the first band's widening in rows (an implementation detail: the result is the
+        same optimum for any margin).
+
+    Returns
+    -------
+    i, j : numpy.ndarray
+        the path's row indices into ``a`` and ``b``, from (0, 0) to (n - 1, m - 1).
+    cost : float
+        sqrt of the summed squared differences along the path (tslearn's DTW score [3]_).
+
+    Raises
+    ------
+    ValueError
+        a series that is empty, not finite or not strictly increasing.
     """
     a = _check_series(a, "old series")
     b = _check_series(b, "new series")
@@ -138,7 +169,17 @@ def exact_path(
 
 def dtw_path(a: np.ndarray, b: np.ndarray, radius: int | None = None) -> tuple[np.ndarray,
                                                                                np.ndarray, float]:
-    """tslearn's ``dtw_path`` (full, or Sakoe-Chiba band of ``radius``)."""
+    """tslearn's ``dtw_path`` [3]_: full DTW, or inside a Sakoe-Chiba band [2]_ of ``radius``.
+
+    Returns ``(i, j, cost)`` as :func:`exact_path` does.
+
+    Raises
+    ------
+    ValueError
+        a series that is empty, not finite or not strictly increasing.
+    MemoryError
+        the DTW matrix would exceed :data:`DTW_MAX_CELLS` cells.
+    """
     from tslearn.metrics import dtw_path as _tslearn_dtw_path
 
     a = _check_series(a, "old series")
@@ -162,25 +203,40 @@ def path_cost(a: np.ndarray, b: np.ndarray, i: np.ndarray, j: np.ndarray) -> flo
     return float(np.sqrt(np.sum((np.asarray(a)[i] - np.asarray(b)[j]) ** 2)))
 
 
-def align_runs(
-    old: pd.DataFrame,
-    new: pd.DataFrame,
-    method: str = "exact",
-    radius: int | None = None,
-) -> tuple[pd.DataFrame, float]:
-    """Map old-generation rows to new-generation rows; IPC ratio = IPC_new[j] / IPC_old[i].
+def align_runs(old: pd.DataFrame, new: pd.DataFrame,
+               settings: AlignSettings) -> tuple[pd.DataFrame, float]:
+    """Map old-generation rows to new-generation rows on cumulative instructions (DTW, as in
+    Patkar's method [1]_); IPC ratio = IPC_new[j] / IPC_old[i].
 
-    Returns the mapped pairs (``old_interval``, ``new_interval``, both cumulative sums, both
-    IPCs, ``ipc_ratio``) and the path's DTW cost.
+    Parameters
+    ----------
+    old, new : the two runs' counter tables (``interval``, ``ipc``,
+        ``instructions_cumulative_sum``).
+    settings : the ``align`` section: :func:`exact_path` or :func:`dtw_path` (with its radius).
+
+    Returns
+    -------
+    pairs : pandas.DataFrame
+        one row per pair of the path: ``old_interval``, ``new_interval``, both cumulative sums,
+        ``ipc_old``, ``ipc_new``, ``ipc_ratio``.
+    cost : float
+        the path's DTW cost.
+
+    Raises
+    ------
+    ValueError
+        a cumulative series that is not strictly increasing, or an unknown method.
+    MemoryError
+        full DTW too large (method ``dtw``).
     """
     a = old["instructions_cumulative_sum"].to_numpy(dtype=float)
     b = new["instructions_cumulative_sum"].to_numpy(dtype=float)
-    if method == "exact":
+    if settings.method == "exact":
         i, j, cost = exact_path(a, b)
-    elif method == "dtw":
-        i, j, cost = dtw_path(a, b, radius)
+    elif settings.method == "dtw":
+        i, j, cost = dtw_path(a, b, settings.sakoe_chiba_radius)
     else:
-        raise ValueError(f"method must be 'exact' or 'dtw', not {method!r}")
+        raise ValueError(f"method must be 'exact' or 'dtw', not {settings.method!r}")
     ipc_old = old["ipc"].to_numpy(dtype=float)[i]
     ipc_new = new["ipc"].to_numpy(dtype=float)[j]
     pairs = pd.DataFrame({

@@ -1,16 +1,26 @@
 """KNN model of the new generation's IPC ratio from old-generation counters (docs/methods/model.md).
 
-``KNeighborsRegressor`` in a ``Pipeline`` (optional log1p, standard scaling) so the scaler is fit
-on training folds only; ``n_neighbors`` and ``weights`` tuned by ``GroupKFold`` on benchmark.
-Honest evaluation is leave-one-benchmark-out: for the held-out benchmark the predicted new-gen
-cycles per interval are ``instructions / (IPC_old * ratio_pred)`` and the error is that of the
-total (runtime at the new generation's clock = cycles / f).
+The method is Patkar's [1]_: a regression from the old generation's counters per
+kilo-instruction to the ratio of the new generation's IPC to the old one's. Here scikit-learn's
+[2]_ ``KNeighborsRegressor`` in a ``Pipeline`` (optional log1p, standard scaling) so the scaler is
+fit on training folds only; ``n_neighbors`` and ``weights`` tuned by ``GridSearchCV`` with
+``GroupKFold`` on benchmark. Honest evaluation is leave-one-benchmark-out: for the held-out
+benchmark the predicted new-gen cycles per interval are ``instructions / (IPC_old * ratio_pred)``
+and the error is that of the total (runtime at the new generation's clock = cycles / f).
+
+References
+----------
+.. [1] S. Patkar, "Server Performance Prediction using ML Models - Part 1" and "- Part 2"
+   (WhileOne blog), https://whileone.in/post/server-performance-prediction-using-ml-models-part-1,
+   https://whileone.in/post/server-performance-prediction-using-ml-models-part-2.
+.. [2] F. Pedregosa et al., "Scikit-learn: Machine Learning in Python", Journal of Machine
+   Learning Research 12:2825-2830, 2011.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import platform
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -21,19 +31,15 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
+from perfcast.model.settings import KnnSettings
 from perfcast.model.trainset import GROUP, TARGET
 
 
-@dataclass
-class KnnSettings:
-    n_neighbors: list[int] = field(default_factory=lambda: [1, 3, 5, 9, 15, 25])
-    weights: list[str] = field(default_factory=lambda: ["uniform", "distance"])
-    cv_folds: int = 4
-    log1p: bool = True
-    max_rows_per_benchmark: int | None = 2000
+def make_pipeline(log1p: bool) -> Pipeline:
+    """``[log1p ->] StandardScaler -> KNeighborsRegressor`` (scikit-learn [2]_).
 
-
-def make_pipeline(log1p: bool = True) -> Pipeline:
+    ``log1p``: transform every feature by log(1 + max(x, 0)) first (``model.log1p``).
+    """
     steps = []
     if log1p:
         # PKI spans orders of magnitude (DRAM refills vs L1 accesses); clip guards tiny negatives
@@ -47,7 +53,8 @@ def _log1p_clip(x):
 
 
 def thin(train: pd.DataFrame, max_rows: int | None) -> pd.DataFrame:
-    """At most ``max_rows`` evenly spaced rows per benchmark (keeps phase proportions)."""
+    """At most ``max_rows`` evenly spaced rows per benchmark (keeps phase proportions); None or
+    0: every row."""
     if not max_rows:
         return train
     parts = []
@@ -58,7 +65,26 @@ def thin(train: pd.DataFrame, max_rows: int | None) -> pd.DataFrame:
 
 
 def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> GridSearchCV:
-    """Tune k and weights by GroupKFold on benchmark, refit on all rows."""
+    """Tune k and weights by GroupKFold on benchmark, refit on all rows.
+
+    Parameters
+    ----------
+    train : the training set (:mod:`perfcast.model.trainset`): ``benchmark``, the target
+        ``ipc_ratio`` and the feature columns.
+    features : the feature columns, in the model's order.
+    settings : the grid, folds, transform and thinning (``model`` section).
+
+    Returns
+    -------
+    sklearn.model_selection.GridSearchCV
+        fitted; ``best_estimator_`` is the pipeline refitted on every (thinned) row. k above
+        the rows of a training fold is clipped to it; folds are ``min(cv_folds, benchmarks)``.
+
+    Raises
+    ------
+    ValueError
+        fewer than two benchmarks.
+    """
     data = thin(train, settings.max_rows_per_benchmark)
     groups = data[GROUP].to_numpy()
     n_groups = len(np.unique(groups))
@@ -80,7 +106,12 @@ def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> Grid
 
 def model_card(search: GridSearchCV, features: list[str], train: pd.DataFrame,
                settings: KnnSettings) -> dict:
-    """What a saved model needs to be trusted and reused: features, choice, versions."""
+    """What a saved model needs to be trusted and reused: features, choice, versions.
+
+    Returns a JSON-able dict: ``features``, ``target``, ``best_params``, ``cv_mae`` and every
+    grid point's ``cv_results``, the training ``benchmarks`` and ``rows``, the ``settings`` and
+    the library ``versions``.
+    """
     cv = pd.DataFrame(search.cv_results_)
     return {
         "features": features,
@@ -94,7 +125,7 @@ def model_card(search: GridSearchCV, features: list[str], train: pd.DataFrame,
         ],
         "benchmarks": sorted(train[GROUP].unique().tolist()),
         "rows": int(len(train)),
-        "settings": settings.__dict__,
+        "settings": dataclasses.asdict(settings),
         "versions": {
             "python": platform.python_version(),
             "scikit-learn": sklearn.__version__,
@@ -105,8 +136,29 @@ def model_card(search: GridSearchCV, features: list[str], train: pd.DataFrame,
 
 
 def predict_run(model: Pipeline, counters: pd.DataFrame, features: list[str],
-                clock_ghz: float | None = None) -> pd.DataFrame:
-    """Per interval: predicted IPC ratio, new-gen IPC and cycles; ``runtime_s`` at ``clock_ghz``."""
+                clock_ghz: float | None) -> pd.DataFrame:
+    """Per interval of an old-generation run: predicted IPC ratio, new-gen IPC and cycles.
+
+    Parameters
+    ----------
+    model : a fitted regressor of the IPC ratio (``predict(x)``).
+    counters : the old run's table (``interval``, ``time``, ``instructions``, ``ipc``, features).
+    features : the model's feature columns.
+    clock_ghz : the new generation's clock; adds ``runtime_new_pred_s`` (None: no runtime).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``interval``, ``time``, ``instructions``, ``ipc_old``, ``ipc_ratio_pred``,
+        ``ipc_new_pred``, ``cycles_new_pred`` (instructions / predicted IPC), ``imputed`` (an
+        interval with a missing counter takes the run's median predicted ratio) and, with a
+        clock, ``runtime_new_pred_s``.
+
+    Raises
+    ------
+    ValueError
+        ``counters`` lacks a feature.
+    """
     missing = [f for f in features if f not in counters.columns]
     if missing:
         raise ValueError(f"counter table lacks the model's features {missing}")
@@ -140,14 +192,27 @@ def evaluate_lobo(
     counters_new: dict[str, pd.DataFrame],
     features: list[str],
     settings: KnnSettings,
-    clock_new_ghz: float | None = None,
-    label: str = "all",
+    clock_new_ghz: float | None,
+    label: str,
 ) -> pd.DataFrame:
     """Leave-one-benchmark-out: tune and fit on the others, predict the held-out benchmark.
 
-    Per benchmark: measured vs predicted new-generation total cycles and error in percent, the
-    same for runtime (measured wall time of the new run vs predicted cycles / clock), the per-row
-    R^2 of the IPC ratio on the aligned pairs, and a constant-ratio baseline (mean training ratio).
+    Parameters
+    ----------
+    train : the training set (every benchmark's rows).
+    counters_old, counters_new : each benchmark's old and new run tables.
+    features : the feature columns.
+    settings : as for :func:`fit`.
+    clock_new_ghz : the new generation's clock; adds the runtime columns (None: cycles only).
+    label : the ``training_rows`` column of every row (``all``, ``stable``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        one row per benchmark: the chosen k and weights, measured vs predicted new-generation
+        total cycles and the error in percent, the same for runtime (measured wall time of the
+        new run vs predicted cycles / clock), the per-row R^2 and MAE of the IPC ratio on the
+        aligned pairs, and a constant-ratio baseline (mean training ratio).
     """
     rows = []
     for bench in sorted(train[GROUP].unique()):

@@ -1,4 +1,4 @@
-"""Figures of the counters-to-prediction half (for the Snakemake report)."""
+"""Figures of the alignment, training-set and model rules (for the Snakemake report)."""
 
 from __future__ import annotations
 
@@ -10,37 +10,20 @@ import pandas as pd
 from perfcast.plotting import PALETTE, new_figure, save_figure
 
 
-def _grid(n: int) -> tuple[int, int]:
-    cols = min(4, n)
-    return int(np.ceil(n / cols)), cols
-
-
-def ipc_over_time(runs: dict[str, dict[str, pd.DataFrame]], gens: tuple[str, str], path: Path,
-                  note: str = "") -> None:
-    """Small multiples: IPC over time of each benchmark on both generations."""
-    benches = sorted(runs)
-    rows, cols = _grid(len(benches))
-    fig, axes = new_figure(rows, cols, figsize=(3.2 * cols, 2.3 * rows), squeeze=False,
-                           sharey=True)
-    for ax, bench in zip(axes.flat, benches, strict=False):
-        for k, gen in enumerate(gens):
-            df = runs[bench].get(gen)
-            if df is not None:
-                ax.plot(df["time"], df["ipc"], lw=0.8, color=PALETTE[k], label=gen)
-        ax.set_title(bench)
-        ax.set_xlabel("time [s]")
-    for ax in axes[:, 0]:
-        ax.set_ylabel("IPC")
-    for ax in list(axes.flat)[len(benches):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(loc="upper right")
-    fig.suptitle("IPC per interval, old vs new generation" + (f" ({note})" if note else ""))
-    save_figure(fig, path)
-
-
 def alignment(old: pd.DataFrame, new: pd.DataFrame, pairs: pd.DataFrame, gens: tuple[str, str],
               bench: str, path: Path) -> None:
-    """Cumulative instructions over time for both runs, with the row mapping drawn between them."""
+    """Cumulative instructions over time for both runs, with the row mapping drawn between them
+    (left), and the warping path (right).
+
+    Parameters
+    ----------
+    old, new : the two runs' counter tables (``interval``, ``time``,
+        ``instructions_cumulative_sum``).
+    pairs : the mapped pairs (:func:`perfcast.model.align.align_runs`).
+    gens : the generations' names ``(old, new)``, for the legend and axis labels.
+    bench : the benchmark, for the title.
+    path : the figure to write.
+    """
     fig, (ax, ax2) = new_figure(1, 2, figsize=(10, 3.6))
     t_old = old.set_index("interval")["time"]
     t_new = new.set_index("interval")["time"]
@@ -81,7 +64,11 @@ def ratio_distribution(train: pd.DataFrame, path: Path) -> None:
 
 
 def predicted_vs_measured(ev: pd.DataFrame, path: Path) -> None:
-    """Leave-one-benchmark-out: predicted vs measured new-gen cycles; error per benchmark."""
+    """Leave-one-benchmark-out: predicted vs measured new-gen cycles; error per benchmark.
+
+    ``ev`` is the evaluation table (:func:`perfcast.model.knn.evaluate_lobo`), one block of
+    rows per ``training_rows`` label; each label is a colour, the constant-ratio baseline grey.
+    """
     fig, (ax, ax2) = new_figure(1, 2, figsize=(11, 4.2))
     for k, (label, g) in enumerate(ev.groupby("training_rows", sort=True)):
         ax.scatter(g["measured_cycles"] / 1e9, g["predicted_cycles"] / 1e9, s=28, color=PALETTE[k],

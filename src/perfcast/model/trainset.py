@@ -27,7 +27,21 @@ def benchmark_rows(
     pairs: pd.DataFrame,
     stable_intervals: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Training rows of one benchmark; ``stable_intervals`` keeps only those old intervals."""
+    """Training rows of one benchmark: one per aligned pair.
+
+    Parameters
+    ----------
+    benchmark : the benchmark's name (the group of its rows).
+    old : the old run's counter table (``interval`` and the ``*_pki`` features).
+    pairs : the aligned pairs (``old_interval``, ``new_interval``, ``ipc_ratio``).
+    stable_intervals : keep only pairs whose old interval is one of these (None: every pair).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``benchmark``, ``old_interval``, ``new_interval``, ``ipc_ratio``, then the features;
+        rows with a non-finite feature or target dropped.
+    """
     feats = feature_columns(old)
     x = old.set_index("interval")[feats]
     rows = pairs[["old_interval", "new_interval", TARGET]].copy()
@@ -40,7 +54,15 @@ def benchmark_rows(
 
 
 def build_trainset(parts: list[pd.DataFrame]) -> pd.DataFrame:
-    """Concatenate benchmarks (same feature columns required), sorted for determinism."""
+    """Concatenate benchmarks (same feature columns required), sorted for determinism.
+
+    Raises
+    ------
+    ValueError
+        no benchmark.
+    InputError
+        a benchmark with other feature columns than the first.
+    """
     if not parts:
         raise ValueError("no benchmarks to build a training set from")
     cols = list(parts[0].columns)

@@ -1,4 +1,4 @@
-"""Fast resource-sensitivity profiling (Wang et al. 2017, PLoS ONE 12(4): e0175861).
+"""Fast resource-sensitivity profiling (Wang et al. 2017).
 
 How a program's performance falls as it gets less CPU, memory, disk or network bandwidth, measured
 in a fraction of the brute-force runs: a resource ceiling from one monitored unrestricted run,
@@ -8,9 +8,14 @@ under cgroup limits, or replayed from a measured grid), the rest filled by seque
 Modules: :mod:`.resources` (dimensions, levels, ceiling), :mod:`.metrics` (Eq. 1),
 :mod:`.sampling` (binary search, Latin hypercube), :mod:`.interpolation` (sequential PCHIP),
 :mod:`.monitor` (peak usage from /proc), :mod:`.cgroups`, :mod:`.devices`, :mod:`.netshape`
-(limits), :mod:`.programs`, :mod:`.backends` (cgroup), :mod:`.replay` (measured grids),
-:mod:`.profile` (one campaign), :mod:`.evaluation` and :mod:`.paper` (the paper's data and
-figures), :mod:`.plots`, :mod:`.run` (one function per rule).
+(limits), :mod:`.programs` (program and metric), :mod:`.backends` (cgroup), :mod:`.replay`
+(measured grids), :mod:`.profile` (one campaign), :mod:`.arcp` (the paper's measurements),
+:mod:`.evaluation` (the replay evaluation), :mod:`.published` (the paper's published numbers),
+:mod:`.plots`, :mod:`.settings` (the config section), :mod:`.rules` (one function per rule).
+
+Reference: L. Wang, D. Qian, Z. Luan, G. Wei, R. Wang, H. Yang, "Speeding up profiling program's
+runtime characteristics for workload consolidation", PLoS ONE 12(4): e0175861, 2017,
+doi:10.1371/journal.pone.0175861; docs/methods/sensitivity.md.
 """
 
 from perfcast.sensitivity.interpolation import sequential_pchip

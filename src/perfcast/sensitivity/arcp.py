@@ -85,8 +85,27 @@ def fetch(
     """Put the zip at ``dest``: copied from ``local_zip`` if given, else downloaded from ``url``.
 
     The file is checked against ``sha256`` before it is moved into place, so ``dest`` exists
-    only when it holds exactly the expected bytes. A mismatch raises :class:`InputError`; a
-    network failure raises :class:`DownloadError` saying how to work offline.
+    only when it holds exactly the expected bytes.
+
+    Parameters
+    ----------
+    url : where the zip is downloaded from (``sensitivity.replay.source.url``).
+    sha256 : the checksum it must have (``sensitivity.replay.source.sha256``).
+    dest : where it is put.
+    local_zip : a local copy used instead of downloading (``sensitivity.replay.source.zip``).
+    timeout_s : the download's network time-out.
+
+    Returns
+    -------
+    pathlib.Path
+        ``dest``.
+
+    Raises
+    ------
+    InputError
+        a checksum mismatch, or an unreadable local copy.
+    DownloadError
+        a network failure, saying how to work offline.
     """
     dest = Path(dest)
     expected = sha256.strip().lower()
@@ -245,7 +264,14 @@ WORKBOOKS: tuple[Workbook, ...] = (
 
 
 def read_zip(zip_path: str | Path) -> list[Row]:
-    """Every measured cell of the eight workbooks in ``zip_path``, in output order."""
+    """Every measured cell of the eight workbooks in ``zip_path``, in output order.
+
+    Raises
+    ------
+    InputError
+        not a readable zip, a workbook missing, or a sheet not laid out as expected (naming
+        the workbook, sheet and cell).
+    """
     names = [wb.name for wb in WORKBOOKS]
     try:
         with zipfile.ZipFile(zip_path) as zf:
@@ -278,7 +304,17 @@ def convert(zip_path: str | Path, out_csv: str | Path) -> pd.DataFrame:
     """Convert the workbooks of ``zip_path`` into the tidy table ``out_csv`` (written atomically).
 
     Numbers are written as read: integers as integers, other numbers in their shortest exact
-    form, measured values always with a decimal point. Returns the table as a data frame.
+    form, measured values always with a decimal point.
+
+    Returns
+    -------
+    pandas.DataFrame
+        the table (:data:`COLUMNS`; axes and values as floats).
+
+    Raises
+    ------
+    InputError
+        as :func:`read_zip`, or a cell measured twice.
     """
     rows = read_zip(zip_path)
     df = table(rows)

@@ -23,8 +23,8 @@ from perfcast.sensitivity import cgroups, netshape
 from perfcast.sensitivity.devices import block_device
 from perfcast.sensitivity.metrics import MetricNotFound
 from perfcast.sensitivity.monitor import Usage, UsageMonitor
-from perfcast.sensitivity.programs import ProgramSpec
 from perfcast.sensitivity.resources import ResourceModel
+from perfcast.sensitivity.settings import ProfileSettings
 
 log = logging.getLogger(__name__)
 MIB = 1024 * 1024
@@ -45,10 +45,14 @@ class RunOutcome:
 
     @classmethod
     def failed(cls, reason: str, **kw) -> RunOutcome:
+        """A run without performance (NaN), and why."""
         return cls(performance=math.nan, ok=False, reason=reason, **kw)
 
 
 class Backend(Protocol):
+    """Where a campaign's runs come from (:class:`CgroupBackend`,
+    :class:`~perfcast.sensitivity.replay.ReplayBackend`)."""
+
     name: str
     model: ResourceModel
     higher_is_better: bool
@@ -63,58 +67,29 @@ class Backend(Protocol):
         """The program at one grid point (level per dimension name)."""
 
 
-@dataclass(frozen=True)
-class CgroupSettings:
-    """How the cgroup backend restricts and runs a program."""
-
-    version: str = "auto"
-    parent: str = "perfcast"
-    prefix: str = "perfcast-sens"
-    target_path: str = "."
-    device: str | None = None
-    cpus: tuple[int, ...] | None = None
-    interface: str | None = None
-    network_mode: str = "auto"
-    timeout_s: float = 300.0
-    monitor_interval_s: float = 0.05
-    repeats: int = 1
-    baseline_repeats: int = 3
-    if_unavailable: str = "report"
-
-    @classmethod
-    def from_config(cls, cg: Mapping | None, *, network: Mapping | None = None,
-                    timeout_s: float | None = None, monitor_interval_s: float | None = None,
-                    repeats: int | None = None, baseline_repeats: int | None = None
-                    ) -> CgroupSettings:
-        cg, network = dict(cg or {}), dict(network or {})
-        kw = {k: cg[k] for k in ("version", "parent", "prefix", "target_path", "device",
-                                 "if_unavailable") if cg.get(k) is not None}
-        if cg.get("cpus"):
-            kw["cpus"] = tuple(int(c) for c in cg["cpus"])
-        if network.get("interface"):
-            kw["interface"] = network["interface"]
-        if network.get("mode"):
-            kw["network_mode"] = network["mode"]
-        for k, v in (("timeout_s", timeout_s), ("monitor_interval_s", monitor_interval_s),
-                     ("repeats", repeats), ("baseline_repeats", baseline_repeats)):
-            if v is not None:
-                kw[k] = v
-        return cls(**kw)
-
-
 class CgroupBackend:
     """Run the real program under cgroup (and tc) limits, one fresh group per run."""
 
     name = "cgroup"
 
-    def __init__(self, program: ProgramSpec, model: ResourceModel,
-                 settings: CgroupSettings | None = None) -> None:
-        self.program = program
-        self.model = model
-        self.higher_is_better = program.metric.higher_is_better
-        self.settings = s = settings or CgroupSettings()
+    def __init__(self, settings: ProfileSettings) -> None:
+        """A backend running ``settings.program`` over the resource model of
+        ``settings.dimensions``, with the control groups, network shaping, time-out, monitor
+        interval and repeats of ``settings``.
+
+        Raises
+        ------
+        InputError
+            ``cpu_cores`` goes beyond the CPUs available, a network dimension without
+            ``network.interface``, or an interface that does not exist.
+        """
+        self.settings = settings
+        self.program = settings.program
+        self.model = model = ResourceModel.from_dimensions(settings.dimensions)
+        self.higher_is_better = settings.program.metric.higher_is_better
+        cg, net = settings.cgroup, settings.network
         kinds = {d.kind for d in model.dims}
-        self.cpus = tuple(sorted(s.cpus or os.sched_getaffinity(0)))
+        self.cpus = tuple(sorted(cg.cpus or os.sched_getaffinity(0)))
         if "cpu_cores" in kinds:
             most = int(max(model[self._name("cpu_cores")].levels))
             if most > len(self.cpus):
@@ -123,22 +98,23 @@ class CgroupBackend:
                                  expected=f"cpu_cores.upper <= {len(self.cpus)}")
         self.device = None
         if kinds & {"disk_read", "disk_write"}:
-            self.device = s.device or block_device(s.target_path)
+            self.device = cg.device or block_device(cg.target_path)
         if "network" in kinds:
-            if not s.interface:
+            if not net.interface:
                 raise InputError(None, "a network dimension needs sensitivity.network.interface")
-            netshape.check_interface(s.interface)
-        self.net_mode = s.network_mode
+            netshape.check_interface(net.interface)
+        self.net_mode = net.mode
         if self.net_mode == "auto":
             v1 = cgroups.v1_mounts()
-            self.net_mode = "net_cls" if "net_cls" in v1 and s.version != "v2" else "interface"
-        self.command = program.render()
+            self.net_mode = "net_cls" if "net_cls" in v1 and cg.version != "v2" else "interface"
+        self.command = settings.program.program.render(seed=settings.seed)
+        self.env = settings.program.program.render_env(seed=settings.seed)
 
     def _name(self, kind: str) -> str:
         return next(d.name for d in self.model.dims if d.kind == kind)
 
     def limits(self, point: Mapping[str, float]) -> tuple[cgroups.Limits, int | None]:
-        """cgroup limits and the network rate (bit/s) of a grid point."""
+        """cgroup limits and the network rate (bit/s; None: not shaped) of a grid point."""
         kw: dict = {}
         net_bits = None
         for d in self.model.dims:
@@ -161,13 +137,13 @@ class CgroupBackend:
 
     def _once(self, limits: cgroups.Limits, net_bits: int | None,
               monitor: UsageMonitor | None) -> tuple[RunOutcome, RunResult | None]:
-        s = self.settings
-        net = (netshape.shaped(s.interface, net_bits, self.net_mode)
-               if net_bits is not None and s.interface else contextlib.nullcontext())
-        with cgroups.fresh_cgroup(limits, version=s.version, parent=s.parent,
-                                  prefix=s.prefix) as cg, net:
+        s, interface = self.settings, self.settings.network.interface
+        net = (netshape.shaped(interface, net_bits, self.net_mode)
+               if net_bits is not None and interface else contextlib.nullcontext())
+        with cgroups.fresh_cgroup(limits, version=s.cgroup.version, parent=s.cgroup.parent,
+                                  prefix=s.cgroup.prefix) as cg, net:
             joins = bool(cg.procs_files)
-            res = run_measured(self.command, env=self.program.env, cwd=self.program.cwd,
+            res = run_measured(self.command, env=self.env, cwd=self.program.program.cwd,
                                timeout_s=s.timeout_s,
                                preexec_fn=cg.attach_self if joins else None,
                                on_start=monitor.start if monitor else None)
@@ -198,8 +174,8 @@ class CgroupBackend:
                 repeats: int | None = None) -> RunOutcome:
         outs = []
         for _ in range(max(1, repeats or self.settings.repeats)):
-            mon = (UsageMonitor(self.settings.monitor_interval_s, self.settings.interface)
-                   if monitored else None)
+            mon = (UsageMonitor(self.settings.monitor_interval_s,
+                                self.settings.network.interface) if monitored else None)
             out, _ = self._once(limits, net_bits, mon)
             outs.append(out)
         ok = [o for o in outs if o.ok]
@@ -238,15 +214,17 @@ class CgroupBackend:
         """
         lowest = {d.name: d.levels[0] for d in self.model.dims}
         limits, net_bits = self.limits(lowest)
-        s = self.settings
-        with cgroups.fresh_cgroup(limits, version=s.version, parent=s.parent, prefix=s.prefix):
+        cg = self.settings.cgroup
+        with cgroups.fresh_cgroup(limits, version=cg.version, parent=cg.parent, prefix=cg.prefix):
             pass
         if net_bits is not None and os.geteuid() != 0:
             raise HostCapabilityError(
-                f"tc qdisc on {s.interface}: shaping the network needs root (CAP_NET_ADMIN; "
-                f"running as uid {os.geteuid()})")
+                f"tc qdisc on {self.settings.network.interface}: shaping the network needs root "
+                f"(CAP_NET_ADMIN; running as uid {os.geteuid()})")
 
     def run(self, point: Mapping[str, float]) -> RunOutcome:
+        """The program at one grid point: the median of ``settings.repeats`` runs, failed if
+        most failed (killed by the memory limit, timed out, exit code, metric not found)."""
         limits, net_bits = self.limits(point)
         out = self._repeat(limits, net_bits, monitored=False)
         log.info("%s at %s: %s", self.program.name, dict(point),
@@ -254,10 +232,13 @@ class CgroupBackend:
         return out
 
     def peaks(self, unrestricted: RunOutcome) -> dict[str, float | None]:
+        """The monitored peak usage per dimension, in the dimension's unit."""
         u = unrestricted.usage
         return {d.name: (u.peak_for(d.kind) if u is not None else None) for d in self.model.dims}
 
     def unrestricted(self) -> RunOutcome:
+        """The program without limits, monitored: the median of ``baseline_repeats`` runs
+        (at least ``repeats``), the peak usage the maximum over them."""
         # every sensitivity divides by this one performance: measure it a few times (median)
         out = self._repeat(cgroups.Limits(), None, monitored=True,
                            repeats=max(self.settings.repeats, self.settings.baseline_repeats))

@@ -406,7 +406,27 @@ Cgroup = CgroupV1 | CgroupV2
 
 def make_cgroup(limits: Limits, *, version: str = "auto", parent: str = "",
                 prefix: str = "perfcast") -> Cgroup:
-    """An (uncreated) group for ``limits`` with a unique name."""
+    """An (uncreated) group for ``limits`` with a unique name.
+
+    A library function, also used outside the workflow: its defaults are for that use (the
+    workflow passes ``sensitivity.cgroup``'s values).
+
+    Parameters
+    ----------
+    limits : the limits the group will apply (they decide the controllers it needs).
+    version : ``v1``, ``v2`` or ``auto`` (v1 where the needed controllers are mounted as v1).
+    parent : v2 only, the group the new one goes under (empty: ``perfcast``).
+    prefix : the group's name is ``<prefix>-<pid>-<n>``.
+
+    Returns
+    -------
+    CgroupV1 or CgroupV2
+
+    Raises
+    ------
+    HostCapabilityError
+        no hierarchy offers the controllers ``limits`` needs.
+    """
     v = detect_version(version, limits.controllers("v2") if version != "v1" else
                        limits.controllers("v1"))
     name = f"{prefix}-{os.getpid()}-{next(_COUNTER)}"
@@ -418,7 +438,21 @@ def make_cgroup(limits: Limits, *, version: str = "auto", parent: str = "",
 @contextlib.contextmanager
 def fresh_cgroup(limits: Limits, *, version: str = "auto", parent: str = "",
                  prefix: str = "perfcast") -> Iterator[Cgroup]:
-    """Create a group with ``limits``; always remove it (and kill what is left in it)."""
+    """Create a group with ``limits``; always remove it (and kill what is left in it).
+
+    The arguments are those of :func:`make_cgroup`.
+
+    Yields
+    ------
+    CgroupV1 or CgroupV2
+        the group, created and limited; ``attach_self`` joins a starting process to it.
+
+    Raises
+    ------
+    HostCapabilityError
+        the group cannot be created or limited (not root, a controller missing), naming the
+        control file that refused.
+    """
     cg = make_cgroup(limits, version=version, parent=parent, prefix=prefix)
     try:
         cg.create()

@@ -42,7 +42,16 @@ def _mount_source(path: Path) -> tuple[str, str]:
 
 
 def block_device(path: str | Path) -> str:
-    """``"MAJ:MIN"`` of the disk holding ``path``."""
+    """``"MAJ:MIN"`` of the whole disk holding ``path`` (the device a disk throttle names).
+
+    Raises
+    ------
+    InputError
+        ``path`` does not exist.
+    HostCapabilityError
+        ``path`` lies on a filesystem with no block device of its own (then set
+        ``sensitivity.cgroup.device``).
+    """
     p = Path(path)
     try:
         st = os.stat(p)

@@ -9,6 +9,16 @@ for the next axis. On a Cartesian product of measured levels this fills every ce
 Outside the known levels of a line the value is held constant: above the resource ceiling more
 resource does not help, and a non-effective dimension (one known level) has the same value at
 every level.
+
+References
+----------
+L. Wang, D. Qian, Z. Luan, G. Wei, R. Wang, H. Yang, "Speeding up profiling program's runtime
+characteristics for workload consolidation", PLoS ONE 12(4): e0175861, 2017.
+F. N. Fritsch, R. E. Carlson, "Monotone Piecewise Cubic Interpolation", SIAM Journal on
+Numerical Analysis 17(2): 238-246, 1980.
+F. N. Fritsch, J. Butland, "A Method for Constructing Local Monotone Piecewise Cubic
+Interpolants", SIAM Journal on Scientific and Statistical Computing 5(2): 300-304, 1984 (the
+slopes of :class:`scipy.interpolate.PchipInterpolator`).
 """
 
 from __future__ import annotations
@@ -22,7 +32,17 @@ from scipy.interpolate import PchipInterpolator
 def pchip_line(x: np.ndarray, y: np.ndarray, known: np.ndarray) -> np.ndarray:
     """Fill one line: PCHIP through the ``known`` points, constant beyond them.
 
-    ``y`` may be 2-D (lines × points) when every line shares the same ``known`` mask.
+    Parameters
+    ----------
+    x : (n,) strictly increasing coordinates of the line's points.
+    y : (n,) values, or (lines, n) when every line shares the same ``known`` mask.
+    known : (n,) boolean mask of the points whose value is known (at least one).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``y``'s shape: the known values unchanged, PCHIP (Fritsch & Carlson 1980; Fritsch &
+        Butland 1984) between them, the nearest known value beyond them.
     """
     y = np.asarray(y, dtype=float)
     xk = x[known]
@@ -42,8 +62,18 @@ def pchip_line(x: np.ndarray, y: np.ndarray, known: np.ndarray) -> np.ndarray:
 def fill_axis(values: np.ndarray, x: np.ndarray, axis: int) -> np.ndarray:
     """One pass of the sequential interpolation along ``axis``.
 
-    Lines with no known (finite) value stay NaN; lines with some are filled by
-    :func:`pchip_line`. Lines sharing a known-mask are interpolated together.
+    Parameters
+    ----------
+    values : the grid, NaN where unknown.
+    x : the coordinates of ``axis`` (strictly increasing).
+    axis : the axis the lines run along.
+
+    Returns
+    -------
+    numpy.ndarray
+        a copy of ``values`` where every line along ``axis`` that holds a known (finite) value
+        is filled by :func:`pchip_line`; lines with none stay NaN. Lines sharing a known-mask
+        are interpolated together.
     """
     v = np.moveaxis(np.asarray(values, dtype=float), axis, -1)
     shape = v.shape
@@ -62,10 +92,25 @@ def fill_axis(values: np.ndarray, x: np.ndarray, axis: int) -> np.ndarray:
 def sequential_pchip(
     values: np.ndarray, coords: Sequence[np.ndarray], order: Sequence[int] | None = None
 ) -> np.ndarray:
-    """Fill the NaN cells of ``values`` by 1-D PCHIP along each axis in ``order``.
+    """Fill the NaN cells of ``values`` by 1-D PCHIP along each axis in turn (Wang et al.
+    2017, Fig. 7).
 
-    ``coords[a]`` are the (strictly increasing) coordinates of axis ``a``. Raises if a cell is
-    still unknown at the end (the known cells did not span the grid).
+    Parameters
+    ----------
+    values : the grid, NaN where not measured.
+    coords : ``coords[a]``, the strictly increasing coordinates of axis ``a``.
+    order : the axes in the order they are filled (default: 0, 1, ...).
+
+    Returns
+    -------
+    numpy.ndarray
+        the filled grid; measured cells keep their values.
+
+    Raises
+    ------
+    ValueError
+        ``coords`` does not match the shape of ``values``, or a cell is still unknown at the
+        end (the known cells did not span the grid).
     """
     out = np.asarray(values, dtype=float)
     if out.ndim != len(coords):

@@ -3,6 +3,9 @@
 Wang et al. 2017, Eq. (1): ``S = P(restricted) / P(unrestricted)``. For a metric where lower is
 better (runtime, latency) performance is its inverse, so ``S = T(unrestricted) / T(restricted)``.
 A failed run (killed by the memory limit, timed out, crashed) has no performance: ``S = 0``.
+
+Reference: L. Wang, D. Qian, Z. Luan, G. Wei, R. Wang, H. Yang, "Speeding up profiling program's
+runtime characteristics for workload consolidation", PLoS ONE 12(4): e0175861, 2017.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Literal
 
 import numpy as np
 
+from perfcast.errors import InputError
 from perfcast.process import RunResult
 
 
@@ -23,36 +27,40 @@ class MetricNotFound(ValueError):
 
 @dataclass(frozen=True)
 class Metric:
-    """How a run's performance is read.
+    """How a run's performance is read (``sensitivity.programs.<name>.metric``).
 
     ``source="wall_time"``: the run's wall-clock seconds (lower is better).
     ``source="stdout"``: the first group of ``pattern`` on the last stdout line that matches it.
+    ``higher_is_better``: throughput-like (Eq. 1, ``S = P / P0``) or runtime-like
+    (``S = P0 / P``). The schema gives the defaults (``runtime_s``, ``wall_time``, no pattern,
+    lower is better).
+
+    Raises
+    ------
+    InputError
+        ``source="stdout"`` with a ``pattern`` that is missing or has no capture group.
     """
 
-    name: str = "runtime_s"
-    source: Literal["wall_time", "stdout"] = "wall_time"
-    pattern: str | None = None
-    higher_is_better: bool = False
+    name: str
+    source: Literal["wall_time", "stdout"]
+    pattern: str | None
+    higher_is_better: bool
 
     def __post_init__(self) -> None:
-        if self.source == "stdout":
-            if not self.pattern:
-                raise ValueError(f"metric {self.name}: source stdout needs a pattern")
-            if re.compile(self.pattern).groups < 1:
-                raise ValueError(f"metric {self.name}: pattern needs a capture group")
-        elif self.source != "wall_time":
-            raise ValueError(f"metric {self.name}: unknown source {self.source!r}")
-
-    @classmethod
-    def from_config(cls, spec: dict | None) -> Metric:
-        spec = dict(spec or {})
-        if spec.get("source", "wall_time") == "wall_time":
-            spec.setdefault("name", "runtime_s")
-            spec.setdefault("higher_is_better", False)
-        return cls(**spec)
+        # the schema requires a pattern with source stdout; that it has a group it cannot check
+        if self.source == "stdout" and (not self.pattern or re.compile(self.pattern).groups < 1):
+            raise InputError(None, f"metric {self.name}: source stdout needs a pattern with a "
+                             f"capture group, got {self.pattern!r}",
+                             expected="a regular expression with one group, e.g. rate=([0-9.]+)")
 
     def extract(self, run: RunResult) -> float:
-        """The performance value of one finished run."""
+        """The performance value of one finished run.
+
+        Raises
+        ------
+        MetricNotFound
+            ``source="stdout"`` and no line of the run's output matches ``pattern``.
+        """
         if self.source == "wall_time":
             return float(run.wall_s)
         rx = re.compile(self.pattern or "")
@@ -64,7 +72,24 @@ class Metric:
 
 
 def sensitivity(performance: float | None, baseline: float, higher_is_better: bool) -> float:
-    """Eq. (1) for one run; 0 for a failed run (``None``/NaN/non-positive performance)."""
+    """Eq. (1) of Wang et al. (2017) for one run.
+
+    Parameters
+    ----------
+    performance : the restricted run's performance; None, NaN or non-positive: a failed run.
+    baseline : the unrestricted performance ``P0``.
+    higher_is_better : ``S = P / P0`` (throughput-like) or ``S = P0 / P`` (runtime-like).
+
+    Returns
+    -------
+    float
+        the sensitivity; 0 for a failed run.
+
+    Raises
+    ------
+    ValueError
+        ``baseline`` is not positive and finite.
+    """
     if performance is None or not math.isfinite(performance) or performance <= 0:
         return 0.0
     if not (math.isfinite(baseline) and baseline > 0):
@@ -74,7 +99,13 @@ def sensitivity(performance: float | None, baseline: float, higher_is_better: bo
 
 def sensitivity_array(performance: np.ndarray, baseline: float, higher_is_better: bool
                       ) -> np.ndarray:
-    """Vectorised :func:`sensitivity`: NaN or non-positive cells are failed runs (0)."""
+    """Vectorised :func:`sensitivity`: NaN or non-positive cells are failed runs (0).
+
+    Raises
+    ------
+    ValueError
+        ``baseline`` is not positive and finite.
+    """
     p = np.asarray(performance, dtype=float)
     if not (math.isfinite(baseline) and baseline > 0):
         raise ValueError(f"unrestricted performance must be positive and finite, got {baseline}")

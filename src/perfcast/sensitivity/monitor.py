@@ -64,6 +64,7 @@ class Usage:
         }[kind]
 
     def as_dict(self) -> dict:
+        """The fields as a plain dict (the summary's ``peak_usage``)."""
         return asdict(self)
 
 
@@ -108,9 +109,20 @@ def _net_bytes(interface: str | None) -> tuple[int, int]:
 
 
 class UsageMonitor:
-    """Sample a process tree until :meth:`stop`; ``start(pid)`` fits ``run_measured(on_start=)``."""
+    """Sample a process tree until :meth:`stop`; ``start(pid)`` fits ``run_measured(on_start=)``.
 
-    def __init__(self, interval_s: float = 0.05, interface: str | None = None) -> None:
+    Parameters
+    ----------
+    interval_s : seconds between samples (``sensitivity.monitor_interval_s``).
+    interface : the network interface whose bytes count as the program's (None: no network).
+
+    Raises
+    ------
+    ValueError
+        ``interval_s`` is not positive.
+    """
+
+    def __init__(self, interval_s: float, interface: str | None = None) -> None:
         if interval_s <= 0:
             raise ValueError("interval_s must be > 0")
         self.interval_s = interval_s
@@ -121,6 +133,7 @@ class UsageMonitor:
         self._samples = 0
 
     def start(self, pid: int) -> None:
+        """Start sampling process ``pid`` and its descendants in a background thread."""
         self._net0 = (sum(_net_bytes(self.interface)), time.monotonic())
         self._thread = threading.Thread(target=self._loop, args=(pid,), daemon=True)
         self._thread.start()

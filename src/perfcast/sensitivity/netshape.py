@@ -46,13 +46,21 @@ def _tc(*args: str) -> str:
 
 
 def root_qdisc(interface: str) -> dict:
-    """The interface's root qdisc as ``tc -j`` reports it."""
+    """The interface's root qdisc as ``tc -j qdisc show`` reports it (empty: none).
+
+    Raises
+    ------
+    HostCapabilityError
+        ``tc`` is missing or fails.
+    """
     out = _tc("-j", "qdisc", "show", "dev", interface, "root")
     items = json.loads(out or "[]")
     return items[0] if items else {}
 
 
 def check_interface(interface: str) -> None:
+    """Raise :class:`InputError` (naming the interfaces there are) if ``interface`` does not
+    exist."""
     if not Path("/sys/class/net", interface).exists():
         known = sorted(p.name for p in Path("/sys/class/net").iterdir())
         raise InputError(None, f"network interface {interface!r} does not exist",
@@ -72,7 +80,26 @@ def _lock(interface: str) -> Iterator[None]:
 
 @contextlib.contextmanager
 def shaped(interface: str, rate_bits: int, mode: str = "interface") -> Iterator[None]:
-    """Limit ``interface`` egress to ``rate_bits`` bit/s for the duration of the block."""
+    """Limit ``interface`` egress to ``rate_bits`` bit/s for the duration of the block.
+
+    Parameters
+    ----------
+    interface : the network interface.
+    rate_bits : the rate, bit/s (an HTB class with that rate and ceiling).
+    mode : ``interface``: every packet of the interface is shaped; ``net_cls``: only packets of
+        processes in a net_cls group with classid ``1:1`` (a ``tc`` cgroup filter), the rest
+        go through an unlimited class.
+
+    Raises
+    ------
+    ValueError
+        an unknown ``mode`` or a rate that is not positive.
+    InputError
+        no such interface.
+    HostCapabilityError
+        ``tc`` refuses (not root), or the interface already has a configured root qdisc, which
+        is never replaced.
+    """
     if mode not in ("interface", "net_cls"):
         raise ValueError(f"unknown network mode {mode!r}")
     if rate_bits <= 0:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from perfcast.plotting import PALETTE, new_figure, save_figure
-from perfcast.sensitivity import paper
+from perfcast.sensitivity import published
 
 
 def _line(grid: pd.DataFrame, along: str, fixed: Mapping[str, float]) -> pd.DataFrame:
@@ -33,7 +33,17 @@ def _surface_axes(fig, axes, k: int):
 
 def plot_profile(grid: pd.DataFrame, summary: Mapping, out: str | Path,
                  truth_column: str | None = "brute_truth") -> None:
-    """Curves along each effective dimension and the surface of the first two."""
+    """Curves along each effective dimension and the surface of the first two.
+
+    Parameters
+    ----------
+    grid : the profile's grid (:meth:`~perfcast.sensitivity.profile.ProfileResult.grid_frame`).
+    summary : the profile's summary; a program not profiled (``status`` ``not_run``) gets a
+        figure saying why.
+    out : the figure (PNG).
+    truth_column : the column of ``grid`` drawn as the brute-force truth where it is measured
+        (None or absent: none).
+    """
     if summary.get("status") == "not_run":
         _plot_not_run(summary, out)
         return
@@ -112,7 +122,10 @@ def _plot_not_run(summary: Mapping, out: str | Path) -> None:
 
 
 def plot_error_vs_epsilon(summary: pd.DataFrame, out: str | Path) -> None:
-    """Mean error and total steps by epsilon, ours beside the paper's Fig. 11 and 12."""
+    """Mean error and total steps by epsilon, ours beside the paper's Fig. 11 and 12.
+
+    ``summary`` is :func:`~perfcast.sensitivity.evaluation.epsilon_summary`'s table; ``out`` the
+    figure (PNG)."""
     fig, (a1, a2) = new_figure(1, 2, figsize=(9, 3.6))
     e = summary["epsilon"]
     a1.plot(e, summary["mae_binary_mean"], "o-", label="binary search (all programs)")
@@ -134,7 +147,10 @@ def plot_error_vs_epsilon(summary: pd.DataFrame, out: str | Path) -> None:
 
 
 def plot_binary_vs_lhs(results: pd.DataFrame, epsilon: float, out: str | Path) -> None:
-    """Per program: binary search vs Latin hypercube error at equal counts (paper Fig. 10)."""
+    """Per program: binary search vs Latin hypercube error at equal counts (paper Fig. 10).
+
+    ``results``: :func:`~perfcast.sensitivity.evaluation.evaluate_paper`'s results, drawn at
+    ``epsilon``; ``out``: the figure (PNG)."""
     r = results[np.isclose(results["epsilon"], epsilon)]
     b = r[r["sampling"] == "binary"].set_index("program")
     lh = r[r["sampling"] == "lhs"].set_index("program")
@@ -146,8 +162,9 @@ def plot_binary_vs_lhs(results: pd.DataFrame, epsilon: float, out: str | Path) -
     lo = (lh.loc[progs, "mae"] - lh.loc[progs, "mae_min"]).clip(lower=0)
     hi = (lh.loc[progs, "mae_max"] - lh.loc[progs, "mae"]).clip(lower=0)
     ax.errorbar(x + 0.2, lh.loc[progs, "mae"], yerr=[lo, hi], fmt="none", ecolor="0.3", lw=1)
-    ax.axhline(paper.FIG10_MAE["binary"], color=PALETTE[0], ls=":", label="paper binary (Fig. 10)")
-    ax.axhline(paper.FIG10_MAE["lhs"], color=PALETTE[1], ls=":", label="paper LHS (Fig. 10)")
+    ax.axhline(published.FIG10_MAE["binary"], color=PALETTE[0], ls=":",
+               label="paper binary (Fig. 10)")
+    ax.axhline(published.FIG10_MAE["lhs"], color=PALETTE[1], ls=":", label="paper LHS (Fig. 10)")
     ax.set_xticks(x, progs, rotation=45, ha="right", fontsize=8)
     ax.set_ylabel("average absolute error")
     ax.set_title(f"sampling at equal counts, epsilon {epsilon:g}")
@@ -156,7 +173,10 @@ def plot_binary_vs_lhs(results: pd.DataFrame, epsilon: float, out: str | Path) -
 
 
 def plot_steps(table: pd.DataFrame, epsilon: float, out: str | Path) -> None:
-    """Per program: our runs beside the paper's Table 4 (log scale, as the paper's Fig. 8)."""
+    """Per program: our runs beside the paper's Table 4 (log scale, as the paper's Fig. 8).
+
+    ``table``: :func:`~perfcast.sensitivity.evaluation.comparison_table`, drawn at ``epsilon``;
+    ``out``: the figure (PNG)."""
     t = table[np.isclose(table["epsilon"], epsilon)].set_index("program")
     progs = list(t.index)
     x = np.arange(len(progs))
@@ -176,7 +196,10 @@ def plot_steps(table: pd.DataFrame, epsilon: float, out: str | Path) -> None:
 
 def plot_replay_surfaces(cells: pd.DataFrame, programs: Sequence[str], epsilon: float,
                          out: str | Path) -> None:
-    """Measured (wireframe) vs interpolated (surface) sensitivity, CPU x memory."""
+    """Measured (wireframe) vs interpolated (surface) sensitivity, CPU x memory.
+
+    ``cells``: :func:`~perfcast.sensitivity.evaluation.evaluate_paper`'s cells; one panel per
+    program of ``programs`` that ``cells`` holds, at ``epsilon``; ``out``: the figure (PNG)."""
     progs = [p for p in programs if p in set(cells["program"])]
     n = max(1, len(progs))
     fig, axes = new_figure(1, n, figsize=(4.0 * n, 3.8), squeeze=False)

@@ -9,6 +9,10 @@
 3. Measure the Cartesian product of the chosen levels (the probes are part of it, so each point
    runs once).
 4. Fill the whole grid by sequential 1-D PCHIP (:mod:`perfcast.sensitivity.interpolation`).
+
+Reference: L. Wang, D. Qian, Z. Luan, G. Wei, R. Wang, H. Yang, "Speeding up profiling program's
+runtime characteristics for workload consolidation", PLoS ONE 12(4): e0175861, 2017 (Figs. 6-7);
+docs/methods/sensitivity.md.
 """
 
 from __future__ import annotations
@@ -92,6 +96,7 @@ class ProfileResult:
 
     @property
     def product_points(self) -> int:
+        """Runs of the Cartesian product of the chosen levels (the paper's steps)."""
         return int(np.prod([len(c) for c in self.chosen]))
 
     @property
@@ -164,6 +169,8 @@ class ProfileResult:
         return row
 
     def summary(self) -> dict:
+        """The campaign as a JSON-able dict: unrestricted performance, peak usage, per dimension
+        its levels, peak, ceiling and chosen levels, steps, bisected segments, failures."""
         failed = [m for m in self.measurements if not m.outcome.ok]
         return {
             "program": self.program,
@@ -202,9 +209,34 @@ def profile(
 ) -> ProfileResult:
     """Run one campaign on ``backend`` (see the module docstring).
 
-    ``counts`` (LHS only): levels per dimension, normally those binary search chose; without
-    them the binary search runs first to find them. ``baseline`` and ``cache`` let campaigns
-    compared on one backend share the unrestricted run and every measured point.
+    A library function, also used outside the workflow (the replay evaluation, the tests): its
+    defaults are the method's (binary search, one spare core); the workflow passes the
+    ``sensitivity`` section's values.
+
+    Parameters
+    ----------
+    backend : where runs come from (cgroup or replay).
+    epsilon : binary recursive search bisects while ``|dS| > epsilon``.
+    sampling : ``binary``, ``lhs`` or ``brute``.
+    counts : ``lhs`` only, levels per dimension (normally those binary search chose); without
+        them binary search runs first to find them.
+    seed : the Latin hypercube's seed.
+    spare_cores : cores added to a CPU ceiling
+        (:func:`~perfcast.sensitivity.resources.ceiling_range`).
+    program : names the program in the result and the log.
+    baseline : the unrestricted run, if already made.
+    cache : measured points, shared by campaigns compared on one backend (each point runs once).
+
+    Returns
+    -------
+    ProfileResult
+
+    Raises
+    ------
+    ValueError
+        an unknown ``sampling``, or ``counts`` not one per dimension.
+    ProfileError
+        the unrestricted run failed.
     """
     if sampling not in SAMPLINGS:
         raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")

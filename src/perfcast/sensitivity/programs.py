@@ -1,77 +1,57 @@
-"""The programs a profiling campaign runs: declared once, referenced by name.
+"""The programs a profiling campaign runs, and how their performance is read.
 
-A program comes from the stage's own ``sensitivity.programs`` entry, which either carries the
-definition (``command``, ``env``, ``work``, ``description``: the same keys as the top-level
-``programs:`` map that the counters, warm-up and sweep stages use) or names an entry of that
-top-level map (``program: NAME``, or no ``command`` and the same name); local keys override.
-Its ``metric`` says how performance is read from a run. Commands are shell templates:
-``{work}`` becomes the work amount, ``{python}`` the interpreter running perfcast.
+A program is a :class:`perfcast.program.Program`: the stage's own ``sensitivity.programs`` entry
+either carries the definition (``command``, ``env``, ``work``, ``cwd``, ``description``: the keys
+of the top-level ``programs:`` map that every stage shares) or names an entry of that map
+(``program: NAME``, or no ``command`` and the same name); local keys override. Commands are
+rendered by :meth:`perfcast.program.Program.render` (``{python}``, ``{work}``, ``{seed}``).
+What this stage adds is the :class:`~perfcast.sensitivity.metrics.Metric` that reads a run's
+performance, and, for backend ``replay``, the program's name in the measurement table.
 """
 
 from __future__ import annotations
 
-import re
-import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from perfcast.errors import InputError
+from perfcast.program import Program
 from perfcast.sensitivity.metrics import Metric
-
-_DEF_KEYS = ("command", "env", "work", "description")
-_PLACEHOLDER = re.compile(r"\{(python|work)\}")
-
-
-def resolve_program(name: str, entry: Mapping[str, Any] | None,
-                    programs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """A plain dict (command, env, work, description, metric) for stage program ``name``."""
-    entry = dict(entry or {})
-    ref = entry.pop("program", None)
-    if ref is None and "command" not in entry:
-        ref = name
-    out: dict[str, Any] = {}
-    if ref is not None:
-        if ref not in programs:
-            raise InputError(None, f"sensitivity program {name!r} refers to {ref!r}, which is "
-                             "not in the top-level programs: map",
-                             expected=f"one of {sorted(programs)}")
-        out.update({k: v for k, v in programs[ref].items() if k in _DEF_KEYS})
-    out.update(entry)
-    if not out.get("command"):
-        raise InputError(None, f"sensitivity program {name!r} has no command")
-    out.setdefault("env", {})
-    out.setdefault("metric", {})
-    return out
+from perfcast.settings import build
 
 
 @dataclass(frozen=True)
-class ProgramSpec:
-    """A runnable program and how its performance is measured."""
+class ProfiledProgram:
+    """A program to profile: what runs (``program``), how its performance is read (``metric``)
+    and, for backend ``replay``, its name in the measurement table (``replay_program``)."""
 
-    name: str
-    command: str
-    metric: Metric = field(default_factory=Metric)
-    env: Mapping[str, str] = field(default_factory=dict)
-    work: float | None = None
-    cwd: str | None = None
+    program: Program
+    metric: Metric
+    replay_program: str
+
+    @property
+    def name(self) -> str:
+        """The stage's name of the program (its output files' name)."""
+        return self.program.name
 
     @classmethod
-    def from_dict(cls, name: str, d: Mapping[str, Any]) -> ProgramSpec:
-        return cls(name=name, command=str(d["command"]),
-                   metric=Metric.from_config(d.get("metric")),
-                   env={k: str(v) for k, v in (d.get("env") or {}).items()},
-                   work=d.get("work"), cwd=d.get("cwd"))
+    def from_config(cls, name: str, entry: Mapping[str, Any],
+                    programs: Mapping[str, Mapping[str, Any]] | None) -> ProfiledProgram:
+        """Program ``name`` of ``sensitivity.programs``.
 
-    def render(self) -> str:
-        """The shell command with ``{python}`` and ``{work}`` substituted."""
-        def sub(m: re.Match) -> str:
-            if m.group(1) == "python":
-                return sys.executable
-            if self.work is None:
-                raise InputError(None, f"program {self.name}: command uses {{work}} but no work "
-                                 "amount is set")
-            w = self.work
-            return str(int(w)) if float(w).is_integer() else str(w)
+        Parameters
+        ----------
+        name : the entry's key.
+        entry : the entry, validated by the sensitivity schema (``metric`` and
+            ``replay_program`` filled in; ``replay_program`` null stands for ``name``).
+        programs : the top-level ``programs:`` map.
 
-        return _PLACEHOLDER.sub(sub, self.command)
+        Raises
+        ------
+        InputError
+            the entry names a program that is not in ``programs``, or has no command.
+        """
+        return cls(program=Program.from_config(name, entry, programs, stage="sensitivity"),
+                   metric=build(Metric, entry["metric"], where=f"sensitivity program {name!r}"
+                                " metric"),
+                   replay_program=entry["replay_program"] or name)

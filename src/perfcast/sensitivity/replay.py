@@ -49,7 +49,11 @@ class GridLayout:
 
     ``levels``: extra levels per column (cells with no row are failed runs); ``exclude``: levels
     dropped with their rows; ``reverse``: columns whose value falls as the resource grows;
-    ``kinds``: column -> resource kind where it differs from :data:`AXIS_COLUMNS`.
+    ``kinds``: column -> resource kind where it differs from :data:`AXIS_COLUMNS`;
+    ``higher_is_better``: the metric's direction where :data:`METRIC_DIRECTION` does not know it.
+    A library class, also built from the published layouts
+    (:data:`perfcast.sensitivity.published.ARCP_LAYOUTS`): every key is optional, the defaults
+    are "nothing to change".
     """
 
     levels: Mapping[str, Sequence[float]] = field(default_factory=dict)
@@ -60,6 +64,7 @@ class GridLayout:
 
     @classmethod
     def from_config(cls, d: Mapping | None) -> GridLayout:
+        """A layout from a mapping of its keys (``sensitivity.replay.layouts.<program>``)."""
         d = dict(d or {})
         return cls(levels={k: list(v) for k, v in (d.get("levels") or {}).items()},
                    exclude={k: list(v) for k, v in (d.get("exclude") or {}).items()},
@@ -68,7 +73,24 @@ class GridLayout:
 
 
 def read_measurements(path: str | Path) -> pd.DataFrame:
-    """Read and check a measurement table (numeric axes and values, named file and line)."""
+    """Read and check a measurement table.
+
+    Parameters
+    ----------
+    path : a CSV with columns ``program``, ``metric``, ``value`` and axis columns among
+        :data:`AXIS_COLUMNS` (empty cell: the axis is not varied for that program).
+
+    Returns
+    -------
+    pandas.DataFrame
+        numeric axes and values; ``attrs["path"]`` names the file.
+
+    Raises
+    ------
+    InputError
+        the file is missing or unreadable, a column is missing, or a cell is not a number
+        (naming the file and line).
+    """
     path = Path(path)
     try:
         df = pd.read_csv(path)
@@ -111,6 +133,7 @@ class MeasuredGrid:
         return float(self.values[tuple(len(d) - 1 for d in self.model.dims)])
 
     def index(self, point: Mapping[str, float]) -> tuple[int, ...]:
+        """The grid index of ``point`` (level per axis name)."""
         return tuple(d.index(point[d.name]) for d in self.model.dims)
 
     def truth(self) -> np.ndarray:
@@ -120,6 +143,18 @@ class MeasuredGrid:
     @classmethod
     def from_frame(cls, df: pd.DataFrame, program: str, layout: GridLayout | None = None
                    ) -> MeasuredGrid:
+        """Program ``program``'s grid from a table of :func:`read_measurements`.
+
+        The axes are the columns the program varies (in interpolation order), their levels the
+        values seen plus ``layout.levels``; a cell without a row is a failed run (NaN).
+
+        Raises
+        ------
+        InputError
+            no rows for ``program``, several metrics, a direction unknown, a row leaving an
+            axis empty, a cell measured twice, or no unrestricted measurement (the most of
+            every resource).
+        """
         layout = layout or GridLayout()
         path = df.attrs.get("path")
         rows = df[df["program"] == program]
@@ -172,7 +207,19 @@ class MeasuredGrid:
 
 
 class ReplayBackend:
-    """Answer runs from a :class:`MeasuredGrid`; ``peaks`` stand in for the monitored run."""
+    """Answer runs from a :class:`MeasuredGrid`; ``peaks`` stand in for the monitored run.
+
+    Parameters
+    ----------
+    grid : the measured grid.
+    peaks : peak usage per axis name (the resource ceiling); None or a missing axis: the
+        whole axis is profiled.
+
+    Raises
+    ------
+    InputError
+        a peak for a name that is not an axis of ``grid``.
+    """
 
     name = "replay"
 
@@ -187,12 +234,15 @@ class ReplayBackend:
         self._peaks = dict(peaks or {})
 
     def unrestricted(self) -> RunOutcome:
+        """The grid's cell with the most of every resource."""
         return RunOutcome(performance=self.grid.baseline, ok=True)
 
     def peaks(self, unrestricted: RunOutcome) -> dict[str, float | None]:
+        """The given peaks, per axis name (None where not given)."""
         return {n: self._peaks.get(n) for n in self.model.names}
 
     def run(self, point: Mapping[str, float]) -> RunOutcome:
+        """The measured cell at ``point``; a cell without a measurement is a failed run."""
         v = float(self.grid.values[self.grid.index(point)])
         if not math.isfinite(v):
             return RunOutcome.failed("no measurement at this point (the run failed or was not "

@@ -15,10 +15,14 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from perfcast.errors import InputError
+
+if TYPE_CHECKING:
+    from perfcast.sensitivity.settings import Range
 
 #: resource kinds a real backend can restrict, in ARCPTool's interpolation order (CPU, memory,
 #: network, disk write, disk read; the CPU quota sits with CPU)
@@ -50,7 +54,23 @@ CPU_KINDS = frozenset({"cpu_cores", "cpu_quota"})
 
 
 def range_levels(lower: float, upper: float, step: float, *, name: str = "?") -> tuple[float, ...]:
-    """``lower, lower + step, ..., upper``; the range must hold a whole number of steps."""
+    """The levels ``lower, lower + step, ..., upper`` (Wang et al. 2017, Table 2).
+
+    Parameters
+    ----------
+    lower, upper, step : the range; ``upper - lower`` must be a whole number of steps.
+    name : names the dimension in an error.
+
+    Returns
+    -------
+    tuple of float
+        the levels, rounded to 10 decimals.
+
+    Raises
+    ------
+    InputError
+        ``step <= 0``, ``upper < lower``, or not a whole number of steps.
+    """
     if not (step > 0 and upper >= lower):
         raise InputError(None, f"dimension {name}: need step > 0 and upper >= lower",
                          expected=f"lower <= upper, step > 0 (got {lower}, {upper}, {step})")
@@ -89,6 +109,8 @@ class Dimension:
     @classmethod
     def from_range(cls, name: str, kind: str, lower: float, upper: float, step: float,
                    unit: str = "") -> Dimension:
+        """A dimension whose levels are :func:`range_levels` (``unit`` empty: that of
+        :data:`UNITS` for ``kind``)."""
         return cls(name, kind, range_levels(lower, upper, step, name=name),
                    unit or UNITS.get(kind, ""))
 
@@ -129,11 +151,28 @@ class AxisRange:
 
 
 def ceiling_range(dim: Dimension, peak: float | None, spare_cores: float = 1.0) -> AxisRange:
-    """Cut ``dim`` at the resource ceiling for a measured ``peak`` (in the dimension's unit).
+    """Cut ``dim`` at the resource ceiling for a measured ``peak`` (Wang et al. 2017, Eq. 2).
 
-    ``peak is None`` (usage unknown) keeps the whole range. ``peak <= lower bound``: non-effective.
-    Otherwise the first level at or above the peak, and for CPU the first level at or above that
-    plus ``spare_cores`` (ARCPTool: ``searchTOP(min, cpu, 1) + 1``), capped at the upper bound.
+    A library function, also used outside the workflow: ``spare_cores`` defaults to the
+    method's one spare core (the workflow passes ``sensitivity.spare_cores``).
+
+    Parameters
+    ----------
+    dim : the dimension.
+    peak : the unrestricted run's peak usage in the dimension's unit; None (unknown) keeps the
+        whole range; at or below the lower bound the dimension is non-effective.
+    spare_cores : for CPU, the ceiling is the first level at or above the first level at or
+        above the peak plus ``spare_cores`` (ARCPTool: ``searchTOP(min, cpu, 1) + 1``).
+
+    Returns
+    -------
+    AxisRange
+        the ceiling index (capped at the upper bound) and whether the dimension is effective.
+
+    Raises
+    ------
+    InputError
+        a peak on a reversed axis.
     """
     top = len(dim) - 1
     if peak is None or top == 0:
@@ -167,15 +206,30 @@ class ResourceModel:
 
     @classmethod
     def ordered(cls, dims: Sequence[Dimension]) -> ResourceModel:
+        """A model of ``dims`` in ARCPTool's interpolation order (:data:`KINDS`)."""
         order = {k: i for i, k in enumerate(KINDS)}
         return cls(tuple(sorted(dims, key=lambda d: order[d.kind])))
 
     @classmethod
-    def from_config(cls, dimensions: Mapping[str, Mapping[str, float]]) -> ResourceModel:
-        """Build the cgroup resource model from ``{name: {lower, upper, step}}``.
+    def from_dimensions(cls, dimensions: Mapping[str, Range]) -> ResourceModel:
+        """The cgroup backend's resource model of ``sensitivity.dimensions``.
 
-        Names are those of :data:`CGROUP_DIMENSIONS` (``cpu_cores``, ``cpu_quota``,
-        ``memory_mb``, ``disk_read_mbps``, ``disk_write_mbps``, ``network_mbit``).
+        Parameters
+        ----------
+        dimensions : dimension name -> its :class:`~perfcast.sensitivity.settings.Range`; names
+            are those of :data:`CGROUP_DIMENSIONS` (``cpu_cores``, ``cpu_quota``,
+            ``memory_mb``, ``disk_read_mbps``, ``disk_write_mbps``, ``network_mbit``).
+
+        Returns
+        -------
+        ResourceModel
+            the dimensions in interpolation order (:data:`KINDS`).
+
+        Raises
+        ------
+        InputError
+            an unknown name, a range that is not a whole number of steps, fractional cores, or
+            no dimension at all.
         """
         dims = []
         for name, spec in dimensions.items():
@@ -183,8 +237,8 @@ class ResourceModel:
                 raise InputError(None, f"unknown dimension {name!r}",
                                  expected=f"one of {list(CGROUP_DIMENSIONS)}")
             kind = CGROUP_DIMENSIONS[name]
-            dims.append(Dimension.from_range(name, kind, float(spec["lower"]),
-                                             float(spec["upper"]), float(spec["step"])))
+            dims.append(Dimension.from_range(name, kind, float(spec.lower), float(spec.upper),
+                                             float(spec.step)))
             if kind == "cpu_cores" and any(v != int(v) or v < 1 for v in dims[-1].levels):
                 raise InputError(None, f"dimension {name}: core counts must be whole and >= 1")
         return cls.ordered(dims)
@@ -208,9 +262,11 @@ class ResourceModel:
         return {d.name: d.levels[i] for d, i in zip(self.dims, idx, strict=True)}
 
     def indices(self) -> Iterator[tuple[int, ...]]:
+        """Every grid index, in C order."""
         return product(*(range(len(d)) for d in self.dims))
 
     def ceilings(self, peaks: Mapping[str, float | None], spare_cores: float = 1.0
                  ) -> tuple[AxisRange, ...]:
-        """:func:`ceiling_range` of every dimension (``peaks`` by dimension name)."""
+        """:func:`ceiling_range` of every dimension (``peaks`` by dimension name; library
+        default: the method's one spare core)."""
         return tuple(ceiling_range(d, peaks.get(d.name), spare_cores) for d in self.dims)

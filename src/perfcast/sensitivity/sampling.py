@@ -8,6 +8,13 @@
   ``nodemin + step * i >= fbisection``.
 * :func:`lhs_levels` — the paper's comparison: the two boundary levels plus the same number of
   interior levels drawn by Latin hypercube sampling (one level per equal-width stratum).
+
+References
+----------
+L. Wang, D. Qian, Z. Luan, G. Wei, R. Wang, H. Yang, "Speeding up profiling program's runtime
+characteristics for workload consolidation", PLoS ONE 12(4): e0175861, 2017.
+W.-L. Loh, "On Latin hypercube sampling", The Annals of Statistics 24(5): 2058-2080, 1996
+(:class:`scipy.stats.qmc.LatinHypercube`).
 """
 
 from __future__ import annotations
@@ -21,8 +28,21 @@ from scipy.stats import qmc
 def midpoint_index(coords: Sequence[float], i: int, j: int) -> int:
     """The interior level of segment ``(i, j)`` at or above its coordinate midpoint.
 
-    On an irregular axis where no interior level reaches the midpoint, the highest interior
-    level (the one nearest to it). Needs ``j - i >= 2``.
+    Parameters
+    ----------
+    coords : the levels' coordinates, increasing.
+    i, j : the segment's end indices.
+
+    Returns
+    -------
+    int
+        the first interior index whose coordinate is at or above ``(coords[i] + coords[j]) / 2``;
+        on an irregular axis where none reaches it, the highest interior index (the nearest).
+
+    Raises
+    ------
+    ValueError
+        ``j - i < 2``: the segment has no interior level.
     """
     if j - i < 2:
         raise ValueError(f"segment ({i}, {j}) has no interior level")
@@ -37,11 +57,25 @@ def binary_recursive_search(
     coords: Sequence[float], probe: Callable[[int], float], epsilon: float,
     splits: list[tuple[int, int, float]] | None = None,
 ) -> list[int]:
-    """Level indices chosen by binary recursive search, sorted.
+    """Level indices chosen by binary recursive search (Wang et al. 2017, Fig. 6), sorted.
 
-    ``probe(k)`` measures the sensitivity at level ``k`` (called once per chosen level, ends
-    first, then midpoints depth-first, left before right). ``splits``, if given, receives
-    ``(i, j, |S(j) - S(i)|)`` for every segment that was bisected.
+    Parameters
+    ----------
+    coords : the levels' coordinates, increasing.
+    probe : ``probe(k)`` measures the sensitivity at level ``k``; called once per chosen level,
+        ends first, then midpoints depth-first, left before right.
+    epsilon : a segment is bisected while ``|S(j) - S(i)| > epsilon``.
+    splits : if given, receives ``(i, j, |S(j) - S(i)|)`` for every segment bisected.
+
+    Returns
+    -------
+    list of int
+        the indices measured.
+
+    Raises
+    ------
+    ValueError
+        no levels, or ``epsilon < 0``.
     """
     n = len(coords)
     if n == 0:
@@ -68,8 +102,25 @@ def binary_recursive_search(
 
 
 def lhs_levels(n_levels: int, k: int, rng: np.random.Generator) -> list[int]:
-    """``k`` level indices of ``range(n_levels)``: both ends plus ``k - 2`` interior levels by
-    Latin hypercube sampling (one per equal-width stratum of the interior), no repeats."""
+    """Levels by Latin hypercube sampling at a given count (the paper's comparison).
+
+    Parameters
+    ----------
+    n_levels : the number of levels (indices ``0 .. n_levels - 1``).
+    k : the number wanted (at most ``n_levels`` are returned).
+    rng : the generator the Latin hypercube draws from.
+
+    Returns
+    -------
+    list of int
+        sorted indices: both ends plus ``k - 2`` interior levels, one per equal-width stratum of
+        the interior (a collision moves to the nearest free level), no repeats.
+
+    Raises
+    ------
+    ValueError
+        ``n_levels < 1``.
+    """
     if n_levels < 1:
         raise ValueError("no levels")
     if n_levels == 1:

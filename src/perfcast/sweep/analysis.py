@@ -10,14 +10,19 @@ with confidence and prediction intervals).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from perfcast.errors import InputError
+from perfcast.settings import as_params
 from perfcast.sweep import expressions, selection
 from perfcast.sweep.table import ok_rows
+
+if TYPE_CHECKING:
+    from perfcast.sweep.campaign import Analysis
+    from perfcast.sweep.settings import FitSettings
 
 ID_COLUMNS = ["point", "iteration"]
 
@@ -59,35 +64,63 @@ def prediction_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[s
 
 
 def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
-            analysis: Mapping[str, Any], fit: Mapping[str, Any]) -> dict[str, Any]:
-    """Fit every model of ``analysis`` (``Analysis.to_params()``) on the ok rows of ``df``."""
+            analysis: Analysis, fit: FitSettings) -> dict[str, Any]:
+    """Fit every model of ``analysis`` on the ok rows of ``df`` (docs/methods/sweep.md).
+
+    Each model's candidates are the univariate polynomials of each regressor (order chosen
+    by cross-validated error over configurations) and the multivariate OLS forms of
+    ``fit.forms`` (:func:`perfcast.sweep.selection.fit_effect`; OLS statistics as
+    statsmodels computes them: https://www.statsmodels.org/stable/regression.html).
+
+    Parameters
+    ----------
+    df : the run table (:func:`perfcast.sweep.table.runs_frame`); its ``point`` column names
+        the configuration of each run (the cross-validation groups).
+    campaign : the campaign's name (for messages and the summary).
+    parameters : the campaign's parameter names (prediction grid).
+    analysis : derived columns, models and extra prediction points
+        (:class:`perfcast.sweep.campaign.Analysis`).
+    fit : :class:`perfcast.sweep.settings.FitSettings`.
+
+    Returns
+    -------
+    dict
+        ``summary`` (the models JSON), ``results`` (one
+        :class:`perfcast.sweep.selection.SpecResult` per model), and the tables ``models``,
+        ``coefficients``, ``fitted`` and ``predictions`` (intervals at level 1 - ``fit.alpha``).
+
+    Raises
+    ------
+    InputError
+        a model over a column the run table lacks.
+    """
     ok = ok_rows(df).reset_index(drop=True)
-    derived = dict(analysis.get("derived") or {})
+    derived = dict(analysis.derived)
     data = add_derived(ok, derived)
     groups = data["point"].tolist() if "point" in data.columns else None
     results, fitted, preds, notes = [], [], [], []
-    for spec in analysis.get("models") or []:
-        if spec["y"] not in data.columns or any(c not in data.columns for c in spec["x"]):
-            missing = [c for c in (spec["y"], *spec["x"]) if c not in data.columns]
-            raise InputError(None, f"campaign {campaign!r}, model {spec['name']!r}: "
+    for spec in analysis.models:
+        missing = [c for c in (spec.y, *spec.x) if c not in data.columns]
+        if missing:
+            raise InputError(None, f"campaign {campaign!r}, model {spec.name!r}: "
                                    f"no column(s) {missing} in the run table",
                              expected=f"some of {sorted(data.columns)}")
         res = selection.fit_effect(
-            data, spec["name"], spec["y"], spec["x"], groups=groups,
-            max_order=int(fit["max_order"]), cv_folds=int(fit["cv_folds"]), forms=fit["forms"])
+            data, spec.name, spec.y, list(spec.x), groups=groups, max_order=fit.max_order,
+            cv_folds=fit.cv_folds, forms=list(fit.forms))
         results.append(res)
         fitted.append(selection.fitted_frame(res, data, [c for c in ID_COLUMNS
                                                           if c in data.columns]))
         if res.best is not None:
-            points, pnotes = prediction_points(data, parameters, spec["x"], derived,
-                                               analysis.get("predict") or [])
+            points, pnotes = prediction_points(data, parameters, spec.x, derived,
+                                               analysis.predict)
             res.notes.extend(pnotes)
-            preds.append(selection.predict_frame(res, points, float(fit["alpha"])))
+            preds.append(selection.predict_frame(res, points, fit.alpha))
     status = df["status"].value_counts().sort_index().to_dict() if "status" in df else {}
     summary = {
         "campaign": campaign, "parameters": list(parameters), "n_runs": int(len(df)),
         "n_ok": int(len(ok)), "status": {str(k): int(v) for k, v in status.items()},
-        "fit": dict(fit), "derived": derived, "notes": notes,
+        "fit": as_params(fit), "derived": derived, "notes": notes,
         "effects": [selection.result_summary(r) for r in results],
     }
     return {

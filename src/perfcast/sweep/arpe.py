@@ -127,7 +127,25 @@ def arpe_files(path: str | Path) -> list[Path]:
 
 
 def import_arpe(path: str | Path, parameters: Sequence[str], campaign: str) -> pd.DataFrame:
-    """The run table of an ARPE ``results`` directory (see module docstring)."""
+    """The run table of an ARPE ``results`` directory (see the module docstring).
+
+    Parameters
+    ----------
+    path : the directory ARPE's ``execute.bash`` wrote (https://github.com/martinamaggio/arpe).
+    parameters : the parameter names, in ARPE's order (ARPE stores only values).
+    campaign : the campaign name written in the table.
+
+    Returns
+    -------
+    DataFrame
+        as :func:`perfcast.sweep.table.runs_frame` builds it from perfcast's own runs.
+
+    Raises
+    ------
+    InputError
+        not a directory, no runs in it, or a run whose values or timings cannot be read
+        (file and line named).
+    """
     root = Path(path)
     if not root.is_dir():
         raise InputError(root, "not a directory", expected="ARPE's results/ directory")

@@ -8,6 +8,11 @@ and R^2; ``analyzedata.m`` asks MATLAB's ``regstats`` for beta, mse, r, rsquare.
 - ``r2`` and ``adj_r2`` = 1 - (1 - R^2)(n - 1)/(n - k), statsmodels' definitions;
 - coefficients with standard errors, t and p values in raw units (see :mod:`design`);
 - predictions with confidence intervals of the mean and prediction intervals of a new run.
+
+References: ARPE, https://github.com/martinamaggio/arpe; statsmodels OLS and its results
+(https://www.statsmodels.org/stable/generated/statsmodels.regression.linear_model.OLS.html,
+``RegressionResults.get_prediction``); MATLAB ``regstats``
+(https://www.mathworks.com/help/stats/regstats.html).
 """
 
 from __future__ import annotations
@@ -53,6 +58,9 @@ class LinearFit:
         return np.asarray(self.result.fittedvalues)
 
     def metrics(self) -> dict[str, float]:
+        """``n``, ``n_terms``, ``mse`` (SSE / n), ``mse_resid`` (SSE / (n - k)), ``r2``,
+        ``adj_r2``, and statsmodels' ``aic`` and ``bic`` (see the module docstring); NaN where
+        a statistic needs residual degrees of freedom the fit lacks."""
         sse = float(np.sum(self.residuals**2))
         df_resid = self.n - self.k
         sst = float(np.sum((self.result.model.endog - self.result.model.endog.mean()) ** 2))
@@ -84,7 +92,14 @@ class LinearFit:
         return out
 
     def predict(self, X: np.ndarray, alpha: float = 0.05) -> pd.DataFrame:
-        """mean, mean_se, mean_ci_lower/upper, obs_ci_lower/upper at rows of X (1 - alpha)."""
+        """Predictions at the rows of ``X`` (raw regressors, in ``names`` order).
+
+        Returns
+        -------
+        DataFrame
+            ``mean``, ``mean_se``, ``mean_ci_lower``/``upper`` and ``obs_ci_lower``/``upper``
+            at level 1 - ``alpha`` (statsmodels ``get_prediction(...).summary_frame``).
+        """
         D = dz.design(self.standardiser(np.atleast_2d(np.asarray(X, dtype=float))), self.terms)
         frame = self.result.get_prediction(D).summary_frame(alpha=alpha)
         return frame.reset_index(drop=True)
@@ -92,8 +107,23 @@ class LinearFit:
 
 def fit_terms(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
               names: Sequence[str]) -> LinearFit:
-    """OLS of y on ``terms`` of the columns of X (named ``names``), on standardised
-    regressors, dependent terms dropped, coefficients and covariance in raw units."""
+    """OLS of y on ``terms`` of the columns of X (statsmodels ``OLS(y, D).fit()``).
+
+    The design is built on standardised regressors and terms linearly dependent on earlier
+    ones are dropped (:func:`perfcast.sweep.design.independent_terms`); coefficients and
+    their covariance are mapped back to raw units (:func:`perfcast.sweep.design.raw_transform`).
+
+    Parameters
+    ----------
+    X : regressors, one column per name (n rows).
+    y : the effect (n values).
+    terms : exponent tuples (:mod:`perfcast.sweep.design`).
+    names : the regressors' names (for term names).
+
+    Returns
+    -------
+    LinearFit
+    """
     X = np.asarray(X, dtype=float).reshape(len(y), -1)
     y = np.asarray(y, dtype=float)
     std = dz.Standardiser(X)

@@ -81,8 +81,22 @@ def _phase(command: str, env: Mapping[str, str], timeout_s: float) -> dict[str, 
 
 def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
               powercap_root: str | Path = sn.POWERCAP_ROOT) -> dict[str, Any]:
-    """Execute one configuration x iteration (``params`` from ``Campaign.run_params``) and
-    return its record; never raises for a failing program (the record says how it failed)."""
+    """Execute one configuration x iteration and return its record.
+
+    Parameters
+    ----------
+    params : :meth:`perfcast.sweep.campaign.Campaign.run_params` (commands rendered).
+    perf_binary : the ``perf`` executable (with ``perf_events`` sensors).
+    powercap_root : where RAPL zones are read (with the ``rapl`` sensor).
+
+    Returns
+    -------
+    dict
+        ``status`` (``ok``, ``failed``, ``timeout``, ``before_failed``, ``after_failed``,
+        ``sensor_failed``), ``returncode``, ``signal``, the times and max RSS of the program
+        (``os.wait4`` in the shim), the sensors' readings and the errors. A failing program
+        does not raise: the record says how it failed.
+    """
     env = run_env(params)
     sensors = params.get("sensors") or {}
     timeout = float(params["timeout_s"])

@@ -9,6 +9,10 @@ leave-one-configuration-out, otherwise configurations dealt into ``cv_folds`` fo
 folds score every candidate of an effect, so univariate polynomials (order chosen by CV), the
 four multivariate forms and any model over derived regressors compete on one number; the best
 model is the lowest CV MSE (ties: the earlier, simpler candidate).
+
+References: ARPE, M. Maggio et al., https://github.com/martinamaggio/arpe (``analyzedata.m``);
+the OLS fits and their statistics are statsmodels'
+(https://www.statsmodels.org/stable/generated/statsmodels.regression.linear_model.OLS.html).
 """
 
 from __future__ import annotations
@@ -146,9 +150,33 @@ class SpecResult:
 def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
                groups: Sequence[Any] | None = None, max_order: int = 4, cv_folds: int = 10,
                forms: Sequence[str] = dz.FORMS) -> SpecResult:
-    """All candidates for ``y`` over regressors ``x`` on the rows of ``df`` (NaN rows out).
+    """All candidates for ``y`` over regressors ``x`` on the rows of ``df`` (see the module
+    docstring).
 
-    ``groups`` label configurations for the CV folds (default: the distinct x tuples).
+    Parameters
+    ----------
+    df : the data; rows with a missing or non-numeric ``y`` or ``x`` are left out (noted).
+    name : the effect's name in the outputs.
+    y : the effect's column.
+    x : the regressors' columns.
+    groups : one configuration label per row of ``df``, for the CV folds (default: the
+        distinct ``x`` tuples).
+    max_order : highest univariate polynomial order tried (capped per fold, see
+        :func:`polynomial_candidates`).
+    cv_folds : folds over configurations (:func:`make_folds`).
+    forms : the multivariate forms (:data:`perfcast.sweep.design.FORMS`), fitted when ``x``
+        has more than one column.
+
+    Returns
+    -------
+    SpecResult
+        every candidate, the best one (lowest CV MSE; None with fewer than 2 configurations)
+        and notes on what was left out.
+
+    Raises
+    ------
+    InputError
+        a column of ``y`` or ``x`` that ``df`` lacks.
     """
     missing = [c for c in (y, *x) if c not in df.columns]
     if missing:
@@ -185,7 +213,14 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
 
 
 def fitted_frame(result: SpecResult, df: pd.DataFrame, id_columns: Sequence[str]) -> pd.DataFrame:
-    """y, fitted and residual of every candidate on every row it was fitted on."""
+    """y, fitted and residual of every candidate on every row it was fitted on.
+
+    Returns
+    -------
+    DataFrame
+        columns ``effect``, ``model``, ``id_columns``, ``y``, ``fitted``, ``residual`` and
+        ``best`` (the candidate is the effect's best).
+    """
     data = df[[result.y, *result.x]].apply(pd.to_numeric, errors="coerce")
     rows = df[data.notna().all(axis=1)]
     frames = []
@@ -202,8 +237,18 @@ def fitted_frame(result: SpecResult, df: pd.DataFrame, id_columns: Sequence[str]
 
 
 def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    """The best model's prediction with (1 - alpha) confidence and prediction intervals at each
-    row of ``points`` (which must hold the model's regressors)."""
+    """The best model's prediction at each row of ``points`` (which must hold the model's
+    regressors).
+
+    Returns
+    -------
+    DataFrame
+        ``effect``, ``model``, the columns of ``points``, then statsmodels'
+        ``get_prediction(...).summary_frame(alpha)`` columns: ``mean``, ``mean_se``,
+        ``mean_ci_lower``/``upper`` (confidence interval of the mean) and
+        ``obs_ci_lower``/``upper`` (prediction interval of a new run), at level 1 - ``alpha``.
+        Empty without a best model.
+    """
     if result.best is None or points.empty:
         return pd.DataFrame()
     c = result.best
@@ -215,6 +260,8 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float) -> pd.
 
 
 def result_summary(result: SpecResult) -> dict[str, Any]:
+    """One effect as plain data (the models JSON): its candidates with their statistics and
+    coefficients (:meth:`Candidate.summary`), the best one's id and the notes."""
     return {
         "effect": result.name, "y": result.y, "x": result.x, "n": result.n,
         "n_configurations": result.n_configurations, "notes": result.notes,
@@ -224,6 +271,8 @@ def result_summary(result: SpecResult) -> dict[str, Any]:
 
 
 def models_frame(results: Sequence[SpecResult]) -> pd.DataFrame:
+    """One row per candidate of every effect: its statistics (:meth:`Candidate.row`) and
+    ``best``."""
     rows = []
     for r in results:
         for c in r.candidates:
@@ -232,6 +281,8 @@ def models_frame(results: Sequence[SpecResult]) -> pd.DataFrame:
 
 
 def coefficients_frame(results: Sequence[SpecResult]) -> pd.DataFrame:
+    """One row per coefficient of every candidate: term, coef, se, t, p in raw units
+    (:meth:`perfcast.sweep.ols.LinearFit.coefficients`)."""
     rows = []
     for r in results:
         for c in r.candidates:

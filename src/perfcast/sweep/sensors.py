@@ -54,46 +54,61 @@ def perf_command(command: str, events: Sequence[str], out_csv: str | Path, statu
             "/bin/sh", "-c", inner]
 
 
-def parse_perf_csv(text: str, events: Sequence[str]) -> dict[str, float | None]:
-    """Totals of ``perf stat -x,`` output: event -> value (None for not counted/supported).
-
-    Columns: value, unit, event, run time, percentage running, metric, metric unit. Lines are
-    matched to ``events`` by name, else by position (perf prints them in the order asked).
-    """
+def _perf_lines(text: str) -> list[tuple[str, str]]:
+    """``(value, event and the fields after it)`` of each counter line of ``perf stat -x,``
+    output. An event name may itself hold commas (``cha/event=0x34,umask=0x1fe001/``), so
+    only the value and the unit are split off."""
     rows = []
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        fields = line.split(",")
-        if len(fields) < 3:
-            continue
-        raw, event = fields[0].strip(), fields[2].strip()
-        value = None if raw in _NOT_COUNTED else _float_or_none(raw)
-        rows.append((event, value, raw))
+        fields = line.split(",", 2)
+        if len(fields) == 3:
+            rows.append((fields[0].strip(), fields[2]))
+    return rows
+
+
+def _perf_line(rows: Sequence[tuple[str, str]], i: int, event: str) -> str | None:
+    """The raw value of ``event``: its line by name (the last one), else the ``i``-th line
+    (perf prints events in the order asked), else None."""
+    named = [raw for raw, rest in rows
+             if rest.strip() == event or rest.lstrip().startswith(event + ",")]
+    if named:
+        return named[-1]
+    return rows[i][0] if i < len(rows) else None
+
+
+def parse_perf_csv(text: str, events: Sequence[str]) -> dict[str, float | None]:
+    """Totals of ``perf stat -x,`` output.
+
+    Parameters
+    ----------
+    text : the output (columns: value, unit, event, run time, percentage running, metric,
+        metric unit; see perf-stat(1), "CSV FORMAT").
+    events : the events asked for, in order.
+
+    Returns
+    -------
+    dict
+        event -> value; None for an event perf did not count (``<not counted>``,
+        ``<not supported>``) or did not print. Lines are matched to ``events`` by name, else
+        by position.
+    """
+    rows = _perf_lines(text)
     out: dict[str, float | None] = {}
-    by_name = {e: (v, r) for e, v, r in rows}
     for i, ev in enumerate(events):
-        if ev in by_name:
-            out[ev] = by_name[ev][0]
-        elif i < len(rows):
-            out[ev] = rows[i][1]
-        else:
-            out[ev] = None
+        raw = _perf_line(rows, i, ev)
+        out[ev] = None if raw is None or raw in _NOT_COUNTED else _float_or_none(raw)
     return out
 
 
 def perf_support(text: str, events: Sequence[str]) -> dict[str, str]:
     """event -> "supported" | "<not supported>" | "<not counted>" | "missing" from perf CSV."""
-    rows = [line.split(",") for line in text.splitlines()
-            if line.strip() and not line.startswith("#") and line.count(",") >= 2]
+    rows = _perf_lines(text)
     status = {}
     for i, ev in enumerate(events):
-        match = [r for r in rows if r[2].strip() == ev] or (rows[i:i + 1] if i < len(rows) else [])
-        if not match:
-            status[ev] = "missing"
-        else:
-            raw = match[0][0].strip()
-            status[ev] = raw if raw in _NOT_COUNTED else "supported"
+        raw = _perf_line(rows, i, ev)
+        status[ev] = "missing" if raw is None else raw if raw in _NOT_COUNTED else "supported"
     return status
 
 

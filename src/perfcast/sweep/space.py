@@ -4,23 +4,21 @@ A parameter is either an explicit list of values or a range ``{start, stop, step
 A linear range is ``start, start + step, ...`` up to and including ``stop``; a logarithmic one
 is ``start, start * step, start * step**2, ...`` up to and including ``stop`` (``step`` is the
 factor, > 1). ARPE takes the Cartesian product of the values: every configuration is
-one point, run ``iterations`` times.
+one point, run ``iterations`` times (ARPE: https://github.com/martinamaggio/arpe).
+
+What a value may be (a number, or a word that can name a directory) is the schema's rule
+(``workflow/schemas/sweep.schema.yaml``); here only what it cannot express is checked.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from perfcast.errors import InputError
 
-#: a parameter value must be safe inside a file name and a Snakemake wildcard
-VALUE_PATTERN = re.compile(r"^[A-Za-z0-9.+\-]+$")
-#: parameter names are identifiers (they are placeholders and column names)
-NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 #: relative slack so that float ranges include their stop despite rounding (0.1 + 0.2 != 0.3)
 _SLACK = 1e-9
 #: cap on the number of values a single range may produce (a typo such as step 1e-9)
@@ -34,21 +32,32 @@ def _tidy(x: float) -> int | float:
     return float(f"{x:.12g}")
 
 
-def expand_range(spec: Mapping[str, Any], *, where: str = "parameter") -> list[int | float]:
-    """Values of a ``{start, stop, step, log}`` range, stop included (see module docstring).
+def expand_range(start: float, stop: float, step: float, *, log: bool,
+                 where: str = "parameter") -> list[int | float]:
+    """Values of a range, ``stop`` included when reached (see the module docstring).
 
-    Integer start and step give integers (a logarithmic range with integer start and factor
-    too); otherwise floats rounded to 12 significant digits.
+    Parameters
+    ----------
+    start, stop : first value and bound (finite numbers).
+    step : increment (linear), or factor > 1 (``log``).
+    log : multiply by ``step`` instead of adding it.
+    where : names the parameter in an error message.
+
+    Returns
+    -------
+    list of int or float
+        Integers when ``start`` and ``step`` are integers, else floats rounded to 12
+        significant digits (so that 0.1 + 0.2 names the directory ``0.3``).
+
+    Raises
+    ------
+    InputError
+        a bound that is not finite, a zero step, a logarithmic range with a bound <= 0 or a
+        factor <= 1, an empty range, or more than :data:`MAX_RANGE_VALUES` values.
     """
-    try:
-        start, stop, step = spec["start"], spec["stop"], spec["step"]
-    except KeyError as exc:
-        raise InputError(None, f"{where}: range lacks {exc.args[0]!r}",
-                         expected="a range {start, stop, step[, log]}") from exc
     for key, val in (("start", start), ("stop", stop), ("step", step)):
-        if isinstance(val, bool) or not isinstance(val, int | float) or not math.isfinite(val):
+        if not math.isfinite(val):
             raise InputError(None, f"{where}: range {key} = {val!r} is not a finite number")
-    log = bool(spec.get("log", False))
     integral = isinstance(start, int) and isinstance(step, int)
     values: list[int | float] = []
     if log:
@@ -87,27 +96,36 @@ def expand_range(spec: Mapping[str, Any], *, where: str = "parameter") -> list[i
 
 
 def parameter_values(name: str, spec: Any) -> list[Value]:
-    """Values of one parameter: a list as given (duplicates refused) or an expanded range."""
+    """Values of one parameter as the validated config gives them.
+
+    Parameters
+    ----------
+    name : the parameter's name (for messages).
+    spec : a list of values, a single value, or a range ``{start, stop, step, log}`` (every
+        key present, as ``workflow/schemas/sweep.schema.yaml`` validates and fills it).
+
+    Returns
+    -------
+    list of int, float or str
+        The values in order: a list as given, a range expanded by :func:`expand_range`.
+
+    Raises
+    ------
+    InputError
+        a value that is not finite, two values naming the same run directory (``1`` and
+        ``"1"``), or a bad range.
+    """
     where = f"parameter {name!r}"
-    if not NAME_PATTERN.match(name):
-        raise InputError(None, f"{where}: not a valid name",
-                         expected="a letter, then letters, digits or _")
     if isinstance(spec, Mapping):
-        values: list[Value] = list(expand_range(spec, where=where))
+        values: list[Value] = list(expand_range(spec["start"], spec["stop"], spec["step"],
+                                                log=spec["log"], where=where))
     elif isinstance(spec, Sequence) and not isinstance(spec, str):
         values = list(spec)
-        if not values:
-            raise InputError(None, f"{where}: empty list of values", expected="at least one")
     else:
         values = [spec]
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, int | float | str):
-            raise InputError(None, f"{where}: value {v!r} is not a number or a string")
         if isinstance(v, float) and not math.isfinite(v):
             raise InputError(None, f"{where}: value {v!r} is not finite")
-        if not VALUE_PATTERN.match(str(v)):
-            raise InputError(None, f"{where}: value {v!r} cannot name a run directory",
-                             expected="letters, digits, '.', '+' or '-' only")
     if len({str(v) for v in values}) != len(values):
         raise InputError(None, f"{where}: duplicate values in {values}")
     return values

@@ -2,6 +2,8 @@
 
 Modules, one concept each:
 
+* :mod:`~perfcast.warmup.settings`: the stage's settings, built from the validated ``warmup``
+  config section (or the flags of ``perfcast edm|ci|wps``);
 * :mod:`~perfcast.warmup.edm_pilot` / :mod:`~perfcast.warmup.edm_robust` /
   :mod:`~perfcast.warmup.changepoint`: change points of unit readings (Pilot's EDM_percent, and
   the calibrated robust default);
@@ -15,18 +17,40 @@ Modules, one concept each:
   round after round (durably journalled, resumable) and analysing it
   (:mod:`~perfcast.warmup.analysis`);
 * :mod:`~perfcast.warmup.counters`: the same phases on the counters stage's traces;
-* :mod:`~perfcast.warmup.figures`: the Fig. 2-like figure and the paper table.
+* :mod:`~perfcast.warmup.figures`: the Fig. 2-like figure and the paper tables;
+* :mod:`~perfcast.warmup.rules` / :mod:`~perfcast.warmup.artifacts`: one function per rule of
+  the workflow (the paper's artifacts in the latter).
+
+The names below are imported on first use, so that importing a light module of the package
+(:mod:`~perfcast.warmup.settings`, which the workflow reads when it parses its rules) does not
+import numpy, scipy and numba.
+
+References
+----------
+Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to Do
+Performance Benchmarks the Right Way", Proc. 24th IEEE Int. Symp. on Modeling, Analysis, and
+Simulation of Computer and Telecommunication Systems (MASCOTS 2016), 2016,
+doi:10.1109/MASCOTS.2016.31.
 """
 
-from perfcast.warmup.changepoint import EdmSettings, change_points
-from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci, required_sample_size
-from perfcast.warmup.planner import PlannerSettings, dyadic_fraction, next_round
-from perfcast.warmup.segments import Phases, detect_phases, dominant_segment
-from perfcast.warmup.subsession import PRESETS, subsession_size
-from perfcast.warmup.wps import WpsResult, wps_regression
+from __future__ import annotations
 
-__all__ = [
-    "PRESETS", "EdmSettings", "MeanCI", "NotEnoughDataError", "Phases", "PlannerSettings",
-    "WpsResult", "change_points", "detect_phases", "dominant_segment", "dyadic_fraction",
-    "mean_ci", "next_round", "required_sample_size", "subsession_size", "wps_regression",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "EdmSettings": "settings", "change_points": "changepoint",
+    "MeanCI": "ci", "NotEnoughDataError": "ci", "mean_ci": "ci", "required_sample_size": "ci",
+    "PlannerSettings": "planner", "dyadic_fraction": "planner", "next_round": "planner",
+    "Phases": "segments", "detect_phases": "segments", "dominant_segment": "segments",
+    "PRESETS": "subsession", "subsession_size": "subsession",
+    "WpsResult": "wps", "wps_regression": "wps",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)

@@ -31,6 +31,8 @@ from perfcast.warmup.wps import WpsResult, wps_regression
 
 @dataclass(frozen=True)
 class RoundAnalysis:
+    """One round analysed: its phases, setup time, and whether it is too short to use."""
+
     record: RoundRecord
     phases: Phases
     setup_s: float | None  # None when output lines did not arrive as the units finished
@@ -69,8 +71,11 @@ def setup_seconds(readings: np.ndarray, times: np.ndarray) -> float | None:
 
 
 def analyze_round(rec: RoundRecord, settings: AnalysisSettings) -> RoundAnalysis:
+    """Phases of one round's readings (Pilot's dominant-segment rule,
+    :func:`perfcast.warmup.segments.detect_phases`), its setup time, and whether it is shorter
+    than ``settings.round_lower_bound_s``."""
     x = np.asarray(rec.readings, dtype=float)
-    phases = detect_phases(x, settings.edm, min_readings=settings.min_readings)
+    phases = detect_phases(x, settings.edm)
     return RoundAnalysis(
         record=rec, phases=phases,
         setup_s=setup_seconds(x, np.asarray(rec.reading_times, dtype=float)),
@@ -80,6 +85,10 @@ def analyze_round(rec: RoundRecord, settings: AnalysisSettings) -> RoundAnalysis
 
 @dataclass
 class SessionAnalysis:
+    """The rounds of a session analysed and pooled (:func:`analyze_session`): the CI of the
+    mean unit duration from the stable readings, and the WPS regression, each with the reason
+    it is missing when it is."""
+
     rounds: list[RoundAnalysis]
     settings: AnalysisSettings
     unit_ci: MeanCI | None
@@ -105,6 +114,8 @@ class SessionAnalysis:
                 "confidence": ci.confidence, "unit": "units/s"}
 
     def criterion_met(self, criterion: str, target: float) -> bool:
+        """Whether the CI of ``criterion`` (``"readings"`` or ``"wps"``) is at most ``target``
+        of its estimate wide."""
         if criterion == "readings":
             tp = self.throughput()
             return tp is not None and tp["relative_width"] is not None and \
@@ -115,6 +126,7 @@ class SessionAnalysis:
 
     # ----------------------------------------------------------------------------- tables
     def rounds_frame(self) -> pd.DataFrame:
+        """One row per round (``rounds.parquet``): work, times, phase lengths, use."""
         used_wps = set(self.wps.rounds_used) if self.wps else set()
         short_wps = set(self.wps.rounds_short) if self.wps else set()
         below = set(self.wps.rounds_below_alpha) if self.wps else set()
@@ -146,6 +158,7 @@ class SessionAnalysis:
         return df
 
     def readings_frame(self) -> pd.DataFrame:
+        """One row per unit reading (``readings.parquet``): its time and phase label."""
         frames = []
         for r in self.rounds:
             x = r.readings
@@ -167,17 +180,19 @@ class SessionAnalysis:
         return pd.concat(frames, ignore_index=True)
 
     def summary(self, session: SessionSettings, stop_reason: str) -> dict[str, Any]:
+        """The session's ``summary.json``: stable throughput with its CI, WPS, phase lengths,
+        why it stopped, its settings and the host."""
         wu = [r.phases.warmup_len for r in self.rounds if r.used]
         cd = [r.phases.cooldown_len for r in self.rounds if r.used]
         secs = [r.phase_seconds() for r in self.rounds if r.used]
         setups = [r.setup_s for r in self.rounds if r.setup_s is not None]
-        target = self.settings.target_relative_width
+        target = self.settings.ci.target_relative_width
         return {
-            "workload": session.workload.name,
-            "command": session.workload.command,
+            "workload": session.name,
+            "command": session.program.command,
             "stop_reason": stop_reason,
             "target_relative_width": target,
-            "target_met": {c: self.criterion_met(c, target) for c in session.stop_on},
+            "target_met": {c: self.criterion_met(c, target) for c in session.limits.stop_on},
             "rounds": len(self.rounds),
             "rounds_short": sum(r.short for r in self.rounds),
             "rounds_with_stable_phase": sum(r.phases.has_stable for r in self.rounds),
@@ -217,7 +232,28 @@ def analyze_session(
     settings: AnalysisSettings,
     cache: dict[int, RoundAnalysis] | None = None,
 ) -> SessionAnalysis:
-    """Analyse every round (re-using ``cache`` keyed by round number) and pool them."""
+    """Analyse every round and pool them (see the module docstring).
+
+    Parameters
+    ----------
+    records : the session's rounds, in order.
+    settings : change-point detection, CI and the rounds' lower bound.
+    cache : round number -> its analysis, re-used and filled (a round's analysis does not
+        change as later rounds come).
+
+    Returns
+    -------
+    SessionAnalysis
+        per-round phases, the unit-duration CI (or why there is none) and the WPS regression
+        (or why there is none).
+
+    References
+    ----------
+    Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to
+    Do Performance Benchmarks the Right Way", Proc. 24th IEEE Int. Symp. on Modeling, Analysis,
+    and Simulation of Computer and Telecommunication Systems (MASCOTS 2016), 2016,
+    doi:10.1109/MASCOTS.2016.31.
+    """
     cache = {} if cache is None else cache
     rounds = []
     for rec in records:
@@ -227,17 +263,17 @@ def analyze_session(
     an = SessionAnalysis(rounds, settings, None, None, None, None)
     stable = an.stable_readings
     try:
-        an.unit_ci = mean_ci(stable, ac_limit=settings.ac_limit, confidence=settings.confidence,
-                             target_relative_width=settings.target_relative_width,
-                             min_readings=settings.min_readings)
+        an.unit_ci = mean_ci(stable, ac_limit=settings.ci.limit,
+                             confidence=settings.ci.confidence,
+                             target_relative_width=settings.ci.target_relative_width)
     except NotEnoughDataError as exc:
         an.unit_ci_reason = str(exc)
     try:
         an.wps = wps_regression(
             np.array([r.work for r in records], dtype=float),
             np.array([r.duration_s for r in records], dtype=float),
-            lower_bound_s=settings.round_lower_bound_s, ac_limit=settings.ac_limit,
-            confidence=settings.confidence)
+            lower_bound_s=settings.round_lower_bound_s, ac_limit=settings.ci.limit,
+            confidence=settings.ci.confidence)
     except NotEnoughDataError as exc:
         an.wps_reason = str(exc)
     return an

@@ -1,4 +1,5 @@
-"""File-level entry points of the stage's Snakemake scripts (each script makes one call)."""
+"""Our paper's warm-up artifacts (``results/paper/warmup_*``), one function per paper rule of
+``workflow/rules/warmup.smk``."""
 
 from __future__ import annotations
 
@@ -6,22 +7,24 @@ import json
 from pathlib import Path
 
 from perfcast.io import read_parquet, write_csv
-from perfcast.warmup.figures import counters_table, paper_figure, phase_figure, throughput_table
+from perfcast.warmup.figures import counters_table, paper_figure, throughput_table
 
 
 def _json(path: str | Path) -> dict:
     return json.loads(Path(path).read_text())
 
 
-def write_phase_figure(rounds: str | Path, readings: str | Path, summary: str | Path,
-                       out: str | Path) -> None:
-    """``warmup_figure``: the Fig. 2-like figure of one workload."""
-    phase_figure(read_parquet(rounds), read_parquet(readings), _json(summary), out)
-
-
 def write_paper(names: list[str], summaries: list[str], rounds: list[str], readings: list[str],
                 figure_out: str | Path, table_out: str | Path) -> None:
-    """``warmup_paper``: phases figure (one panel per workload) and the throughput table."""
+    """Rule ``warmup_paper``: the phases figure (one panel per workload) and the stable
+    throughput table (:func:`perfcast.warmup.figures.throughput_table`).
+
+    Parameters
+    ----------
+    names : the workloads, in the order of the other lists.
+    summaries, rounds, readings : each workload's ``warmup_run`` outputs.
+    figure_out, table_out : the PNG and CSV written.
+    """
     sums = [_json(p) for p in summaries]
     paper_figure([(n, read_parquet(r), read_parquet(d), s)
                   for n, r, d, s in zip(names, rounds, readings, sums, strict=True)], figure_out)
@@ -29,5 +32,7 @@ def write_paper(names: list[str], summaries: list[str], rounds: list[str], readi
 
 
 def write_counters_paper(summaries: list[str], out: str | Path) -> None:
-    """``warmup_paper_counters``: stable IPC with CI per counter trace."""
+    """Rule ``warmup_paper_counters``: stable IPC with its CI and phase lengths per counter
+    trace (the ``warmup_counter_phases`` summaries in, a CSV out;
+    :func:`perfcast.warmup.figures.counters_table`)."""
     write_csv(counters_table([_json(p) for p in summaries]), out)

@@ -3,56 +3,53 @@
 ``pilot`` reproduces Pilot's EDM_percent (min segment 30, percent 0.25, degree 1);
 ``robust`` is the calibrated rank-based method of :mod:`perfcast.warmup.edm_robust`
 (no change point on i.i.d. noise in about 99% of series, unbiased locations, O(n log n)).
+The settings (:class:`~perfcast.warmup.settings.EdmSettings`) come from ``warmup.edm``,
+``warmup.counters.edm`` or the flags of ``perfcast edm``.
+
+References
+----------
+Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to Do
+Performance Benchmarks the Right Way", Proc. 24th IEEE MASCOTS, 2016,
+doi:10.1109/MASCOTS.2016.31.
+
+N. A. James, A. Kejariwal, D. S. Matteson, "Leveraging Cloud Data to Mitigate User Experience
+from 'Breaking Bad'", arXiv:1411.7955, 2014 (EDM).
+
+D. S. Matteson, N. A. James, "A Nonparametric Approach for Multiple Change Point Analysis of
+Multivariate Data", Journal of the American Statistical Association 109(505):334-345, 2014,
+doi:10.1080/01621459.2013.849605 (E-divisive).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import numpy as np
 
 from perfcast.warmup import edm_pilot, edm_robust
+from perfcast.warmup.settings import EdmSettings
 
 MODES = ("robust", "pilot")
 
+__all__ = ["MODES", "EdmSettings", "change_points"]
 
-@dataclass(frozen=True)
-class EdmSettings:
-    """How change points are found.
 
-    ``min_size`` is the shortest segment (None: 30 in pilot mode, 10 in robust mode);
-    ``alpha`` and ``min_effect`` apply to the robust mode only.
+def change_points(x: np.ndarray, settings: EdmSettings) -> list[int]:
+    """Sorted change points of ``x``: each is the index where a new segment starts.
+
+    Parameters
+    ----------
+    x : the readings, in order.
+    settings : the detector (``mode``) and its parameters.
+
+    Raises
+    ------
+    ValueError
+        an unknown ``settings.mode`` (the schemas allow :data:`MODES` only).
     """
-
-    mode: str = "robust"
-    min_size: int | None = None
-    alpha: float = edm_robust.ROBUST_ALPHA
-    min_effect: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"unknown EDM mode {self.mode!r} (expected one of {MODES})")
-        if self.min_size is not None and self.min_size < 2:
-            raise ValueError("min_size must be at least 2")
-
-    @property
-    def segment_min(self) -> int:
-        if self.min_size is not None:
-            return self.min_size
-        return edm_pilot.PILOT_MIN_SIZE if self.mode == "pilot" else edm_robust.ROBUST_MIN_SIZE
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["min_size"] = self.segment_min
-        return d
-
-
-def change_points(x: np.ndarray, settings: EdmSettings | None = None) -> list[int]:
-    """Sorted change points of ``x``: each is the index where a new segment starts."""
-    settings = settings or EdmSettings()
     x = np.asarray(x, dtype=float)
     if settings.mode == "pilot":
         return edm_pilot.edm_percent(x, min_size=settings.segment_min)
-    return edm_robust.edm_robust(
-        x, min_size=settings.segment_min, alpha=settings.alpha, min_effect=settings.min_effect
-    )
+    if settings.mode == "robust":
+        return edm_robust.edm_robust(
+            x, min_size=settings.segment_min, alpha=settings.alpha, min_effect=settings.min_effect
+        )
+    raise ValueError(f"unknown EDM mode {settings.mode!r} (expected one of {MODES})")

@@ -75,7 +75,31 @@ class MeanCI:
 
 def required_sample_size(variance: float, q: int, t: float, target_width: float,
                          min_samples: int = MIN_READINGS) -> int:
-    """Readings needed for a CI of ``target_width``: ``q * max(ceil(var (t/e)^2), min)``."""
+    """Readings needed for a CI of ``target_width``: ``q * max(ceil(var (t/e)^2), min)``.
+
+    Parameters
+    ----------
+    variance : variance of the subsession (block) means.
+    q : subsession size (readings per block).
+    t : the Student t quantile of the interval.
+    target_width : the interval's full width wanted (``e = target_width / 2``).
+    min_samples : never fewer blocks than this (central limit theorem).
+
+    Raises
+    ------
+    ValueError
+        ``target_width <= 0``.
+
+    References
+    ----------
+    Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to
+    Do Performance Benchmarks the Right Way", Proc. 24th IEEE Int. Symp. on Modeling, Analysis,
+    and Simulation of Computer and Telecommunication Systems (MASCOTS 2016), 2016,
+    doi:10.1109/MASCOTS.2016.31.
+    T. Chen, Y. Chen, Q. Guo, O. Temam, Y. Wu, W. Hu, "Statistical performance comparisons of
+    computers", Proc. 18th Int. Symp. on High-Performance Computer Architecture (HPCA-18),
+    IEEE, 2012.
+    """
     if target_width <= 0:
         raise ValueError("target width must be positive")
     e = target_width / 2
@@ -93,8 +117,37 @@ def mean_ci(
 ) -> MeanCI:
     """Mean of ``x`` (arithmetic, or harmonic) with its subsession-analysis CI.
 
-    Raises :class:`NotEnoughDataError` for fewer than ``min_readings`` readings or when no
-    subsession size brings the autocorrelation within ``ac_limit``.
+    Parameters
+    ----------
+    x : the readings, in the order they were taken (the autocorrelation is of that order).
+    ac_limit : largest ``|lag-1 autocorrelation|`` of the subsession means
+        (:func:`perfcast.warmup.subsession.subsession_size`).
+    confidence : confidence level of the interval.
+    harmonic : the harmonic mean (of rates), its interval mapped from that of ``mean(1 / x)``.
+    target_relative_width : the width, relative to the mean, that ``required_readings`` is for.
+    min_readings : fewer readings are refused.
+
+    Returns
+    -------
+    MeanCI
+        the mean, its interval, ``q``, the block variance and autocorrelation, and the
+        readings a CI of the target width needs.
+
+    Raises
+    ------
+    NotEnoughDataError
+        fewer than ``min_readings`` readings, or no subsession size brings the
+        autocorrelation within ``ac_limit``.
+    ValueError
+        ``harmonic`` with a reading <= 0.
+
+    References
+    ----------
+    Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to
+    Do Performance Benchmarks the Right Way", Proc. 24th IEEE Int. Symp. on Modeling, Analysis,
+    and Simulation of Computer and Telecommunication Systems (MASCOTS 2016), 2016,
+    doi:10.1109/MASCOTS.2016.31.
+    D. Ferrari, 1978: subsession (batch-means) analysis (cited by author and year only).
     """
     x = np.asarray(x, dtype=float)
     n = int(x.shape[0])

@@ -8,8 +8,9 @@ readings. Phases, in order:
 * **warm-up** / **stable** / **cool-down**: change points of the rate over the remaining
   intervals and the dominant-segment rule (:mod:`perfcast.warmup.segments`). Whole programs
   often have several genuine phases and no segment dominates; ``fallback="edges"`` (the
-  default here) then takes warm-up and cool-down from the first and last ``edge_fraction`` of
-  the trace only, and the program's phases between them as stable.
+  schema's default for traces, ``warmup.counters.fallback``) then takes warm-up and cool-down
+  from the first and last ``edge_fraction`` of the trace only, and the program's phases
+  between them as stable.
 
 The summary gives the stable IPC: the mean of the per-interval IPC over the stable intervals
 with its subsession CI (and the aggregate ``sum(instructions) / sum(cycles)`` beside it).
@@ -18,7 +19,6 @@ with its subsession CI (and the aggregate ``sum(instructions) / sum(cycles)`` be
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,41 +26,14 @@ import numpy as np
 import pandas as pd
 
 from perfcast.errors import InputError
-from perfcast.io import read_parquet, require_columns, write_json, write_parquet
-from perfcast.warmup.changepoint import EdmSettings
+from perfcast.io import require_columns
 from perfcast.warmup.ci import NotEnoughDataError, mean_ci
-from perfcast.warmup.segments import EDGE_FRACTION, MIN_READINGS, detect_phases
+from perfcast.warmup.segments import MIN_READINGS, detect_phases
+from perfcast.warmup.settings import CounterPhaseSettings
 
 COLUMNS = ["interval", "time", "duration_s", "instructions", "cycles", "ipc"]
 
-
-#: counter traces: program phases shift the rate for real; smaller shifts than this are noise
-COUNTERS_MIN_EFFECT = 0.05
-
-
-@dataclass(frozen=True)
-class CounterPhaseSettings:
-    edm: EdmSettings = EdmSettings(min_effect=COUNTERS_MIN_EFFECT)
-    setup_fraction: float = 0.1
-    fallback: str = "edges"
-    edge_fraction: float = EDGE_FRACTION
-    ac_limit: float = 0.2
-    confidence: float = 0.95
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> CounterPhaseSettings:
-        d = d or {}
-        edm = d.get("edm", {})
-        return cls(
-            edm=EdmSettings(mode=edm.get("mode", "robust"), min_size=edm.get("min_size"),
-                            alpha=edm.get("alpha", 0.01),
-                            min_effect=edm.get("min_effect", COUNTERS_MIN_EFFECT)),
-            setup_fraction=d.get("setup_fraction", 0.1),
-            fallback=d.get("fallback", "edges"),
-            edge_fraction=d.get("edge_fraction", EDGE_FRACTION),
-            ac_limit=d.get("ac_limit", 0.2),
-            confidence=d.get("confidence", 0.95),
-        )
+__all__ = ["COLUMNS", "CounterPhaseSettings", "counter_phases"]
 
 
 def _check(df: pd.DataFrame, path: str | Path) -> pd.DataFrame:
@@ -81,10 +54,30 @@ def _check(df: pd.DataFrame, path: str | Path) -> pd.DataFrame:
     return df
 
 
-def counter_phases(df: pd.DataFrame, settings: CounterPhaseSettings | None = None,
+def counter_phases(df: pd.DataFrame, settings: CounterPhaseSettings,
                    path: str | Path = "<counters>") -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Phase label per interval, and the per-trace summary (see the module docstring)."""
-    settings = settings or CounterPhaseSettings()
+    """Phase label per interval, and the per-trace summary (see the module docstring).
+
+    Parameters
+    ----------
+    df : one counter trace: columns :data:`COLUMNS`, a row per interval.
+    settings : ``warmup.counters``.
+    path : names the trace in error messages.
+
+    Returns
+    -------
+    phases : DataFrame
+        ``interval`` and ``phase`` (setup, warmup, stable, cooldown or unstable).
+    summary : dict
+        intervals and seconds per phase, change points (as interval numbers), the rule that
+        decided the stable phase, the settings, and the stable IPC with its CI
+        (``stable_ipc``, or None with ``stable_ipc_reason``).
+
+    Raises
+    ------
+    InputError
+        a missing column, no intervals, a negative or non-finite count, a duration <= 0.
+    """
     df = _check(df, path)
     n = len(df)
     rate = (df["instructions"] / df["duration_s"]).to_numpy(dtype=float)
@@ -142,14 +135,3 @@ def _clean(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
-
-
-def run_counter_phases(counters: str | Path, phases_out: str | Path, summary_out: str | Path,
-                       settings: dict[str, Any] | None, gen: str, bench: str) -> dict[str, Any]:
-    """The ``counter_phases`` rule: read a counters Parquet, write phases and summary."""
-    df = read_parquet(counters)
-    phases, summary = counter_phases(df, CounterPhaseSettings.from_dict(settings), counters)
-    summary = {"generation": gen, "benchmark": bench, **summary}
-    write_parquet(phases, phases_out, metadata={"generation": gen, "benchmark": bench})
-    write_json(summary, summary_out)
-    return summary

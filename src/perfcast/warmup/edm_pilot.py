@@ -140,8 +140,35 @@ def edm_percent(
 ) -> list[int]:
     """Change points of ``x`` by EDM_percent (Pilot's settings by default).
 
-    Returns sorted indices ``c``: a new segment starts at ``x[c]``. Series shorter than
-    ``2 * min_size`` have none.
+    Parameters
+    ----------
+    x : the readings, in order.
+    min_size : shortest segment (Pilot: 30).
+    percent : a new change point must raise the statistic by this fraction (Pilot: 0.25) ...
+    degree : ... times ``G`` = 0, 1 or ``2k + 1`` for degree 0, 1, 2 (Pilot: 1).
+
+    Returns
+    -------
+    list of int
+        sorted indices ``c``: a new segment starts at ``x[c]``. Series shorter than
+        ``2 * min_size`` have none.
+
+    Raises
+    ------
+    ValueError
+        ``min_size < 1`` or a degree other than 0, 1, 2.
+
+    References
+    ----------
+    N. A. James, A. Kejariwal, D. S. Matteson, "Leveraging Cloud Data to Mitigate User
+    Experience from 'Breaking Bad'", arXiv:1411.7955, 2014 (EDM; Twitter's BreakoutDetection).
+    D. S. Matteson, N. A. James, "A Nonparametric Approach for Multiple Change Point Analysis
+    of Multivariate Data", Journal of the American Statistical Association 109(505):334-345,
+    2014, doi:10.1080/01621459.2013.849605 (E-divisive).
+    Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to
+    Do Performance Benchmarks the Right Way", Proc. 24th IEEE Int. Symp. on Modeling, Analysis,
+    and Simulation of Computer and Telecommunication Systems (MASCOTS 2016), 2016,
+    doi:10.1109/MASCOTS.2016.31.
     """
     z = np.ascontiguousarray(x, dtype=np.float64)
     if min_size < 1:

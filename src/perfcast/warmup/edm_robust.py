@@ -203,10 +203,34 @@ def edm_robust(
 ) -> list[int]:
     """Change points of ``x`` (sorted; a new segment starts at each index).
 
-    ``alpha`` is the false-alarm probability on a series without change, ``min_size`` the
-    shortest segment, ``min_effect`` the smallest relative median shift kept (0 keeps all).
-    ``dependence`` scales the statistic's variance by :func:`variance_inflation` (window
-    ``4 * min_size``).
+    Parameters
+    ----------
+    x : the readings, in order.
+    min_size : shortest segment.
+    alpha : false-alarm probability on a series without change.
+    min_effect : smallest shift of the median, as a fraction of the overall median, kept as a
+        change point (0 keeps all).
+    dependence : scale the statistic's variance by :func:`variance_inflation` (window
+        ``4 * min_size``) for autocorrelated readings.
+
+    Returns
+    -------
+    list of int
+        sorted indices; none for a series shorter than ``2 * min_size``.
+
+    Raises
+    ------
+    ValueError
+        ``min_size < 2`` or ``alpha`` not in (0, 1).
+
+    References
+    ----------
+    N. A. James, B. James, D. Siegmund, Biometrika 74:71-83, 1987 (the approximation of the
+    maximum of a standardised two-sample process behind :func:`critical_value`).
+    D. S. Matteson, N. A. James, "A Nonparametric Approach for Multiple Change Point Analysis
+    of Multivariate Data", Journal of the American Statistical Association 109(505):334-345,
+    2014, doi:10.1080/01621459.2013.849605 (the E-divisive family whose binary segmentation
+    this follows, with a rank statistic and a calibrated threshold instead of permutations).
     """
     x = np.ascontiguousarray(x, dtype=float)
     n = x.shape[0]

@@ -21,6 +21,9 @@ VERSION = 1
 
 
 class Journal:
+    """The journal at ``path`` of the rounds measured under ``key``
+    (:meth:`perfcast.warmup.settings.SessionSettings.measurement_key`)."""
+
     def __init__(self, path: str | Path, key: str) -> None:
         self.path = Path(path)
         self.key = key
@@ -68,6 +71,7 @@ class Journal:
         return records
 
     def append(self, record: RoundRecord) -> None:
+        """Append a finished round, flushed and fsync'ed before returning."""
         self._write_line({"kind": "round", **record.to_json()})
 
     def _start(self) -> None:

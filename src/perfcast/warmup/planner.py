@@ -5,7 +5,7 @@
    ``s``.
 2. **Ramp** (a first estimate quickly): round ``i`` after it should last ``s + i k`` seconds, so
    that ``n`` rounds take ``t = n s + k n (n - 1) / 2``, i.e. ``k = (2t - 2sn) / (n^2 - n)``
-   (``t`` = ``first_estimate_s``, default 60 s; ``n`` = ``first_estimate_rounds``). When
+   (``t`` = ``first_estimate_s``; ``n`` = ``first_estimate_rounds``). When
    ``s n >= t`` the largest ``n`` with ``k > 0`` is used; fewer than 3 skips the ramp.
 3. **Dyadic midpoints** of ``(a, b)``: 1/2, 1/4, 3/4, 1/8, 3/8, 5/8, 7/8, 1/16, ... of the way
    from ``a`` to ``b = work_max``, so every prefix of the sequence spreads the work amounts.
@@ -43,19 +43,21 @@ def ramp_increment(s: float, t: float, n: int) -> tuple[float, int]:
 
 @dataclass(frozen=True)
 class PlannerSettings:
-    work_min: int = 1
-    work_max: int = 1_000_000
-    lower_bound_s: float = 3.0
-    first_estimate_s: float = 60.0
-    first_estimate_rounds: int = 50
+    """What the planner needs (built by :attr:`perfcast.warmup.settings.SessionSettings.planner`
+    from a workload's ``work_min``/``work_max``, ``round_lower_bound_s`` and the session's
+    ``first_estimate_s``/``first_estimate_rounds``; ``1 <= work_min <= work_max``)."""
 
-    def __post_init__(self) -> None:
-        if self.work_min < 1 or self.work_max < self.work_min:
-            raise ValueError("need 1 <= work_min <= work_max")
+    work_min: int
+    work_max: int
+    lower_bound_s: float
+    first_estimate_s: float
+    first_estimate_rounds: int
 
 
 @dataclass(frozen=True)
 class PlannedRound:
+    """The next round: its work amount and the planner's stage that chose it."""
+
     work: int
     stage: str  # calibrate | ramp | dyadic
 
@@ -67,8 +69,25 @@ def next_round(
 ) -> PlannedRound | None:
     """Work amount of the next round given ``(work, duration_s)`` of the rounds so far.
 
-    None when no further round can help: ``work_max`` is still shorter than the lower bound,
-    or every work amount of the dyadic sequence has been run.
+    Parameters
+    ----------
+    history : ``(work, duration_s)`` of every round so far, in order.
+    settings : the planner's settings.
+    alpha_work : the work the WPS intercept stands for (``alpha * v``; 0 while unknown): the
+        dyadic rounds stay above it.
+
+    Returns
+    -------
+    PlannedRound or None
+        None when no further round can help: ``work_max`` is still shorter than the lower
+        bound, or every work amount of the dyadic sequence has been run.
+
+    References
+    ----------
+    Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to
+    Do Performance Benchmarks the Right Way", Proc. 24th IEEE Int. Symp. on Modeling, Analysis,
+    and Simulation of Computer and Telecommunication Systems (MASCOTS 2016), 2016,
+    doi:10.1109/MASCOTS.2016.31.
     """
     a0, b = settings.work_min, settings.work_max
     passed = [i for i, (_, d) in enumerate(history) if d >= settings.lower_bound_s]

@@ -35,10 +35,22 @@ def _parse_float(text: str) -> float | None:
 
 @dataclass(frozen=True)
 class ReadingParser:
-    """Picks unit readings out of output lines (see the module docstring)."""
+    """Picks unit readings out of output lines (see the module docstring).
 
-    regex: str | None = None
-    scale: float = 1.0
+    Attributes
+    ----------
+    regex : a workload's ``readings_regex``: picks the reading out of a line (group ``value``,
+        else the first group); None: a line that is a number is a reading.
+    scale : a workload's ``readings_scale`` (> 0): multiplies each reading into seconds.
+
+    Raises
+    ------
+    ValueError
+        (when made) ``regex`` is not a regular expression, or has no group.
+    """
+
+    regex: str | None
+    scale: float
 
     def __post_init__(self) -> None:
         if self.regex is not None:
@@ -48,8 +60,6 @@ class ReadingParser:
                 raise ValueError(f"bad readings regex {self.regex!r}: {exc}") from exc
             if pat.groups < 1:
                 raise ValueError(f"readings regex {self.regex!r} needs a group around the number")
-        if not self.scale > 0:
-            raise ValueError("readings scale must be positive")
 
     def parse(
         self, lines: list[tuple[float, str]], source: str = "<output>"

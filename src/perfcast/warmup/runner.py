@@ -1,36 +1,25 @@
 """Run one round of a real command and turn its output into a :class:`RoundRecord`.
 
-The command is a shell template; ``{work}`` becomes the round's work amount, ``{python}`` the
-running interpreter (so a shipped workload runs in the same environment) and ``{seed}`` the
-workflow's seed. The round's
-duration is the wall time on the monotonic clock (``perfcast.process.run_measured``), and each
-output line is stamped with its arrival time, which locates the setup phase (the time before
-the first unit started).
+The workload's command is rendered by :mod:`perfcast.program` (the one rule of every stage):
+``{work}`` becomes the round's work amount, ``{python}`` the running interpreter (so a shipped
+workload runs in the same environment) and ``{seed}`` the workflow's seed, each value quoted for
+the shell. The round's duration is the wall time on the monotonic clock
+(``perfcast.process.run_measured``), and each output line is stamped with its arrival time,
+which locates the setup phase (the time before the first unit started).
 """
 
 from __future__ import annotations
 
-import shlex
-import sys
 from dataclasses import asdict, dataclass, field
 
 from perfcast.process import run_measured
 from perfcast.warmup.planner import PlannedRound
 from perfcast.warmup.readings import ReadingParser
-from perfcast.warmup.settings import WorkloadSpec
+from perfcast.warmup.settings import SessionSettings
 
 
 class RoundFailedError(RuntimeError):
     """The command of a round failed (exit status, signal or timeout)."""
-
-
-def render_command(template: str, work: int, python: str | None = None, seed: int = 0) -> str:
-    """``template`` with ``{work}``, ``{python}`` and ``{seed}`` filled in (other braces left
-    alone, so ``awk '{print}'`` survives)."""
-    if "{work}" not in template:
-        raise ValueError(f"command template has no {{work}} placeholder: {template!r}")
-    return (template.replace("{work}", str(int(work))).replace("{seed}", str(int(seed)))
-            .replace("{python}", shlex.quote(python or sys.executable)))
 
 
 @dataclass
@@ -58,10 +47,27 @@ class RoundRecord:
         return cls(**{k: v for k, v in obj.items() if k in names})
 
 
-def run_round(spec: WorkloadSpec, planned: PlannedRound, index: int) -> RoundRecord:
-    """Execute round ``index`` with ``planned.work``; raise RoundFailedError if it fails."""
-    command = render_command(spec.command, planned.work, seed=spec.seed)
-    res = run_measured(command, env=spec.env or None, timeout_s=spec.timeout_s)
+def round_command(settings: SessionSettings, work: int) -> tuple[str, dict[str, str]]:
+    """The shell command and extra environment of a round with ``work`` units
+    (:meth:`perfcast.program.Program.render`, :meth:`~perfcast.program.Program.render_env`)."""
+    values = {"work": int(work), "seed": int(settings.seed)}
+    return settings.program.render(**values), settings.program.render_env(**values)
+
+
+def run_round(settings: SessionSettings, planned: PlannedRound, index: int) -> RoundRecord:
+    """Execute round ``index`` of the session with ``planned.work`` units.
+
+    Raises
+    ------
+    RoundFailedError
+        the command exited with a non-zero status, was killed, or ran past the workload's
+        ``timeout_s``.
+    InputError
+        an output line the reading parser takes for a reading is not a duration.
+    """
+    spec = settings.workload
+    command, env = round_command(settings, planned.work)
+    res = run_measured(command, env=env or None, timeout_s=spec.timeout_s)
     if res.timed_out:
         raise RoundFailedError(f"round {index} (work {planned.work}) timed out after "
                                f"{spec.timeout_s} s: {command}")

@@ -25,8 +25,6 @@ from perfcast.warmup.changepoint import EdmSettings, change_points
 MIN_READINGS = 30
 PHASES = ("setup", "warmup", "stable", "cooldown", "unstable")
 FALLBACKS = ("none", "edges")
-#: fallback "edges": warm-up and cool-down lie within this fraction of either end
-EDGE_FRACTION = 0.2
 
 
 def segments(n: int, cps: list[int]) -> list[tuple[int, int]]:
@@ -92,15 +90,44 @@ class Phases:
 
 def detect_phases(
     x: np.ndarray,
-    edm: EdmSettings | None = None,
+    edm: EdmSettings,
     *,
     min_readings: int = MIN_READINGS,
     fallback: str = "none",
-    edge_fraction: float = EDGE_FRACTION,
+    edge_fraction: float | None = None,
 ) -> Phases:
-    """Change points of ``x`` and the stable phase they imply (see the module docstring)."""
+    """Change points of ``x`` and the stable phase they imply (see the module docstring).
+
+    Parameters
+    ----------
+    x : the readings, in order.
+    edm : how change points are found (:func:`perfcast.warmup.changepoint.change_points`).
+    min_readings : fewer readings are not split; all of them are stable (Pilot's rule).
+    fallback : when no segment dominates: ``"none"`` (no stable phase, Pilot's rule) or
+        ``"edges"`` (warm-up and cool-down at the edges only; ``warmup.counters.fallback``).
+    edge_fraction : with ``fallback="edges"``: warm-up and cool-down lie within this fraction of
+        either end (``warmup.counters.edge_fraction``).
+
+    Returns
+    -------
+    Phases
+        its ``rule`` says which case applied: ``short``, ``dominant``, ``edges`` or ``none``.
+
+    Raises
+    ------
+    ValueError
+        an unknown ``fallback``, or ``"edges"`` without ``edge_fraction``.
+
+    References
+    ----------
+    Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to
+    Do Performance Benchmarks the Right Way", Proc. 24th IEEE MASCOTS, 2016,
+    doi:10.1109/MASCOTS.2016.31 (the dominant-segment rule).
+    """
     if fallback not in FALLBACKS:
         raise ValueError(f"unknown fallback {fallback!r} (expected one of {FALLBACKS})")
+    if fallback == "edges" and edge_fraction is None:
+        raise ValueError("fallback 'edges' needs edge_fraction")
     x = np.asarray(x, dtype=float)
     n = int(x.shape[0])
     if n < min_readings:

@@ -1,136 +1,422 @@
-"""Settings of a warm-up session, built from the ``warmup`` config section.
+"""Settings of the warm-up stage: frozen dataclasses built from a validated config section.
 
-Everything a session does comes from these frozen dataclasses; :func:`session_settings` turns a
-config dict (as validated by ``workflow/schemas/warmup.schema.yaml``, passed to scripts through
-``params:``) into them, filling the documented defaults for keys left out.
+Every field is a key of a config section: of ``warmup:`` (``workflow/schemas/warmup.schema.yaml``)
+for the workflow, of ``workflow/schemas/warmup_cli.schema.yaml`` for the ``perfcast edm``,
+``perfcast ci`` and ``perfcast wps`` commands (their flags). The defaults live in those schemas
+only: a mapping is validated there (which fills every default) and the dataclass is built with
+:func:`perfcast.settings.build` (:func:`warmup_settings`, :func:`command_settings`).
+
+The workflow validates its whole config once; the ``warmup_run`` job of a workload gets the part
+of it that its measurement session depends on, as the one plain dict of
+:func:`session_params`, and its script rebuilds :class:`SessionSettings` from that dict. A
+change of any other setting (another workload, the counter-trace phases) does not rerun it.
+
+This module imports neither numpy nor the detectors, so that the workflow can build and check
+settings when it parses its rules.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
-from perfcast.warmup.changepoint import EdmSettings
+from perfcast.errors import InputError
+from perfcast.program import Program, check_placeholders
+from perfcast.settings import as_params, build, from_section, validate
 from perfcast.warmup.planner import PlannerSettings
-from perfcast.warmup.subsession import resolve_limit
 
-STOP_CRITERIA = ("readings", "wps")
+#: the keys of the ``warmup`` section that every workload's measurement session depends on
+SESSION_KEYS = ("edm", "ci", "round_lower_bound_s", "session")
+#: placeholders of a workload's command besides ``{python}``; ``{work}`` is required
+WORKLOAD_PLACEHOLDERS = ("work", "seed")
 
 
 @dataclass(frozen=True)
-class WorkloadSpec:
-    """A real command run once per round. ``{work}`` is replaced by the round's work amount,
-    ``{python}`` by the running interpreter, ``{seed}`` by ``seed``."""
+class EdmSettings:
+    """How change points are found (``warmup.edm``, ``warmup.counters.edm``, ``perfcast edm``).
 
-    name: str
-    command: str
-    env: dict[str, str] = field(default_factory=dict)
-    readings_regex: str | None = None
-    readings_scale: float = 1.0
-    timeout_s: float = 600.0
-    seed: int = 0
+    Attributes
+    ----------
+    mode : ``"robust"`` (the calibrated rank-based detector of
+        :mod:`perfcast.warmup.edm_robust`) or ``"pilot"`` (Pilot's EDM_percent,
+        :mod:`perfcast.warmup.edm_pilot`).
+    min_size : shortest segment in readings; None for the mode's own
+        (:attr:`segment_min`).
+    alpha : robust mode: probability of reporting a change point in a series without one.
+    min_effect : robust mode: smallest change of the median (a fraction of the overall median)
+        kept as a change point.
+    """
 
-    def __post_init__(self) -> None:
-        if "{work}" not in self.command:
-            raise ValueError(f"workload {self.name!r}: command has no {{work}} placeholder: "
-                             f"{self.command!r}")
+    mode: str
+    min_size: int | None
+    alpha: float
+    min_effect: float
+
+    @property
+    def segment_min(self) -> int:
+        """The shortest segment: ``min_size``, else 30 in pilot mode (Pilot's constant) and 10
+        in robust mode."""
+        if self.min_size is not None:
+            return self.min_size
+        from perfcast.warmup import edm_pilot, edm_robust
+
+        return edm_pilot.PILOT_MIN_SIZE if self.mode == "pilot" else edm_robust.ROBUST_MIN_SIZE
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as written to summaries (``min_size`` resolved to the one used)."""
+        d = dataclasses.asdict(self)
+        d["min_size"] = self.segment_min
+        return d
+
+
+def resolve_limit(ac_limit: float | None, preset: str) -> float:
+    """The autocorrelation limit of subsession means: ``ac_limit`` when given, else the
+    preset's (Pilot's presets: quick 0.8, normal 0.2, strict 0.1;
+    :data:`perfcast.warmup.subsession.PRESETS`)."""
+    if ac_limit is not None:
+        return float(ac_limit)
+    from perfcast.warmup.subsession import PRESETS
+
+    return PRESETS[preset]
+
+
+@dataclass(frozen=True)
+class CiSettings:
+    """Confidence interval of the stable throughput (``warmup.ci``).
+
+    Attributes
+    ----------
+    preset : Pilot's autocorrelation limit of subsession means: quick, normal or strict.
+    ac_limit : an explicit limit instead of the preset's, or None.
+    confidence : confidence level of every interval.
+    target_relative_width : a session stops when its CIs are at most this fraction of the
+        estimate wide.
+    """
+
+    preset: str
+    ac_limit: float | None
+    confidence: float
+    target_relative_width: float
+
+    @property
+    def limit(self) -> float:
+        """The autocorrelation limit used (:func:`resolve_limit`)."""
+        return resolve_limit(self.ac_limit, self.preset)
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """Budget and stopping rule of a session (``warmup.session``, a workload's ``session``
+    overriding some of them).
+
+    Attributes
+    ----------
+    max_rounds, min_rounds : at most this many rounds; never stop on the target before
+        ``min_rounds``.
+    max_time_s : stop when the rounds took this long (the next round's predicted time
+        included).
+    first_estimate_s, first_estimate_rounds : Pilot's ``t`` and ``n``: the first rounds should
+        give a first estimate in ``t`` seconds from ``n`` rounds (the planner's ramp).
+    stop_on : the CIs that must meet the target: ``"readings"`` (unit readings), ``"wps"``
+        (the work-per-second regression).
+    """
+
+    max_rounds: int
+    min_rounds: int
+    max_time_s: float
+    first_estimate_s: float
+    first_estimate_rounds: int
+    stop_on: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WorkloadSettings:
+    """One workload (``warmup.workloads.<name>``): a real command run round after round.
+
+    Attributes
+    ----------
+    command : the shell command of one round (``{work}``, ``{python}``, ``{seed}``
+        placeholders, :mod:`perfcast.program`), or None when ``program`` names one.
+    program : a name under the top-level ``programs:``, or None.
+    env : extra environment variables (over the program's).
+    work_min, work_max : work amount of the first round, and the largest (Pilot's ``b``).
+    readings_regex, readings_scale : how unit readings are picked out of output lines
+        (:class:`perfcast.warmup.readings.ReadingParser`).
+    timeout_s : a round running longer fails the job.
+    session : overrides of the stage's :class:`SessionLimits` (some of its keys).
+    """
+
+    command: str | None
+    program: str | None
+    env: Mapping[str, str | float]
+    work_min: int
+    work_max: int
+    readings_regex: str | None
+    readings_scale: float
+    timeout_s: float
+    session: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class CounterPhaseSettings:
+    """Phases of the counters stage's traces (``warmup.counters``;
+    :func:`perfcast.warmup.counters.counter_phases`).
+
+    Attributes
+    ----------
+    edm : change-point detection on the per-interval instruction rate.
+    setup_fraction : leading intervals whose rate is below this fraction of the median rate
+        are setup.
+    fallback : ``"edges"`` or ``"none"``: what is stable when no segment holds more than half
+        of the intervals (:func:`perfcast.warmup.segments.detect_phases`).
+    edge_fraction : fallback edges: warm-up and cool-down lie within this fraction of either
+        end.
+    ac_limit, confidence : subsession analysis and confidence level of the stable IPC.
+    """
+
+    edm: EdmSettings
+    setup_fraction: float
+    fallback: str
+    edge_fraction: float
+    ac_limit: float
+    confidence: float
+
+
+@dataclass(frozen=True)
+class WarmupSettings:
+    """The whole ``warmup`` section (:func:`warmup_settings`)."""
+
+    enabled: bool
+    edm: EdmSettings
+    ci: CiSettings
+    round_lower_bound_s: float
+    session: SessionLimits
+    workloads: Mapping[str, WorkloadSettings]
+    counters: CounterPhaseSettings
 
 
 @dataclass(frozen=True)
 class AnalysisSettings:
-    edm: EdmSettings = field(default_factory=EdmSettings)
-    ac_limit: float = 0.2
-    confidence: float = 0.95
-    target_relative_width: float = 0.1
-    round_lower_bound_s: float = 3.0
-    min_readings: int = 30
+    """What the analysis of a session's rounds depends on (keys ``edm``, ``ci`` and
+    ``round_lower_bound_s`` of the ``warmup`` section)."""
+
+    edm: EdmSettings
+    ci: CiSettings
+    round_lower_bound_s: float
 
 
 @dataclass(frozen=True)
 class SessionSettings:
-    workload: WorkloadSpec
-    planner: PlannerSettings
-    analysis: AnalysisSettings
-    max_rounds: int = 200
-    min_rounds: int = 5
-    max_time_s: float = 600.0
-    stop_on: tuple[str, ...] = ("readings", "wps")
+    """Everything the measurement session of one workload depends on (a ``warmup_run`` job).
+
+    Built from the dict of :func:`session_params`: the workload's ``name`` and its settings
+    (``workload``), the entry of the top-level ``programs:`` it names (``programs``, empty for
+    a workload with its own ``command``), the workflow's ``seed``, and the ``warmup`` section's
+    ``edm``, ``ci``, ``round_lower_bound_s`` and ``session``.
+
+    Raises
+    ------
+    InputError
+        (when built) ``work_min`` above ``work_max``; a ``program`` not in ``programs``; a
+        command without ``{work}`` or with a placeholder other than ``{work}``, ``{seed}``,
+        ``{python}``.
+    """
+
+    name: str
+    seed: int
+    workload: WorkloadSettings
+    programs: Mapping[str, Mapping[str, Any]]
+    edm: EdmSettings
+    ci: CiSettings
+    round_lower_bound_s: float
+    session: SessionLimits
 
     def __post_init__(self) -> None:
-        bad = [s for s in self.stop_on if s not in STOP_CRITERIA]
-        if bad:
-            raise ValueError(f"unknown stop criteria {bad} (expected some of {STOP_CRITERIA})")
+        where = f"warmup.workloads.{self.name}"
+        if self.workload.work_min > self.workload.work_max:
+            raise InputError(None, f"{where}: work_min {self.workload.work_min} is above "
+                             f"work_max {self.workload.work_max}", expected="work_min <= work_max")
+        program = self.program
+        used = check_placeholders(program.command, WORKLOAD_PLACEHOLDERS, where=where)
+        if "work" not in used:
+            raise InputError(None, f"{where}: the command has no {{work}} placeholder: "
+                             f"{program.command!r}", expected="{work} where the work amount goes")
+        for key, value in program.env.items():
+            check_placeholders(value, WORKLOAD_PLACEHOLDERS, where=f"{where}: env {key}")
 
-    def measurement_key(self) -> str:
-        """Hash of what determines the measurements (command, parser, planner): a journal made
-        under another key is not resumed."""
-        w = asdict(self.workload)
-        w.pop("timeout_s")
-        blob = json.dumps({"workload": w, "planner": asdict(self.planner)}, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    @cached_property
+    def program(self) -> Program:
+        """The workload's command and environment (:mod:`perfcast.program`): its own
+        ``command``, or the program it names; its ``env`` over the program's."""
+        entry = {"command": self.workload.command, "program": self.workload.program}
+        program = Program.from_config(self.name, entry, self.programs, stage="warmup")
+        env = {**program.env, **{k: str(v) for k, v in self.workload.env.items()}}
+        return dataclasses.replace(program, env=env)
+
+    @cached_property
+    def limits(self) -> SessionLimits:
+        """The stage's session limits with the workload's overrides."""
+        return build(SessionLimits, {**as_params(self.session), **self.workload.session},
+                     where=f"warmup.workloads.{self.name}.session")
+
+    @cached_property
+    def planner(self) -> PlannerSettings:
+        """The planner's settings (:func:`perfcast.warmup.planner.next_round`)."""
+        return PlannerSettings(
+            work_min=int(self.workload.work_min), work_max=int(self.workload.work_max),
+            lower_bound_s=self.round_lower_bound_s,
+            first_estimate_s=self.limits.first_estimate_s,
+            first_estimate_rounds=self.limits.first_estimate_rounds,
+        )
+
+    @cached_property
+    def analysis(self) -> AnalysisSettings:
+        """The analysis settings (:func:`perfcast.warmup.analysis.analyze_session`)."""
+        return AnalysisSettings(edm=self.edm, ci=self.ci,
+                                round_lower_bound_s=self.round_lower_bound_s)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["analysis"]["edm"] = self.analysis.edm.to_dict()
-        d["stop_on"] = list(self.stop_on)
-        return d
+        """The settings as the session's summary records them (``summary.json``)."""
+        from perfcast.warmup.ci import MIN_READINGS
+
+        limits = self.limits
+        return {
+            "workload": {
+                "name": self.name, "command": self.program.command, "env": dict(self.program.env),
+                "readings_regex": self.workload.readings_regex,
+                "readings_scale": self.workload.readings_scale,
+                "timeout_s": self.workload.timeout_s, "seed": self.seed,
+            },
+            "planner": dataclasses.asdict(self.planner),
+            "analysis": {
+                "edm": self.edm.to_dict(), "ac_limit": self.ci.limit,
+                "confidence": self.ci.confidence,
+                "target_relative_width": self.ci.target_relative_width,
+                "round_lower_bound_s": self.round_lower_bound_s, "min_readings": MIN_READINGS,
+            },
+            "max_rounds": limits.max_rounds, "min_rounds": limits.min_rounds,
+            "max_time_s": limits.max_time_s, "stop_on": list(limits.stop_on),
+        }
+
+    def measurement_key(self) -> str:
+        """Hash of what determines the measurements (command, environment, reading parser,
+        seed, planner): a journal written under another key is not resumed."""
+        d = self.to_dict()
+        workload = {k: v for k, v in d["workload"].items() if k != "timeout_s"}
+        blob = json.dumps({"workload": workload, "planner": d["planner"]}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def analysis_settings(cfg: dict[str, Any]) -> AnalysisSettings:
-    """The analysis part of the stage config (``edm``, ``ci``, ``round_lower_bound_s``)."""
-    edm = cfg.get("edm", {})
-    ci = cfg.get("ci", {})
-    return AnalysisSettings(
-        edm=EdmSettings(mode=edm.get("mode", "robust"), min_size=edm.get("min_size"),
-                        alpha=edm.get("alpha", 0.01), min_effect=edm.get("min_effect", 0.05)),
-        ac_limit=resolve_limit(ci.get("ac_limit"), ci.get("preset")),
-        confidence=ci.get("confidence", 0.95),
-        target_relative_width=ci.get("target_relative_width", 0.1),
-        round_lower_bound_s=cfg.get("round_lower_bound_s", 3.0),
-    )
+def warmup_settings(section: Mapping[str, Any] | None) -> WarmupSettings:
+    """The ``warmup`` section validated against ``workflow/schemas/warmup.schema.yaml``, every
+    default filled in, as :class:`WarmupSettings`.
 
-
-def session_settings(name: str, workload: dict[str, Any], stage: dict[str, Any],
-                     programs: dict[str, Any] | None = None, seed: int = 0) -> SessionSettings:
-    """Settings of workload ``name``: its own keys over the stage-wide ones.
-
-    ``workload`` has ``command`` or ``program`` (a name in the top-level ``programs``), and may
-    override ``work_min``/``work_max`` and the ``session`` limits.
+    Raises
+    ------
+    InputError
+        a value the schema refuses (naming its key).
     """
-    programs = programs or {}
-    if "command" in workload:
-        command, env = workload["command"], dict(workload.get("env", {}))
-    elif "program" in workload:
-        prog = programs.get(workload["program"])
-        if prog is None:
-            raise ValueError(f"workload {name!r}: program {workload['program']!r} is not in "
-                             f"programs ({sorted(programs)})")
-        command = prog["command"]
-        env = {**{k: str(v) for k, v in prog.get("env", {}).items()}, **workload.get("env", {})}
-    else:
-        raise ValueError(f"workload {name!r} needs a command or a program")
-    merged = {**stage.get("session", {}), **workload.get("session", {})}
-    analysis = analysis_settings(stage)
-    return SessionSettings(
-        workload=WorkloadSpec(
-            name=name, command=command, env={k: str(v) for k, v in env.items()},
-            readings_regex=workload.get("readings_regex"),
-            readings_scale=workload.get("readings_scale", 1.0),
-            timeout_s=workload.get("timeout_s", 600.0),
-            seed=seed,
-        ),
-        planner=PlannerSettings(
-            work_min=int(workload.get("work_min", 1)),
-            work_max=int(workload["work_max"]),
-            lower_bound_s=analysis.round_lower_bound_s,
-            first_estimate_s=merged.get("first_estimate_s", 60.0),
-            first_estimate_rounds=merged.get("first_estimate_rounds", 50),
-        ),
-        analysis=analysis,
-        max_rounds=merged.get("max_rounds", 200),
-        min_rounds=merged.get("min_rounds", 5),
-        max_time_s=merged.get("max_time_s", 600.0),
-        stop_on=tuple(merged.get("stop_on", STOP_CRITERIA)),
-    )
+    return from_section(WarmupSettings, section, "warmup")
+
+
+def session_params(name: str, section: Mapping[str, Any], programs: Mapping[str, Any],
+                   seed: int) -> dict[str, Any]:
+    """The settings of workload ``name``'s measurement session, as a plain dict (the
+    ``warmup_run`` job's ``params``; :class:`SessionSettings` is built from it).
+
+    Parameters
+    ----------
+    name : a key of ``section["workloads"]``.
+    section : the ``warmup`` section, validated (its defaults filled in).
+    programs : the top-level ``programs:`` map; only the entry the workload names is kept.
+    seed : the workflow's seed (``{seed}``).
+
+    Returns
+    -------
+    dict
+        ``name``, ``seed``, ``workload``, ``programs`` and the keys :data:`SESSION_KEYS` of
+        ``section``: what the session depends on and nothing else, so that Snakemake reruns
+        the job exactly when one of them changes.
+
+    Raises
+    ------
+    InputError
+        the workload names a program that ``programs`` lacks, or :class:`SessionSettings`
+        refuses the settings.
+    """
+    workload = section["workloads"][name]
+    ref = workload["program"]
+    if ref is not None and ref not in programs:
+        raise InputError(None, f"warmup.workloads.{name}.program: {ref!r} is not in the "
+                         "top-level programs: map", expected=f"one of {sorted(programs)}")
+    params = {"name": name, "seed": seed, "workload": workload,
+              "programs": {} if ref is None else {ref: programs[ref]},
+              **{key: section[key] for key in SESSION_KEYS}}
+    build(SessionSettings, params)  # refuses what the schema cannot check
+    return params
+
+
+@dataclass(frozen=True)
+class CiCommandSettings:
+    """``perfcast ci``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags)."""
+
+    preset: str
+    ac_limit: float | None
+    confidence: float
+    target_relative_width: float
+    harmonic: bool
+
+    @property
+    def limit(self) -> float:
+        """The autocorrelation limit used (:func:`resolve_limit`)."""
+        return resolve_limit(self.ac_limit, self.preset)
+
+
+@dataclass(frozen=True)
+class WpsCommandSettings:
+    """``perfcast wps``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags)."""
+
+    preset: str
+    ac_limit: float | None
+    confidence: float
+    lower_bound_s: float
+
+    @property
+    def limit(self) -> float:
+        """The autocorrelation limit used (:func:`resolve_limit`)."""
+        return resolve_limit(self.ac_limit, self.preset)
+
+
+@dataclass(frozen=True)
+class CommandSettings:
+    """The settings of ``perfcast edm``, ``perfcast ci`` and ``perfcast wps``
+    (``workflow/schemas/warmup_cli.schema.yaml``)."""
+
+    edm: EdmSettings
+    ci: CiCommandSettings
+    wps: WpsCommandSettings
+
+
+def command_settings(command: str, values: Mapping[str, Any] | None = None
+                     ) -> EdmSettings | CiCommandSettings | WpsCommandSettings:
+    """The settings of ``perfcast COMMAND`` from the values of its flags.
+
+    Parameters
+    ----------
+    command : ``"edm"``, ``"ci"`` or ``"wps"``.
+    values : setting -> value for the flags given (a None value counts as not given: the
+        schema's default is used).
+
+    Raises
+    ------
+    InputError
+        a value the schema refuses (naming the setting).
+    """
+    given = {k: v for k, v in (values or {}).items() if v is not None}
+    data = validate({command: given}, "warmup_cli", where="command line")
+    return getattr(build(CommandSettings, data, where="warmup_cli"), command)

@@ -6,26 +6,23 @@ cut the series into ``h = n // q`` blocks of ``q`` adjacent readings and use the
 the samples; ``q`` is the first of ``1 .. n // 3`` whose block means have a lag-1
 autocorrelation within ``+-limit`` (at least 3 blocks remain). Pilot's presets for the limit:
 quick 0.8, normal 0.2, strict 0.1.
+
+References
+----------
+Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to Do
+Performance Benchmarks the Right Way", Proc. 24th IEEE MASCOTS, 2016,
+doi:10.1109/MASCOTS.2016.31.
+
+D. Ferrari, 1978: subsession (batch-means) analysis (cited by author and year only).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+#: Pilot's autocorrelation limits of subsession means by preset (``warmup.ci.preset``; an
+#: explicit ``ac_limit`` overrides them: :func:`perfcast.warmup.settings.resolve_limit`)
 PRESETS: dict[str, float] = {"quick": 0.8, "normal": 0.2, "strict": 0.1}
-DEFAULT_PRESET = "normal"
-
-
-def resolve_limit(ac_limit: float | None = None, preset: str | None = None) -> float:
-    """The autocorrelation limit: ``ac_limit`` if given, else the preset's (default normal)."""
-    if ac_limit is not None:
-        if not 0 <= ac_limit <= 1:
-            raise ValueError(f"autocorrelation limit must be in [0, 1], got {ac_limit}")
-        return float(ac_limit)
-    name = preset or DEFAULT_PRESET
-    if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r} (expected one of {sorted(PRESETS)})")
-    return PRESETS[name]
 
 
 def block_means(x: np.ndarray, q: int) -> np.ndarray:
@@ -50,7 +47,18 @@ def lag1_autocorrelation(x: np.ndarray) -> float:
 def subsession_size(x: np.ndarray, limit: float) -> tuple[int | None, float]:
     """First ``q`` whose block means have ``|lag-1 autocorrelation| <= limit``, and that value.
 
-    Returns ``(None, r)`` with the last ``r`` tried when no ``q`` up to ``n // 3`` qualifies.
+    Parameters
+    ----------
+    x : the readings, in order.
+    limit : the autocorrelation limit (Pilot's presets, :data:`PRESETS`).
+
+    Returns
+    -------
+    q : int or None
+        the subsession size; None when no ``q`` up to ``n // 3`` qualifies.
+    r : float
+        the lag-1 autocorrelation of the block means of that ``q`` (of the last tried when
+        none qualifies).
     """
     x = np.asarray(x, dtype=float)
     n = x.shape[0]

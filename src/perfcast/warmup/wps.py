@@ -129,7 +129,36 @@ def wps_regression(
     confidence: float = 0.95,
     max_iter: int = 20,
 ) -> WpsResult:
-    """Fit ``duration = alpha + work / v`` as the module docstring describes."""
+    """Fit ``duration = alpha + work / v`` as the module docstring describes.
+
+    Parameters
+    ----------
+    work, duration : work amount and wall time (seconds) of each round, in round order.
+    lower_bound_s : rounds shorter than this are not used (Pilot: 20 s strict, 3 s quick).
+    ac_limit : largest ``|lag-1 autocorrelation|`` of the subsession means of the residuals.
+    confidence : confidence level of the interval of ``v``.
+    max_iter : at most this many fits while rounds below ``alpha * v`` are dropped.
+
+    Returns
+    -------
+    WpsResult
+        ``alpha``, ``v`` with its interval, ``q``, and which rounds were used or dropped.
+
+    Raises
+    ------
+    NotEnoughDataError
+        fewer than 3 usable rounds, no varying work, durations that do not grow with the
+        work, or residuals that stay autocorrelated.
+    ValueError
+        ``work`` and ``duration`` of different lengths.
+
+    References
+    ----------
+    Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to
+    Do Performance Benchmarks the Right Way", Proc. 24th IEEE Int. Symp. on Modeling, Analysis,
+    and Simulation of Computer and Telecommunication Systems (MASCOTS 2016), 2016,
+    doi:10.1109/MASCOTS.2016.31.
+    """
     w_all = np.asarray(work, dtype=float)
     t_all = np.asarray(duration, dtype=float)
     if w_all.shape != t_all.shape:

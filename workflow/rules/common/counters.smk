@@ -1,22 +1,28 @@
-# Settings and input functions of the counters stage (rules: ../counters.smk).
-import re
+# Settings and input functions of the counters stage (rules: ../counters.smk). Other stages use
+# its outputs through counters_runs() and counters_table().
+from perfcast.counters.events import make_groups
+from perfcast.counters.settings import BaseEvents, PostprocessSettings, collect_settings
+from perfcast.settings import as_params, build
 
-from perfcast.counters.events import BaseEvents, make_groups
-
-C = config.get("counters") or {}
-OLD, NEW = C.get("generations", {}).get("old"), C.get("generations", {}).get("new")
-BASE = BaseEvents(**C.get("base_events", {}))
-GROUPS = make_groups(C["events"], C["group_size"], BASE) if C else []
-TRAIN_BENCHMARKS = sorted(C.get("benchmarks", []))
-PREDICT_BENCHMARKS = sorted(config.get("predict", {}).get("benchmarks", []))
-SIMULATED = C.get("backend") == "simulate"
-PARTITIONS = C.get("partitions", {})
-PERF = C.get("perf", {})
-if PARTITIONS and set(PARTITIONS) != {OLD, NEW}:
+COUNTERS = section("counters")
+if COUNTERS:
+    OLD, NEW = COUNTERS["generations"]["old"], COUNTERS["generations"]["new"]
+    BASE_EVENTS = build(BaseEvents, COUNTERS["base_events"])
+    # one perf run per group (PMU slots), each with the base events
+    COUNTER_GROUPS = make_groups(COUNTERS["events"], COUNTERS["group_size"], BASE_EVENTS)
+    TRAIN_BENCHMARKS = sorted(COUNTERS["benchmarks"])
+else:
+    OLD = NEW = BASE_EVENTS = None
+    COUNTER_GROUPS, TRAIN_BENCHMARKS = [], []
+PREDICT_BENCHMARKS = sorted(section("predict")["benchmarks"])
+SIMULATED = bool(COUNTERS) and COUNTERS["backend"] == "simulate"
+COLLECT_PARTITIONS = COUNTERS["partitions"] if COUNTERS else {}
+if COLLECT_PARTITIONS and set(COLLECT_PARTITIONS) != {OLD, NEW}:
     raise ValueError(
         f"counters.partitions must name a partition for both generations {OLD!r} and {NEW!r}, "
-        f"not {sorted(PARTITIONS)}"
+        f"not {sorted(COLLECT_PARTITIONS)}"
     )
+
 
 def counters_runs():
     """(gen, bench) pairs collected: every benchmark on both, predict-only ones on the old one."""
@@ -25,39 +31,79 @@ def counters_runs():
     return sorted(runs)
 
 
+def counters_table(gen, bench):
+    """The post-processed table of one run (wildcard patterns such as "{bench}" pass through)."""
+    return f"{RESULTS}/counters/{gen}/{bench}.parquet"
+
+
 def counters_targets():
-    if not stage_enabled("counters"):
+    if not is_activated("counters"):
         return []
-    return [f"{RESULTS}/counters/{g}/{b}.parquet" for g, b in counters_runs()] + [
+    return [counters_table(g, b) for g, b in counters_runs()] + [
         f"{RESULTS}/counters/ipc_over_time.png"
     ]
 
 
-def _program(bench):
-    name = PERF["programs"].get(bench, bench)
-    prog = config["programs"].get(name)
-    if prog is None:
-        raise ValueError(
-            f"counters.backend perf: benchmark {bench!r} needs a program {name!r} under programs:"
-        )
-    return prog
-
-
-def _collect_command(wildcards):
-    if C.get("backend") != "perf":
-        return None
-    prog = _program(wildcards.bench)
-    return prog["command"].replace("{work}", str(prog.get("work", 1)))
-
-
-def _collect_env(wildcards):
-    return _program(wildcards.bench).get("env", {}) if C.get("backend") == "perf" else {}
-
-
-def _import_source(wildcards):
-    if C.get("backend") != "import":
+def get_import_source(wildcards):
+    """Backend import: the already-collected CSV of this group run (counters.import.pattern)."""
+    if COUNTERS["backend"] != "import":
         return []
-    return C["import"]["pattern"].format(
+    return COUNTERS["import"]["pattern"].format(
         gen=wildcards.gen, bench=wildcards.bench, group=wildcards.group
     )
 
+
+def get_collect_settings(wildcards):
+    """What this group run depends on, and nothing else (perfcast.counters.settings.
+    collect_settings): a change reruns only the runs it concerns. The perf backend's command is
+    rendered here (perfcast.program), so a bad placeholder fails before any job runs."""
+    settings = collect_settings(
+        COUNTERS,
+        generation=wildcards.gen,
+        benchmark=wildcards.bench,
+        events=COUNTER_GROUPS[int(wildcards.group)],
+        programs=config["programs"],
+        seed=config["seed"],
+    )
+    return as_params(settings)
+
+
+def collect_runtime(wildcards):
+    """Minutes: the perf backend's timeout plus start-up; 10 for the other backends."""
+    if COUNTERS["backend"] != "perf":
+        return 10
+    return int(COUNTERS["perf"]["timeout_s"] / 60) + 5
+
+
+def get_collect_partition(wildcards):
+    """The SLURM partition of this generation's machines (counters.partitions)."""
+    return COLLECT_PARTITIONS[wildcards.gen]
+
+
+def get_group_files(wildcards):
+    """The group runs of one benchmark on one generation, the reference run (group 0) first."""
+    return [
+        f"{RESULTS}/raw/{wildcards.gen}/{wildcards.bench}/group{k}.csv"
+        for k in range(len(COUNTER_GROUPS))
+    ]
+
+
+def get_postprocess_settings(wildcards):
+    """counters.events, .base_events and .join (perfcast.counters.settings.PostprocessSettings)."""
+    return as_params(build(PostprocessSettings, COUNTERS))
+
+
+def get_postprocess_provenance(wildcards):
+    """What the table's metadata says about the run, besides the join."""
+    return {
+        "generation": wildcards.gen,
+        "benchmark": wildcards.bench,
+        "backend": COUNTERS["backend"],
+        "simulated": SIMULATED,
+        "interval_ms": COUNTERS["interval_ms"],
+    }
+
+
+def get_counter_tables(wildcards):
+    """Every run's table, in counters_runs() order."""
+    return [counters_table(g, b) for g, b in counters_runs()]

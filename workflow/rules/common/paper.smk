@@ -1,27 +1,15 @@
-# Paper-artifact targets (rules: ../paper.smk).
-P = config.get("paper") or {}
-
-
-def _stage_paper_targets(stage, **kwargs):
-    fn = globals().get(f"{stage}_paper_targets")
-    return fn(**kwargs) if fn else []
-
-
-def model_paper_targets():
-    if not model_enabled():
-        return []
-    return [f"{RESULTS}/paper/ipc_prediction.{ext}" for ext in ("csv", "md", "png")]
+# Paper-artifact targets (rules: ../paper.smk): each stage's <stage>_paper_targets(), defined in
+# common/<stage>.smk, which the Snakefile includes before this file.
 
 
 def paper_targets(network=True):
     """Everything under results/paper/ (none if paper.enabled is false). network=False leaves
     out what needs a download: `all` runs offline, `snakemake paper` fetches."""
-    if not P.get("enabled", True):
+    if not config["paper"]["enabled"]:
         return []
     return sorted(
         model_paper_targets()
-        + _stage_paper_targets("warmup")
-        + _stage_paper_targets("sensitivity", network=network)
-        + _stage_paper_targets("sweep")
+        + warmup_paper_targets()
+        + sensitivity_paper_targets(network=network)
+        + sweep_paper_targets()
     )
-

@@ -1,14 +1,20 @@
-# Settings and input functions of the sensitivity stage (rules: ../sensitivity.smk).
-import re
+# Functions of the sensitivity stage's rules (../sensitivity.smk): targets, input functions and
+# each rule's settings (perfcast.sensitivity.settings, passed as one `settings` param).
+from snakemake.exceptions import WorkflowError
 
-from perfcast.sensitivity.programs import resolve_program
+from perfcast.sensitivity.settings import SensitivitySettings
+from perfcast.settings import as_params, build
 
-SENS = stage_config("sensitivity")
-SENS_PROGRAMS = sorted(SENS.get("programs") or {}) if stage_enabled("sensitivity") else []
-SENS_REPLAY = SENS.get("replay") or {}
-SENS_SOURCE = SENS_REPLAY.get("source") or {}
-ARCP = f"{RESULTS}/data/arcp"
-SENS_PAPER = [
+#: the stage's settings (None when the config has no sensitivity section)
+SENSITIVITY_SETTINGS = (
+    build(SensitivitySettings, section("sensitivity"), where="sensitivity")
+    if section("sensitivity")
+    else None
+)
+#: the paper's measurements, downloaded and converted (sensitivity.replay.source)
+SENSITIVITY_DATA_DIR = f"{RESULTS}/data/arcp"
+#: the replay evaluation's tables and figures in results/paper/, as sensitivity_<name>
+SENSITIVITY_PAPER_OUTPUTS = [
     "eval.parquet",
     "cells.parquet",
     "table.csv",
@@ -21,60 +27,84 @@ SENS_PAPER = [
 ]
 
 
-def sensitivity_replay_enabled():
-    return stage_enabled("sensitivity") and SENS_REPLAY.get("enabled", True)
+def sensitivity_settings():
+    """The stage's validated settings; an error when the config has no sensitivity section."""
+    if SENSITIVITY_SETTINGS is None:
+        raise WorkflowError("the sensitivity rules need a sensitivity: section in the config")
+    return SENSITIVITY_SETTINGS
+
+
+def sensitivity_programs():
+    """The programs profiled (sensitivity.programs; none while the stage is off)."""
+    return sorted(sensitivity_settings().programs) if is_activated("sensitivity") else []
 
 
 def sensitivity_replay_table():
     """The measurement table: the configured local one, else the one converted from the zip."""
-    return SENS_SOURCE.get("table") or f"{ARCP}/arcp_measurements.csv"
+    source = SENSITIVITY_SETTINGS.replay.source if SENSITIVITY_SETTINGS else None
+    return (source and source.table) or f"{SENSITIVITY_DATA_DIR}/arcp_measurements.csv"
 
 
 def sensitivity_replay_needs_network():
     """The table comes from a download (neither a local table nor a local zip is configured)."""
-    return not (SENS_SOURCE.get("table") or SENS_SOURCE.get("zip"))
+    source = sensitivity_settings().replay.source
+    return not (source.table or source.zip)
 
 
 def sensitivity_paper_targets(network=True):
     """The replay evaluation's tables and figures, beside the paper's (results/paper/).
 
     network=False leaves them out when they need a download (the default target `all`)."""
-    if not sensitivity_replay_enabled():
+    if not is_activated("sensitivity/replay"):
         return []
     if not network and sensitivity_replay_needs_network():
         return []
-    return [f"{RESULTS}/paper/sensitivity_{name}" for name in SENS_PAPER]
+    return [f"{RESULTS}/paper/sensitivity_{name}" for name in SENSITIVITY_PAPER_OUTPUTS]
 
 
 def sensitivity_targets():
-    if not stage_enabled("sensitivity"):
+    """Every profiled program's grid and figure, the summary, and the replay evaluation when it
+    needs no download."""
+    if not is_activated("sensitivity"):
         return []
-    out = [f"{RESULTS}/sensitivity/{p}.parquet" for p in SENS_PROGRAMS]
-    out += [f"{RESULTS}/sensitivity/figures/{p}.png" for p in SENS_PROGRAMS]
-    if SENS_PROGRAMS:
+    programs = sensitivity_programs()
+    out = [f"{RESULTS}/sensitivity/{p}.parquet" for p in programs]
+    out += [f"{RESULTS}/sensitivity/figures/{p}.png" for p in programs]
+    if programs:
         out.append(f"{RESULTS}/sensitivity/summary.parquet")
     return out + sensitivity_paper_targets(network=False)
 
 
-def _sens_program(wildcards):
-    return resolve_program(
-        wildcards.sprog, SENS["programs"][wildcards.sprog], config.get("programs") or {}
+def get_sensitivity_profile_data(wildcards):
+    """Backend replay: the measurement table the profile's runs are answered from."""
+    return sensitivity_replay_table() if sensitivity_settings().backend == "replay" else []
+
+
+def get_sensitivity_profile_settings(wildcards):
+    """The settings of one program's profile: the stage's, without the program list and the
+    replay evaluation's keys, with this program only (a change to another program does not
+    rerun this one) and the workflow's seed."""
+    settings = sensitivity_settings().profile(
+        wildcards.program, config["programs"], config["seed"]
     )
+    return as_params(settings)
 
 
-def _sens_replay_settings():
-    keys = ["ceiling", "peaks", "layouts"]
-    return {"data": sensitivity_replay_table()} | {
-        k: SENS_REPLAY[k] for k in keys if k in SENS_REPLAY
-    }
+def get_sensitivity_arcp_zip(wildcards):
+    """A local copy of the paper's raw data.zip (sensitivity.replay.source.zip), if any."""
+    return sensitivity_settings().replay.source.zip or []
 
 
-def _sens_profile_data(wildcards):
-    return sensitivity_replay_table() if SENS.get("backend") == "replay" else []
+def get_sensitivity_source_settings(wildcards):
+    """Where the paper's measurements are downloaded from, and their checksum."""
+    return as_params(sensitivity_settings().replay.source)
 
 
-def _sens_arcp_local_zip(wildcards):
-    return SENS_SOURCE.get("zip") or []
+def get_sensitivity_evaluation_settings(wildcards):
+    """The replay evaluation's settings (not the figures', not the source's) and the seed."""
+    return as_params(sensitivity_settings().replay.evaluation(config["seed"]))
 
 
-SPROG = "|".join(map(re.escape, SENS_PROGRAMS)) or "(?!x)x"
+def get_sensitivity_figure_settings(wildcards):
+    """The replay evaluation's figures' settings."""
+    return as_params(sensitivity_settings().replay.figures())

@@ -1,85 +1,106 @@
-# Settings, input functions and targets of the sweep stage (rules: ../sweep.smk).
+# Checked campaigns, input functions, params and targets of the sweep stage (rules: ../sweep.smk).
 import math
 import os
-import re
-import sys
 import uuid
 
+from perfcast.settings import as_params
 from perfcast.sweep.arpe import arpe_files
 from perfcast.sweep.campaign import parse_sweep
 from perfcast.sweep.runner import SESSION_ENV
 
 # every campaign checked (placeholders, ranges, columns) before any job is scheduled
-SWEEP = parse_sweep(config["sweep"], config.get("programs")) if stage_enabled("sweep") else \
-    parse_sweep({})
+SWEEP = parse_sweep(section("sweep") if is_activated("sweep") else None, config["programs"])
 # names this invocation: a fail_fast stop marker only stops runs of the invocation that wrote it
 os.environ.setdefault(SESSION_ENV, uuid.uuid4().hex)
 SWEEP_DIR = f"{RESULTS}/sweep"
-SWEEP_PYTHON = sys.executable
+SWEEP_RUN_NAMES = alternatives(SWEEP.campaigns)
+SWEEP_IMPORT_NAMES = alternatives(SWEEP.imports)
+SWEEP_ALL_NAMES = alternatives([*SWEEP.campaigns, *SWEEP.imports])
 
 
-def _sweep_alternatives(names):
-    return "|".join(re.escape(n) for n in sorted(names)) or "(?!)"
+def get_sweep_check_settings(wildcards):
+    """What the sensor check of a campaign needs: the sensors and environment of its first run."""
+    campaign = SWEEP.campaigns[wildcards.campaign]
+    first = campaign.run_params(campaign.point_ids()[0], 1)
+    return {"sensors": first["sensors"], "env": first["env"]}
 
 
-SWEEP_RUN_NAMES = _sweep_alternatives(SWEEP.campaigns)
-SWEEP_IMPORT_NAMES = _sweep_alternatives(SWEEP.imports)
-SWEEP_ALL_NAMES = _sweep_alternatives([*SWEEP.campaigns, *SWEEP.imports])
+def get_sweep_run_settings(wildcards):
+    """Everything one run needs (its rendered command, env, sensors...), nothing else."""
+    return SWEEP.campaigns[wildcards.campaign].run_params(wildcards.point, int(wildcards.iteration))
 
 
-def _sweep_analysis(name):
-    spec = SWEEP.campaigns.get(name) or SWEEP.imports[name]
-    return spec.analysis.to_params()
+def get_sweep_run_threads(wildcards):
+    campaign = SWEEP.campaigns[wildcards.campaign]
+    return campaign.job_threads(campaign.point(wildcards.point))
 
 
-def _sweep_parameters(name):
-    if name in SWEEP.campaigns:
-        return list(SWEEP.campaigns[name].parameters)
-    return list(SWEEP.imports[name].parameters)
+def get_sweep_run_mem_mb(wildcards):
+    return SWEEP.campaigns[wildcards.campaign].mem_mb
 
 
-def _sweep_runs(wildcards):
-    c = SWEEP.campaigns[wildcards.campaign]
+def get_sweep_run_runtime(wildcards):
+    """Minutes a run may take: its timeout plus the sensors around it."""
+    return math.ceil(SWEEP.campaigns[wildcards.campaign].timeout_s / 60) + 2
+
+
+def get_sweep_run_records(wildcards):
+    """Every run record of a campaign: configuration x iteration."""
+    campaign = SWEEP.campaigns[wildcards.campaign]
     return [
-        f"{SWEEP_DIR}/{c.name}/runs/{pid}/iter{i}.json"
-        for pid in c.point_ids()
-        for i in range(1, c.iterations + 1)
+        f"{SWEEP_DIR}/{campaign.name}/runs/{pid}/iter{i}.json"
+        for pid in campaign.point_ids()
+        for i in range(1, campaign.iterations + 1)
     ]
 
 
-def _sweep_first(name):
-    c = SWEEP.campaigns[name]
-    return c.run_params(c.point_ids()[0], 1, SWEEP_PYTHON)
+def get_sweep_parameters(wildcards):
+    """The parameter names of a campaign or an import, in order."""
+    return SWEEP.parameter_names(wildcards.campaign)
 
 
-def _sweep_threads(wildcards):
-    c = SWEEP.campaigns[wildcards.campaign]
-    return c.job_threads(c.point(wildcards.point))
+def get_sweep_import_files(wildcards):
+    return arpe_files(SWEEP.imports[wildcards.campaign].path)
 
 
-def _sweep_outputs(name):
+def get_sweep_import_settings(wildcards):
+    spec = SWEEP.imports[wildcards.campaign]
+    return {"path": spec.path, "parameters": list(spec.parameters)}
+
+
+def get_sweep_model_settings(wildcards):
+    """What a campaign's models depend on: its parameters, analysis and the fit settings."""
+    spec = SWEEP.spec(wildcards.campaign)
+    return {"parameters": list(spec.parameters), "analysis": spec.analysis.to_params(),
+            "fit": as_params(SWEEP.fit)}
+
+
+def get_sweep_paper_inputs(wildcards):
+    """The models, predictions and run table of every campaign the paper shows."""
+    names = SWEEP.paper_campaigns
+    return {
+        "models": [f"{SWEEP_DIR}/{n}/models.parquet" for n in names],
+        "predictions": [f"{SWEEP_DIR}/{n}/predictions.parquet" for n in names],
+        "runs": [f"{SWEEP_DIR}/{n}/runs.parquet" for n in names],
+    }
+
+
+def sweep_campaign_outputs(name):
+    """The final outputs of one campaign or import."""
     d = f"{SWEEP_DIR}/{name}"
     return [f"{d}/runs.parquet", f"{d}/models.json", f"{d}/figures/fits.png",
             f"{d}/figures/residuals.png"]
 
 
-def _sweep_paper_campaigns():
-    chosen = (config["sweep"].get("paper") or {}).get("campaigns") or []
-    names = chosen or sorted([*SWEEP.campaigns, *SWEEP.imports])
-    unknown = [n for n in names if n not in SWEEP.campaigns and n not in SWEEP.imports]
-    if unknown:
-        raise ValueError(f"sweep.paper.campaigns: {unknown} are neither campaigns nor imports")
-    return names
-
-
 def sweep_targets():
-    if not stage_enabled("sweep"):
+    if not is_activated("sweep"):
         return []
-    return [p for name in sorted([*SWEEP.campaigns, *SWEEP.imports]) for p in _sweep_outputs(name)]
+    return [p for name in sorted([*SWEEP.campaigns, *SWEEP.imports])
+            for p in sweep_campaign_outputs(name)]
 
 
 def sweep_paper_targets():
-    if not stage_enabled("sweep") or not (SWEEP.campaigns or SWEEP.imports):
+    if not is_activated("sweep") or not (SWEEP.campaigns or SWEEP.imports):
         return []
     return [f"{RESULTS}/paper/sweep_models.csv", f"{RESULTS}/paper/sweep_models.md",
             f"{RESULTS}/paper/sweep_fit.png"]

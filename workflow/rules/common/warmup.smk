@@ -1,32 +1,63 @@
-# Settings and input functions of the warmup stage (rules: ../warmup.smk).
+# Settings, targets and input functions of the warmup stage (rules: ../warmup.smk). Other stages
+# use its outputs through warmup_counter_phases_enabled() and get_warmup_counter_phases(); it
+# uses the counters stage's traces through counters_runs().
 import os
 
 from snakemake.exceptions import WorkflowError
 
-WARMUP = stage_config("warmup") or {}
-WARMUP_NAME = r"[A-Za-z0-9_.\-]+"
-# the settings a measurement session depends on (not `counters`, not the workload list)
-WARMUP_SESSION_KEYS = ("edm", "ci", "round_lower_bound_s", "session")
+from perfcast.warmup.settings import session_params
+
+WARMUP = section("warmup")
+#: generation and benchmark names of a counter trace (any: a trace may come from elsewhere)
+WARMUP_TRACE_NAME = r"[A-Za-z0-9_.\-]+"
 
 
 def warmup_workloads():
     """Names of the configured workloads (none when the stage is off)."""
-    return sorted(WARMUP.get("workloads") or {}) if stage_enabled("warmup") else []
+    return sorted(WARMUP["workloads"]) if is_activated("warmup") else []
+
+
+def warmup_counter_phases_enabled():
+    """Whether the warmup stage labels the phases of the counters stage's traces: both stages
+    are activated (warmup.enabled and counters.enabled, their sections present)."""
+    return is_activated("warmup") and is_activated("counters")
 
 
 def warmup_counter_traces():
-    """(gen, bench) of every trace the counters stage writes (predict-only: old gen only)."""
-    if not stage_enabled("counters"):
-        return []
-    c = config["counters"]
-    old, new = c["generations"]["old"], c["generations"]["new"]
-    runs = {(g, b) for b in c["benchmarks"] for g in (old, new)}
-    runs |= {(old, b) for b in (config.get("predict") or {}).get("benchmarks", [])}
-    return sorted(runs)
+    """(gen, bench) of every counter trace whose phases are labelled: every trace the counters
+    stage writes (counters_runs()), when warmup_counter_phases_enabled()."""
+    return counters_runs() if warmup_counter_phases_enabled() else []
+
+
+def warmup_counter_phases_path(gen, bench):
+    """The phase labels of one counter trace (rule warmup_counter_phases; wildcard patterns
+    such as "{bench}" pass through)."""
+    return f"{RESULTS}/warmup/counters/{gen}/{bench}.parquet"
+
+
+def get_warmup_counter_phases(gen, benchmarks):
+    """The phase labels (a Parquet with interval, phase) of the counter traces of `benchmarks`
+    on generation `gen`, in the order of `benchmarks`: what another stage reads them by.
+
+    Raises WorkflowError when the labels are not computed (warmup_counter_phases_enabled() is
+    false: ask it first) or when the counters stage writes no trace for one of the pairs."""
+    if not warmup_counter_phases_enabled():
+        raise WorkflowError(
+            "phase labels of counter traces need both the warmup stage and the counters stage "
+            "(warmup.enabled and counters.enabled, their sections present)"
+        )
+    traces = set(counters_runs())
+    missing = [b for b in benchmarks if (gen, b) not in traces]
+    if missing:
+        raise WorkflowError(
+            f"no counter trace (counters.benchmarks, predict.benchmarks) for generation {gen!r}"
+            f" of {missing}, so the warmup stage labels no phases for them"
+        )
+    return [warmup_counter_phases_path(gen, b) for b in benchmarks]
 
 
 def warmup_targets():
-    if not stage_enabled("warmup"):
+    if not is_activated("warmup"):
         return []
     out = [
         f"{RESULTS}/warmup/{w}/{name}"
@@ -43,7 +74,7 @@ def warmup_targets():
 
 def warmup_paper_targets():
     """results/paper/warmup_*: the phases figure, stable throughput (and IPC) tables."""
-    if not stage_enabled("warmup"):
+    if not is_activated("warmup"):
         return []
     out = []
     if warmup_workloads():
@@ -53,22 +84,33 @@ def warmup_paper_targets():
     return out
 
 
-def warmup_session_settings():
-    return {k: WARMUP[k] for k in WARMUP_SESSION_KEYS if k in WARMUP}
+#: workload -> the settings its measurement session depends on, one plain dict each
+#: (perfcast.warmup.settings.session_params: the workload, the one program it names, the seed,
+#: and warmup.edm, .ci, .round_lower_bound_s, .session). A change of anything else (another
+#: workload or program, warmup.counters) reruns no session. Built here, so that a bad workload
+#: (a program not under programs:, a command without {work}) is an error before any job runs.
+WARMUP_SESSIONS = {
+    w: session_params(w, WARMUP, config["programs"], config["seed"]) for w in warmup_workloads()
+}
 
 
-def warmup_workload(wildcards):
-    return WARMUP["workloads"][wildcards.workload]
+def get_warmup_run_settings(wildcards):
+    """The warmup_run job's settings (WARMUP_SESSIONS)."""
+    return WARMUP_SESSIONS[wildcards.workload]
 
 
-def warmup_programs(wildcards):
-    """Only the program the workload names (a change elsewhere must not rerun it)."""
-    name = warmup_workload(wildcards).get("program")
-    programs = config.get("programs") or {}
-    return {name: programs[name]} if name in programs else {}
+def get_warmup_journal(wildcards):
+    """The durable journal of a workload's rounds: not an output, so that it survives a failed
+    or killed job, which is how a run resumes."""
+    return f"{RESULTS}/warmup/{wildcards.workload}/journal.jsonl"
 
 
-def warmup_threads(wildcards):
+def get_warmup_counter_settings(wildcards):
+    """warmup.counters: what the phases of a counter trace depend on."""
+    return WARMUP["counters"]
+
+
+def get_warmup_threads(wildcards):
     """Every local core, so that no other job of the run disturbs a measurement (capped at
     this host's CPUs; 2 where the total is not known)."""
     try:
@@ -77,7 +119,8 @@ def warmup_threads(wildcards):
         return 2
 
 
-def warmup_runtime(wildcards):
+def get_warmup_runtime(wildcards):
     """Minutes: the session's time budget plus start-up and analysis."""
-    session = {**WARMUP.get("session", {}), **warmup_workload(wildcards).get("session", {})}
-    return int(session.get("max_time_s", 600) / 60) + 10
+    session = get_warmup_run_settings(wildcards)
+    limits = {**session["session"], **session["workload"]["session"]}
+    return int(limits["max_time_s"] / 60) + 10

@@ -1,0 +1,112 @@
+"""The counters stage's rules, one function each (``workflow/rules/counters.smk``); the command
+line (``perfcast postprocess``) calls the same functions.
+
+Imports are local to each function: a collect job of the simulator needs numpy alone, and with
+hundreds of such jobs the interpreter start-up is most of their cost.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perfcast.counters.settings import CollectSettings, PostprocessSettings
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+log = logging.getLogger(__name__)
+
+
+def collect_group(settings: CollectSettings, out: str | Path, *, generation: str,
+                  benchmark: str, group: int, source: str | Path | None = None) -> None:
+    """Rule ``counters_collect``: write one group run's perf ``-I -x,`` CSV.
+
+    Parameters
+    ----------
+    settings : the run's settings (:func:`perfcast.counters.settings.collect_settings`).
+    out : the CSV to write (atomically).
+    generation, benchmark, group : which run (the simulator derives the run from them).
+    source : backend ``import``: the already-collected CSV to validate and copy.
+
+    Raises
+    ------
+    InputError
+        an imported CSV that does not parse or lacks an event of the group.
+    HostCapabilityError
+        backend ``perf`` on a host that does not count the events.
+    RuntimeError
+        backend ``perf``: the program failed.
+    """
+    from perfcast.counters.collect import collect_perf, collect_simulated, import_perf_csv
+
+    log.info("collect %s/%s group %d via %s: %s", generation, benchmark, group, settings.backend,
+             list(settings.events))
+    if settings.backend == "simulate":
+        sim = settings.simulated
+        collect_simulated(benchmark, sim.role, group, settings.events, out, seed=sim.seed,
+                          interval_ms=settings.interval_ms, base=settings.base_events.names,
+                          clock_ghz=sim.clock_ghz, scale=sim.simulate.scale,
+                          noise=sim.simulate.noise, jitter=sim.simulate.jitter)
+    elif settings.backend == "perf":
+        run = settings.perf
+        collect_perf(run.command, settings.events, out, interval_ms=settings.interval_ms,
+                     perf=run.binary, env=run.env, timeout_s=run.timeout_s)
+    else:
+        if source is None:
+            raise ValueError("the import backend needs the collected CSV (counters.import)")
+        import_perf_csv(source, out, settings.events)
+
+
+def postprocess_files(group_files: Sequence[str | Path], out: str | Path,
+                      settings: PostprocessSettings, *,
+                      provenance: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """Rule ``counters_postprocess`` (and ``perfcast postprocess``): join one run's group CSVs
+    into its per-interval table (:func:`perfcast.counters.postprocess.postprocess`).
+
+    Parameters
+    ----------
+    group_files : one perf CSV per counter group, the reference run (group 0) first.
+    out : the Parquet file to write.
+    settings : events, base events and join.
+    provenance : written into the Parquet metadata before ``join`` and ``groups`` (the rule's:
+        generation, benchmark, backend, simulated, interval_ms).
+
+    Returns
+    -------
+    pandas.DataFrame
+        the table written.
+    """
+    from perfcast.counters.postprocess import postprocess
+    from perfcast.io import write_parquet
+
+    table = postprocess(list(group_files), list(settings.events), settings.base_events,
+                        settings.join)
+    log.info("%d intervals, %d counters, join=%s", len(table), len(settings.events),
+             settings.join)
+    write_parquet(table, out, metadata={**(provenance or {}), "join": settings.join,
+                                        "groups": len(group_files)})
+    return table
+
+
+def ipc_figure(counter_files: Sequence[str | Path], runs: Sequence[tuple[str, str]],
+               generations: tuple[str, str], out: str | Path, note: str = "") -> None:
+    """Rule ``counters_figure``: IPC over time of every benchmark on both generations.
+
+    Parameters
+    ----------
+    counter_files : the post-processed tables, one per run.
+    runs : ``(generation, benchmark)`` of each file, in the same order.
+    generations : ``(old, new)``, the legend's order.
+    out : the PNG to write.
+    note : added to the title (e.g. ``SIMULATED data``).
+    """
+    from perfcast.counters.figures import ipc_over_time
+    from perfcast.io import read_parquet
+
+    traces: dict[str, dict[str, pd.DataFrame]] = {}
+    for (gen, bench), path in zip(runs, counter_files, strict=True):
+        traces.setdefault(bench, {})[gen] = read_parquet(path, ["time", "ipc"])
+    ipc_over_time(traces, generations, Path(out), note)

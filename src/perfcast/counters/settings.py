@@ -1,0 +1,176 @@
+"""Settings of the counters stage, from the validated ``counters`` config section.
+
+Frozen dataclasses without defaults: every default lives in the schema
+(``workflow/schemas/counters.schema.yaml`` and ``counters_postprocess.schema.yaml``), which
+:func:`perfcast.settings.validate` applies before :func:`perfcast.settings.build` makes these
+objects. The fields of :class:`BaseEvents`, :class:`PostprocessSettings`,
+:class:`SimulateSettings` are keys of the section. A collect job gets a :class:`CollectSettings`:
+only what its one group run depends on (:func:`collect_settings`), so that a change reruns only
+the runs it concerns (one generation's clock: that generation's simulated runs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perfcast.program import Program
+from perfcast.settings import build
+
+
+@dataclass(frozen=True)
+class BaseEvents:
+    """``counters.base_events``: the events that play the roles of instructions and cycles on
+    the collecting host (counted in every group run: the PKI denominator and the axis the runs
+    are joined on)."""
+
+    instructions: str
+    cycles: str
+
+    @property
+    def names(self) -> tuple[str, str]:
+        """``(instructions, cycles)``."""
+        return (self.instructions, self.cycles)
+
+
+@dataclass(frozen=True)
+class PostprocessSettings:
+    """How the group runs of one benchmark on one generation become its table: ``events``,
+    ``base_events`` and ``join`` of the ``counters`` section (schema
+    ``counters_postprocess``)."""
+
+    events: tuple[str, ...]
+    base_events: BaseEvents
+    join: str
+
+
+@dataclass(frozen=True)
+class SimulateSettings:
+    """``counters.simulate``: the two-generation simulator's length scale and noise."""
+
+    scale: float
+    noise: float
+    jitter: float
+
+
+@dataclass(frozen=True)
+class SimulatedRun:
+    """What the simulator needs for one run besides its events.
+
+    Attributes
+    ----------
+    role : ``"old"`` or ``"new"``: the simulated core of this run's generation
+        (:data:`perfcast.counters.simulate.GENERATIONS`).
+    clock_ghz : ``counters.clock_ghz`` of this run's generation (None: the core's own clock).
+    seed : the workflow's top-level ``seed``.
+    simulate : ``counters.simulate``.
+    """
+
+    role: str
+    clock_ghz: float | None
+    seed: int
+    simulate: SimulateSettings
+
+
+@dataclass(frozen=True)
+class PerfRun:
+    """The ``perf`` backend's run of one benchmark.
+
+    Attributes
+    ----------
+    binary, timeout_s : ``counters.perf.binary`` and ``counters.perf.timeout_s``.
+    command : the benchmark's program (``counters.perf.programs``, else the benchmark's name, in
+        the top-level ``programs:`` map) rendered by :mod:`perfcast.program`.
+    env : the program's environment, rendered the same way.
+    """
+
+    binary: str
+    timeout_s: float
+    command: str
+    env: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class CollectSettings:
+    """Everything one group run (one benchmark, one generation, one counter group) depends on.
+
+    Attributes
+    ----------
+    backend : ``counters.backend`` (``simulate``, ``perf`` or ``import``).
+    interval_ms : ``counters.interval_ms``.
+    base_events : ``counters.base_events``.
+    events : this group's events, the base events first
+        (:func:`~perfcast.counters.events.make_groups`).
+    simulated : the simulator's inputs (backend ``simulate`` only, else None).
+    perf : the program to run under perf (backend ``perf`` only, else None).
+    """
+
+    backend: str
+    interval_ms: int
+    base_events: BaseEvents
+    events: tuple[str, ...]
+    simulated: SimulatedRun | None
+    perf: PerfRun | None
+
+
+def perf_run(benchmark: str, perf: Mapping[str, Any],
+             programs: Mapping[str, Mapping[str, Any]]) -> PerfRun:
+    """The perf backend's run of ``benchmark``: its program rendered as a shell command.
+
+    Parameters
+    ----------
+    benchmark : the benchmark's name (``counters.benchmarks``).
+    perf : the validated ``counters.perf`` section.
+    programs : the top-level ``programs:`` map.
+
+    Returns
+    -------
+    PerfRun
+        ``command`` rendered with :meth:`perfcast.program.Program.render`: ``{python}`` is this
+        interpreter, ``{work}`` the program's ``work``; other braces are literal (``awk '{print
+        $1}'``), ``{{``/``}}`` single braces.
+
+    Raises
+    ------
+    InputError
+        the program is not in ``programs:``, or its command uses a placeholder without a value
+        (``{work}`` with no ``work`` amount, a misspelt name).
+    """
+    name = perf["programs"].get(benchmark, benchmark)
+    program = Program.from_config(benchmark, {"program": name}, programs, stage="counters.perf")
+    return PerfRun(binary=perf["binary"], timeout_s=perf["timeout_s"], command=program.render(),
+                   env=program.render_env())
+
+
+def collect_settings(counters: Mapping[str, Any], *, generation: str, benchmark: str,
+                     events: Sequence[str], programs: Mapping[str, Mapping[str, Any]],
+                     seed: int) -> CollectSettings:
+    """The settings of one group run: only those of its backend, and of its generation.
+
+    Parameters
+    ----------
+    counters : the validated ``counters`` section (every default filled in).
+    generation : the run's generation (a value of ``counters.generations``).
+    benchmark : the run's benchmark.
+    events : the group's events, base events first.
+    programs : the top-level ``programs:`` map (backend ``perf``).
+    seed : the top-level ``seed`` (backend ``simulate``).
+
+    Raises
+    ------
+    InputError
+        backend ``perf``: see :func:`perf_run`.
+    """
+    backend = counters["backend"]
+    simulated = perf = None
+    if backend == "simulate":
+        simulated = SimulatedRun(
+            role="old" if generation == counters["generations"]["old"] else "new",
+            clock_ghz=counters["clock_ghz"].get(generation), seed=seed,
+            simulate=build(SimulateSettings, counters["simulate"]))
+    elif backend == "perf":
+        perf = perf_run(benchmark, counters["perf"], programs)
+    return CollectSettings(backend=backend, interval_ms=counters["interval_ms"],
+                           base_events=build(BaseEvents, counters["base_events"]),
+                           events=tuple(events), simulated=simulated, perf=perf)

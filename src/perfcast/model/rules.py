@@ -1,0 +1,284 @@
+"""The alignment, training-set, model and prediction rules, one function each
+(``workflow/rules/model.smk``); the command line (``perfcast align``, ``perfcast predict``) calls
+the same functions, so its files carry the same metadata.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+import pandas as pd
+
+from perfcast.errors import InputError
+from perfcast.io import (
+    atomic_path,
+    parquet_metadata,
+    read_parquet,
+    require_columns,
+    write_csv,
+    write_json,
+    write_parquet,
+    write_text,
+)
+from perfcast.model import plots
+from perfcast.model.align import align_runs
+from perfcast.model.knn import evaluate_lobo, fit, model_card, predict_run
+from perfcast.model.settings import AlignSettings, KnnSettings
+from perfcast.model.trainset import (
+    benchmark_rows,
+    build_trainset,
+    feature_columns,
+    keep_intervals,
+)
+
+log = logging.getLogger(__name__)
+
+#: the columns every post-processed counter table has (besides its ``*_pki`` features)
+COUNTER_COLUMNS = ["interval", "time", "duration_s", "instructions", "cycles", "ipc",
+                   "instructions_cumulative_sum"]
+
+
+def read_counters(path: str | Path) -> pd.DataFrame:
+    """A post-processed counter table (``results/counters/{gen}/{bench}.parquet``).
+
+    Raises
+    ------
+    InputError
+        naming the file: missing, not Parquet, or without a column of :data:`COUNTER_COLUMNS`.
+    """
+    df = read_parquet(path)
+    require_columns(df, COUNTER_COLUMNS, path)
+    return df
+
+
+def stable_intervals(phase_file: str | Path) -> np.ndarray:
+    """Intervals labelled ``stable`` by the warmup stage's phase analysis of a counter trace.
+
+    Raises
+    ------
+    InputError
+        naming the file: unreadable, or without ``interval`` and ``phase``.
+    """
+    ph = read_parquet(phase_file)
+    require_columns(ph, ["interval", "phase"], phase_file)
+    return ph.loc[ph["phase"] == "stable", "interval"].to_numpy()
+
+
+def align_files(old: str, new: str, out: str, figure: str | None, settings: AlignSettings, *,
+                benchmark: str, generations: tuple[str, str]) -> tuple[pd.DataFrame, float]:
+    """Rule ``model_align`` (and ``perfcast align``): map the old run's intervals to the new
+    run's (:func:`perfcast.model.align.align_runs`).
+
+    Parameters
+    ----------
+    old, new : the two runs' counter tables.
+    out : the pairs to write (Parquet; metadata: benchmark, method, radius, DTW cost, the input
+        paths, whether the data are simulated).
+    figure : the alignment figure to write (None: no figure).
+    settings : the ``align`` section.
+    benchmark : the benchmark's name (metadata, figure title).
+    generations : ``(old, new)`` names for the figure.
+
+    Returns
+    -------
+    (pairs, cost) as :func:`~perfcast.model.align.align_runs`.
+    """
+    o, n = read_counters(old), read_counters(new)
+    pairs, cost = align_runs(o, n, settings)
+    log.info("%s: %d x %d intervals -> %d pairs, DTW cost %.6g (%s)", benchmark, len(o), len(n),
+             len(pairs), cost, settings.method)
+    meta = {"benchmark": benchmark, "method": settings.method,
+            "sakoe_chiba_radius": settings.sakoe_chiba_radius, "dtw_cost": cost,
+            "old": old, "new": new, "simulated": parquet_metadata(old).get("simulated", False)}
+    write_parquet(pairs, out, metadata=meta)
+    if figure:
+        plots.alignment(o, n, pairs, generations, benchmark, Path(figure))
+    return pairs, cost
+
+
+def trainset_files(aligned: Sequence[str], old_counters: Sequence[str], out: str, figure: str, *,
+                   benchmarks: Sequence[str], phases: Sequence[str] | None = None) -> None:
+    """Rule ``model_trainset``: the training set of every benchmark (features: the old run's PKI
+    columns; target: the IPC ratio of each aligned pair).
+
+    Parameters
+    ----------
+    aligned, old_counters : per benchmark (same order as ``benchmarks``), its pairs and its old
+        run's table.
+    out, figure : the training set (Parquet) and its IPC-ratio figure.
+    benchmarks : the training benchmarks.
+    phases : per benchmark, the warmup stage's phase labels of its old run: keep only the
+        intervals labelled stable (``model.stable_only``). None: every interval.
+    """
+    parts = []
+    for i, bench in enumerate(benchmarks):
+        keep = stable_intervals(phases[i]) if phases else None
+        parts.append(benchmark_rows(bench, read_counters(old_counters[i]),
+                                    read_parquet(aligned[i]), keep))
+    train = build_trainset(parts)
+    log.info("training set: %d rows, %d benchmarks, stable_only=%s", len(train), len(parts),
+             bool(phases))
+    write_parquet(train, out, metadata={"benchmarks": list(benchmarks),
+                                        "stable_only": bool(phases),
+                                        "features": feature_columns(train)})
+    plots.ratio_distribution(train, Path(figure))
+
+
+def train_files(trainset: str, model_out: str, card_out: str, settings: KnnSettings) -> None:
+    """Rule ``model_train``: fit the KNN model on every training benchmark
+    (:func:`perfcast.model.knn.fit`); write it (joblib: the pipeline, its features and the
+    library versions) and its model card (JSON, :func:`perfcast.model.knn.model_card`)."""
+    train = read_parquet(trainset)
+    features = feature_columns(train)
+    search = fit(train, features, settings)
+    card = model_card(search, features, train, settings)
+    card["stable_only"] = parquet_metadata(trainset).get("stable_only", False)
+    log.info("best %s, CV MAE %.4f", card["best_params"], card["cv_mae"])
+    with atomic_path(model_out) as tmp:
+        joblib.dump({"model": search.best_estimator_, "features": features,
+                     "versions": card["versions"]}, tmp)
+    write_json(card, card_out)
+
+
+def evaluate_files(trainset: str, old: Sequence[str], new: Sequence[str], out: str, csv: str,
+                   md: str, figure: str, settings: KnnSettings, *, benchmarks: Sequence[str],
+                   clock_new_ghz: float | None, simulated: bool,
+                   phases: Sequence[str] | None = None,
+                   stable_not_run: str | None = None) -> None:
+    """Rule ``model_evaluate``: leave-one-benchmark-out on all intervals
+    (:func:`perfcast.model.knn.evaluate_lobo`), and on stable ones when phases are given.
+
+    Parameters
+    ----------
+    trainset : the training set.
+    old, new : per benchmark (same order as ``benchmarks``), its old and new run's table.
+    out, csv, md, figure : the evaluation as Parquet, CSV, Markdown and a figure.
+    settings : the model's settings.
+    benchmarks : the training benchmarks.
+    clock_new_ghz : the new generation's clock (runtime errors; None: cycles only).
+    simulated : the data are simulated (said at the top of the Markdown).
+    phases : per benchmark, the warmup stage's phase labels of its old run: the evaluation is
+        repeated on the stable intervals (``training_rows = stable``).
+    stable_not_run : without ``phases``, why the stable-interval evaluation was not run; said in
+        the Markdown and the log.
+    """
+    train = read_parquet(trainset)
+    features = feature_columns(train)
+    co = {b: read_counters(p) for b, p in zip(benchmarks, old, strict=True)}
+    cn = {b: read_counters(p) for b, p in zip(benchmarks, new, strict=True)}
+    results = [evaluate_lobo(train, co, cn, features, settings, clock_new_ghz, label="all")]
+    if phases:
+        keep = {b: stable_intervals(p) for b, p in zip(benchmarks, phases, strict=True)}
+        stable = keep_intervals(train, keep)
+        results.append(evaluate_lobo(stable, co, cn, features, settings, clock_new_ghz,
+                                     label="stable"))
+    elif stable_not_run:
+        log.warning("stable-interval evaluation not run: %s", stable_not_run)
+    ev = pd.concat(results, ignore_index=True)
+    write_parquet(ev, out, metadata={"simulated": simulated})
+    write_csv(ev, csv)
+    write_text(evaluation_markdown(ev, simulated, None if phases else stable_not_run), md)
+    plots.predicted_vs_measured(ev, Path(figure))
+
+
+def evaluation_markdown(ev: pd.DataFrame, simulated: bool,
+                        stable_not_run: str | None = None) -> str:
+    """The per-benchmark table and the medians of each ``training_rows`` block, as Markdown;
+    first a line saying the data are simulated, and why the stable-interval evaluation was not
+    run (``stable_not_run``), when so."""
+    lines = []
+    if simulated:
+        lines.append("**Simulated data** (two synthetic CPU generations; see "
+                     "docs/methods/counters.md).\n")
+    if stable_not_run:
+        lines.append(f"**Stable-interval evaluation not run**: {stable_not_run}.\n")
+    for label, g in ev.groupby("training_rows", sort=True):
+        lines.append(f"### Leave-one-benchmark-out, training on {label} intervals\n")
+        cols = ["benchmark", "n_neighbors", "weights", "cycles_error_pct",
+                "baseline_cycles_error_pct", "row_r2"]
+        if "runtime_error_pct" in g:
+            cols.insert(4, "runtime_error_pct")
+        lines.append("| " + " | ".join(cols) + " |")
+        lines.append("|" + "---|" * len(cols))
+        for _, r in g.iterrows():
+            cells = [f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c]) for c in cols]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+        lines.append(f"Median |error| of total cycles: **{g['cycles_error_pct'].abs().median():.2f}"
+                     f"%** (constant-ratio baseline: "
+                     f"{g['baseline_cycles_error_pct'].abs().median():.2f}%).\n")
+    return "\n".join(lines)
+
+
+def load_model(path: str | Path) -> dict:
+    """A model written by :func:`train_files`: ``{"model", "features", "versions"}``.
+
+    Raises
+    ------
+    InputError
+        naming the file: unreadable, or not a perfcast model.
+    """
+    try:
+        bundle = joblib.load(path)
+    except Exception as exc:  # joblib raises many kinds on a corrupt file
+        raise InputError(path, f"not a perfcast model file: {exc}") from exc
+    if not isinstance(bundle, dict) or "model" not in bundle or "features" not in bundle:
+        raise InputError(path, "not a perfcast model file", expected="knn.joblib from train")
+    return bundle
+
+
+def predict_files(model: str, counters: str, out: str, summary: str, *, benchmark: str,
+                  clock_new_ghz: float | None) -> dict[str, Any]:
+    """Rule ``model_predict`` (and ``perfcast predict``): the new generation's IPC, cycles and
+    runtime of a benchmark measured on the old generation only
+    (:func:`perfcast.model.knn.predict_run`).
+
+    Parameters
+    ----------
+    model : the trained model (:func:`load_model`).
+    counters : the benchmark's old-generation table.
+    out : the per-interval prediction (Parquet; the summary as its metadata).
+    summary : the summary (JSON): totals and means, predicted and measured.
+    benchmark : the benchmark's name (in the summary).
+    clock_new_ghz : the new generation's clock (adds the predicted runtime; None: cycles only).
+
+    Returns
+    -------
+    dict
+        the summary written.
+
+    Raises
+    ------
+    InputError
+        an unreadable model or table, or a table without the model's counters.
+    """
+    bundle = load_model(model)
+    table = read_counters(counters)
+    missing = [f for f in bundle["features"] if f not in table.columns]
+    if missing:
+        raise InputError(counters, f"lacks the model's counters {missing}",
+                         expected="the events the model was trained on")
+    pred = predict_run(bundle["model"], table, bundle["features"], clock_new_ghz)
+    total_cycles = float(pred["cycles_new_pred"].sum())
+    info = {
+        "benchmark": benchmark,
+        "intervals": int(len(pred)),
+        "imputed_intervals": int(pred["imputed"].sum()),
+        "old_total_cycles": float(table["cycles"].sum()),
+        "old_runtime_s": float(table["duration_s"].sum()),
+        "predicted_new_total_cycles": total_cycles,
+        "predicted_mean_ipc_new": float(pred["instructions"].sum() / total_cycles),
+        "measured_mean_ipc_old": float(table["instructions"].sum() / table["cycles"].sum()),
+        "clock_new_ghz": clock_new_ghz,
+        "simulated": parquet_metadata(counters).get("simulated", False),
+    }
+    if clock_new_ghz:
+        info["predicted_new_runtime_s"] = total_cycles / (clock_new_ghz * 1e9)
+    write_parquet(pred, out, metadata=info)
+    write_json(info, summary)
+    return info

@@ -1,0 +1,50 @@
+"""Settings of the alignment and model stages, from the validated ``align`` and ``model`` config
+sections.
+
+Frozen dataclasses without defaults: every default lives in the schema
+(``workflow/schemas/align.schema.yaml``, ``model.schema.yaml``), which
+:func:`perfcast.settings.validate` applies before :func:`perfcast.settings.build` (or
+:func:`perfcast.settings.from_section`, the command line's way) makes these objects. Fields are
+keys of the section.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AlignSettings:
+    """The ``align`` section: how an old and a new run of a benchmark are aligned.
+
+    Attributes
+    ----------
+    method : ``exact`` (the DTW optimum in O(n + m)) or ``dtw`` (tslearn's ``dtw_path``).
+    sakoe_chiba_radius : ``dtw`` only: the Sakoe-Chiba band radius in intervals (None: full DTW).
+    """
+
+    method: str
+    sakoe_chiba_radius: int | None
+
+
+@dataclass(frozen=True)
+class KnnSettings:
+    """The keys of the ``model`` section the KNN model uses (train and evaluate).
+
+    ``model.enabled`` and ``model.stable_only`` decide which jobs and inputs exist, not how the
+    model is fitted, so they are not here (a change of them reruns nothing by itself).
+
+    Attributes
+    ----------
+    n_neighbors : the grid of k.
+    weights : the grid of ``KNeighborsRegressor`` weights (``uniform``, ``distance``).
+    cv_folds : GroupKFold splits on benchmark for the grid search.
+    log1p : log1p-transform the PKI features before scaling.
+    max_rows_per_benchmark : evenly thin each benchmark's rows to at most this many (None: all).
+    """
+
+    n_neighbors: tuple[int, ...]
+    weights: tuple[str, ...]
+    cv_folds: int
+    log1p: bool
+    max_rows_per_benchmark: int | None

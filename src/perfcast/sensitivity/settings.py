@@ -1,0 +1,213 @@
+"""Settings of the sensitivity stage: the ``sensitivity:`` config section as frozen dataclasses.
+
+Each field is a key of the section as ``workflow/schemas/sensitivity.schema.yaml`` defines it,
+with no default of its own: the schema fills every default (:func:`perfcast.settings.validate`)
+and :func:`perfcast.settings.build` constructs these classes from the validated mapping. A rule
+gets the part its jobs depend on as one ``params:`` entry:
+
+- ``sensitivity_profile``: :class:`ProfileSettings`, the section without the program list and
+  the replay evaluation's keys, with the one program of the job (so that a change to another
+  program reruns only that program's profile);
+- ``sensitivity_replay_eval``: :class:`EvaluationSettings`; ``sensitivity_replay_figures``:
+  :class:`FigureSettings`; ``sensitivity_arcp_fetch``: :class:`SourceSettings`.
+
+The method is that of L. Wang, D. Qian, Z. Luan, G. Wei, R. Wang, H. Yang, "Speeding up profiling
+program's runtime characteristics for workload consolidation", PLoS ONE 12(4): e0175861, 2017
+(docs/methods/sensitivity.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from perfcast.program import check_placeholders
+from perfcast.sensitivity.programs import ProfiledProgram
+
+#: placeholders a profiled program's command may use besides ``{python}``
+PLACEHOLDERS = ("work", "seed")
+
+
+@dataclass(frozen=True)
+class Range:
+    """The levels of one dimension (``sensitivity.dimensions.<name>``): ``lower`` to ``upper``
+    in steps of ``step``."""
+
+    lower: float
+    upper: float
+    step: float
+
+
+@dataclass(frozen=True)
+class CgroupSettings:
+    """``sensitivity.cgroup``: where the per-run control groups go, which disk they throttle,
+    and what happens on a host that cannot restrict a run (``if_unavailable``)."""
+
+    version: str
+    parent: str
+    prefix: str
+    target_path: str
+    if_unavailable: str
+    device: str | None
+    cpus: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class NetworkSettings:
+    """``sensitivity.network``: the interface a ``network_mbit`` dimension shapes and how."""
+
+    interface: str | None
+    mode: str
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    """``sensitivity.replay.source``: the paper's ``raw data.zip`` (``url``, ``sha256``), or a
+    local copy of it (``zip``), or an already converted table (``table``)."""
+
+    url: str
+    sha256: str
+    zip: str | None
+    table: str | None
+
+
+@dataclass(frozen=True)
+class GridSettings:
+    """How the measurement table's rows become grids, and their ceilings (keys ``ceiling``,
+    ``peaks`` and ``layouts`` of ``sensitivity.replay``): what backend ``replay`` and the
+    replay evaluation share."""
+
+    ceiling: str
+    peaks: Mapping[str, Mapping[str, float]]
+    layouts: Mapping[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class EvaluationSettings(GridSettings):
+    """What the replay evaluation depends on: :class:`GridSettings`, the keys ``epsilons``,
+    ``programs`` (empty: every program of the table) and ``lhs_repeats`` of
+    ``sensitivity.replay``, and the top-level ``seed``."""
+
+    epsilons: tuple[float, ...]
+    programs: tuple[str, ...]
+    lhs_repeats: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class FigureSettings:
+    """What the replay evaluation's figures depend on (``sensitivity.replay``)."""
+
+    figure_epsilon: float
+    surfaces: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """``sensitivity.replay``: the replay evaluation on the paper's measurements, and the data
+    of backend ``replay``."""
+
+    enabled: bool
+    source: SourceSettings
+    epsilons: tuple[float, ...]
+    programs: tuple[str, ...]
+    ceiling: str
+    peaks: Mapping[str, Mapping[str, float]]
+    layouts: Mapping[str, Mapping[str, Any]]
+    lhs_repeats: int
+    figure_epsilon: float
+    surfaces: tuple[str, ...]
+
+    def grids(self) -> GridSettings:
+        """The part backend ``replay`` uses."""
+        return GridSettings(ceiling=self.ceiling, peaks=self.peaks, layouts=self.layouts)
+
+    def evaluation(self, seed: int) -> EvaluationSettings:
+        """The part the replay evaluation uses, with the workflow's ``seed``."""
+        return EvaluationSettings(ceiling=self.ceiling, peaks=self.peaks, layouts=self.layouts,
+                                  epsilons=self.epsilons, programs=self.programs,
+                                  lhs_repeats=self.lhs_repeats, seed=seed)
+
+    def figures(self) -> FigureSettings:
+        """The part the replay evaluation's figures use."""
+        return FigureSettings(figure_epsilon=self.figure_epsilon, surfaces=self.surfaces)
+
+
+@dataclass(frozen=True)
+class ProfileSettings:
+    """Everything one program's profile depends on.
+
+    The keys of the ``sensitivity`` section that a profiling campaign uses, ``program`` (the
+    job's program, resolved against the top-level ``programs:`` map), ``replay`` (the
+    :class:`GridSettings` with backend ``replay``; null with backend ``cgroup``) and the
+    workflow's ``seed`` (Latin hypercube levels; the ``{seed}`` placeholder).
+    """
+
+    program: ProfiledProgram
+    backend: str
+    epsilon: float
+    sampling: str
+    compare: tuple[str, ...]
+    spare_cores: float
+    repeats: int
+    baseline_repeats: int
+    timeout_s: float
+    monitor_interval_s: float
+    dimensions: Mapping[str, Range]
+    cgroup: CgroupSettings
+    network: NetworkSettings
+    replay: GridSettings | None
+    seed: int
+
+
+@dataclass(frozen=True)
+class SensitivitySettings:
+    """The ``sensitivity`` section. ``programs`` holds the stage's entries as the config gives
+    them; :meth:`profile` resolves one of them."""
+
+    enabled: bool
+    backend: str
+    epsilon: float
+    sampling: str
+    compare: tuple[str, ...]
+    spare_cores: float
+    repeats: int
+    baseline_repeats: int
+    timeout_s: float
+    monitor_interval_s: float
+    dimensions: Mapping[str, Range]
+    programs: Mapping[str, Mapping[str, Any]]
+    cgroup: CgroupSettings
+    network: NetworkSettings
+    replay: ReplaySettings
+
+    def profile(self, name: str, programs: Mapping[str, Mapping[str, Any]] | None,
+                seed: int) -> ProfileSettings:
+        """The settings of program ``name``'s profile.
+
+        Parameters
+        ----------
+        name : a key of ``sensitivity.programs``.
+        programs : the top-level ``programs:`` map the entry may refer to.
+        seed : the workflow's seed.
+
+        Raises
+        ------
+        InputError
+            the entry refers to a program that is not in ``programs``, has no command, or its
+            command uses a placeholder other than ``{python}``, ``{work}`` and ``{seed}``.
+        """
+        program = ProfiledProgram.from_config(name, self.programs[name], programs)
+        check_placeholders(program.program.command, PLACEHOLDERS,
+                           where=f"sensitivity program {name!r}")
+        for key, value in program.program.env.items():
+            check_placeholders(value, PLACEHOLDERS, where=f"sensitivity program {name!r}, "
+                               f"env {key}")
+        return ProfileSettings(
+            program=program, backend=self.backend, epsilon=self.epsilon,
+            sampling=self.sampling, compare=self.compare, spare_cores=self.spare_cores,
+            repeats=self.repeats, baseline_repeats=self.baseline_repeats,
+            timeout_s=self.timeout_s, monitor_interval_s=self.monitor_interval_s,
+            dimensions=self.dimensions, cgroup=self.cgroup, network=self.network,
+            replay=self.replay.grids() if self.backend == "replay" else None, seed=seed)

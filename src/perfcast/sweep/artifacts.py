@@ -1,0 +1,103 @@
+"""Our paper artifacts of the sweep stage: the model table (as ARPE's Table 2) and a figure.
+
+ARPE: https://github.com/martinamaggio/arpe (its paper's Table 2 lists each model's MSE and R^2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from perfcast.plotting import PALETTE, new_figure, save_figure
+from perfcast.sweep.table import ok_rows
+
+TABLE_COLUMNS = ["campaign", "effect", "model", "order", "form", "n", "n_terms", "mse", "r2",
+                 "adj_r2", "cv_rmse", "order_by_training_error", "best"]
+
+
+def model_table(models: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Every chosen candidate of every campaign's effects (a polynomial at its CV order), with
+    training MSE, R^2, adjusted R^2 and CV RMSE; ``best`` marks the lowest CV error."""
+    rows = []
+    for campaign, df in sorted(models.items()):
+        if df.empty:
+            continue
+        sub = df[df["chosen"]].copy()
+        sub.insert(0, "campaign", campaign)
+        rows.append(sub)
+    if not rows:
+        return pd.DataFrame(columns=TABLE_COLUMNS)
+    tab = pd.concat(rows, ignore_index=True)
+    if "order_by_training_error" not in tab.columns:
+        tab["order_by_training_error"] = np.nan
+    return tab[[c for c in TABLE_COLUMNS if c in tab.columns]].reset_index(drop=True)
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, bool | np.bool_):
+        return "**yes**" if v else ""
+    if isinstance(v, float | np.floating):
+        return "" if not np.isfinite(v) else f"{v:.4g}"
+    return "" if v is None else str(v)
+
+
+def markdown(tab: pd.DataFrame) -> str:
+    """A GitHub Markdown table of ``tab`` (4 significant digits)."""
+    head = "| " + " | ".join(tab.columns) + " |"
+    sep = "|" + "|".join("---" for _ in tab.columns) + "|"
+    body = ["| " + " | ".join(_fmt(v) for v in row) + " |"
+            for row in tab.itertuples(index=False)]
+    return "\n".join([head, sep, *body]) + "\n"
+
+
+def plot_predictions(
+        frames: Mapping[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]],
+        path: str | Path) -> None:
+    """Per campaign (first effect): measured runs (dots) and the best model's prediction with
+    its prediction interval at every configuration (line, band) and at the config's new
+    points (stars), against the first parameter, one colour per value of the others."""
+    names = sorted(frames)[:4] or ["(none)"]
+    fig, axes = new_figure(1, len(names), figsize=(4.6 * len(names), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], names, strict=True):
+        if name not in frames or frames[name][1].empty:
+            ax.text(0.5, 0.5, "no model", ha="center", va="center")
+            ax.set_title(name)
+            continue
+        models, preds, runs, parameters = frames[name]
+        effect = preds["effect"].iloc[0]
+        y = models.loc[models["effect"] == effect, "y"].iloc[0]
+        p = preds[(preds["effect"] == effect) & (preds["source"] == "measured")]
+        params = [c for c in parameters if c in p.columns]
+        if not params:
+            continue
+        xcol, others = params[0], params[1:]
+        ok = ok_rows(runs)
+        groups = p.groupby(others, sort=True) if others else [((), p)]
+        for k, (key, g) in enumerate(groups):
+            color = PALETTE[k % len(PALETTE)]
+            key = key if isinstance(key, tuple) else (key,)
+            label = ", ".join(f"{o}={v}" for o, v in zip(others, key, strict=True)) or y
+            g = g.sort_values(xcol)
+            ax.plot(g[xcol], g["mean"], color=color, label=label)
+            ax.fill_between(g[xcol], g["obs_ci_lower"], g["obs_ci_upper"], color=color,
+                            alpha=0.15, linewidth=0)
+            m = ok
+            for o, v in zip(others, key, strict=True):
+                m = m[m[o] == v]
+            ax.scatter(m[xcol], m[y], s=12, color=color)
+            new = preds[(preds["effect"] == effect) & (preds["source"] == "predict")]
+            for o, v in zip(others, key, strict=True):
+                new = new[new[o] == v]
+            if len(new):
+                ax.errorbar(new[xcol], new["mean"], fmt="*", markersize=10, color=color,
+                            yerr=[new["mean"] - new["obs_ci_lower"],
+                                  new["obs_ci_upper"] - new["mean"]], capsize=3)
+        ax.set_xlabel(xcol)
+        ax.set_ylabel(y)
+        ax.set_title(f"{name}: {preds['model'].iloc[0]}")
+        ax.legend(fontsize=7)
+    save_figure(fig, path)
+

@@ -1,0 +1,241 @@
+"""Simulator, post-processing (joins, PKI), the collect settings, and the real perf backend."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from perfcast.counters.collect import check_perf_events, collect_perf, collect_simulated
+from perfcast.counters.events import BaseEvents, check_unique, make_groups
+from perfcast.counters.perfcsv import format_perf_csv, parse_perf_csv, to_wide
+from perfcast.counters.postprocess import postprocess
+from perfcast.counters.settings import CollectSettings, collect_settings
+from perfcast.counters.simulate import (
+    GENERATIONS,
+    SIM_EVENTS,
+    benchmark_phases,
+    phase_cpi,
+    simulate_group_csv,
+)
+from perfcast.errors import HostCapabilityError, InputError
+from perfcast.settings import as_params, build, validate
+
+BASE = BaseEvents("instructions", "cycles")
+#: the simulator's settings of the default config (counters.simulate)
+SIM = {"noise": 0.05, "jitter": 0.02}
+
+
+def test_duplicate_spellings_refused_and_groups_carry_base_events():
+    with pytest.raises(ValueError, match="L1I_CACHE_REFILL"):
+        check_unique(["l1i_cache_refill", "L1I_CACHE_REFILL"])
+    groups = make_groups(list(SIM_EVENTS), 5, BASE)
+    assert len(groups) == 5 and all(g[:2] == ["instructions", "cycles"] for g in groups)
+    flat = [e for g in groups for e in g[2:]]
+    assert sorted(flat) == sorted(SIM_EVENTS)
+
+
+def test_simulator_is_deterministic_and_perf_shaped(tmp_path):
+    ev = ["instructions", "cycles", "l1d_cache_refill", "br_mis_pred"]
+    kw = {"seed": 3, "interval_ms": 100, "clock_ghz": None, "scale": 0.1, "base": BASE.names,
+          **SIM}
+    a = simulate_group_csv("mcf", "old", 0, ev, **kw)
+    b = simulate_group_csv("mcf", "old", 0, ev, **kw)
+    c = simulate_group_csv("mcf", "old", 1, ev, **kw)
+    assert a == b and a != c
+    assert a.startswith("# started on") and "SIMULATED" in a.splitlines()[0]
+    f = tmp_path / "s.csv"
+    f.write_text(a)
+    wide = to_wide(parse_perf_csv(f), f, required=["instructions", "cycles"])
+    assert wide["duration_s"].iloc[-1] < 0.1  # partial last interval
+    total = sum(p.ginst for p in benchmark_phases("mcf", 3, 0.1)) * 1e9
+    assert wide["instructions"].sum() == pytest.approx(total, rel=1e-6)
+
+
+def test_new_generation_is_faster_on_every_phase():
+    for bench in ("mcf", "x264", "exchange2", "lbm"):
+        for ph in benchmark_phases(bench, 1, 1.0):
+            ratio = phase_cpi(ph, GENERATIONS["old"]) / phase_cpi(ph, GENERATIONS["new"])
+            assert 1.0 < ratio < 2.0
+
+
+def _write(path, times, counts):
+    path.write_text(format_perf_csv(np.asarray(times), {k: np.asarray(v, float)
+                                                        for k, v in counts.items()}))
+    return path
+
+
+def test_pki_and_ipc_known_answer(tmp_path):
+    g0 = _write(tmp_path / "g0.csv", [0.1, 0.2], {"instructions": [1000, 2000],
+                                                   "cycles": [500, 4000], "a": [10, 40]})
+    g1 = _write(tmp_path / "g1.csv", [0.1, 0.2], {"instructions": [1000, 2000],
+                                                   "cycles": [500, 4000], "b": [3, 8]})
+    for join in ("instructions", "row"):
+        t = postprocess([g0, g1], ["a", "b"], BASE, join)
+        np.testing.assert_allclose(t["ipc"], [2.0, 0.5])
+        np.testing.assert_allclose(t["a_pki"], [10.0, 20.0])
+        np.testing.assert_allclose(t["b_pki"], [3.0, 4.0])
+        np.testing.assert_allclose(t["instructions_cumulative_sum"], [1000, 3000])
+
+
+def test_instruction_axis_join_follows_the_program_not_the_clock(tmp_path):
+    """Group 1 ran slower (3 intervals for the same work): rows differ, instructions agree."""
+    g0 = _write(tmp_path / "g0.csv", [0.1, 0.2], {"instructions": [100, 100],
+                                                   "cycles": [100, 100], "a": [10, 30]})
+    g1 = _write(tmp_path / "g1.csv", [0.1, 0.2, 0.3], {"instructions": [50, 50, 100],
+                                                        "cycles": [100, 100, 100],
+                                                        "b": [5, 5, 60]})
+    t = postprocess([g0, g1], ["a", "b"], BASE, "instructions")
+    np.testing.assert_allclose(t["b_pki"], [100.0, 600.0])  # 10 of 100, 60 of 100
+    assert t["b_pki"].mul(t["instructions"]).sum() / 1000 == pytest.approx(70)  # conserved
+    r = postprocess([g0, g1], ["a", "b"], BASE, "row")
+    np.testing.assert_allclose(r["b_pki"], [100.0, 100.0])  # the row join of Patkar's method
+    assert len(r) == 2
+
+
+def test_not_counted_interval_stays_nan_never_zero(tmp_path):
+    g0 = _write(tmp_path / "g0.csv", [0.1, 0.2, 0.3], {"instructions": [100] * 3,
+                                                        "cycles": [100] * 3, "a": [1, 2, 3]})
+    g1 = tmp_path / "g1.csv"
+    g1.write_text("\n".join([
+        "0.1,100,,instructions,1,100.00,,", "0.1,100,,cycles,1,100.00,,", "0.1,4,,b,1,100.00,,",
+        "0.2,100,,instructions,1,100.00,,", "0.2,100,,cycles,1,100.00,,",
+        "0.2,<not counted>,,b,1,0.00,,",
+        "0.3,100,,instructions,1,100.00,,", "0.3,100,,cycles,1,100.00,,", "0.3,6,,b,1,100.00,,",
+    ]) + "\n")
+    t = postprocess([g0, g1], ["a", "b"], BASE, "instructions")
+    assert np.isnan(t["b_pki"].iloc[1]) and t["b_pki"].iloc[0] == pytest.approx(40)
+    assert t["pct_running_min"].iloc[1] == 0.0
+
+
+def test_missing_event_and_zero_instructions_are_named(tmp_path):
+    g0 = _write(tmp_path / "g0.csv", [0.1, 0.2], {"instructions": [100, 100],
+                                                   "cycles": [100, 100], "a": [1, 2]})
+    with pytest.raises(InputError, match=r"no group run counted \['b'\]"):
+        postprocess([g0], ["a", "b"], BASE, "instructions")
+    g2 = _write(tmp_path / "g2.csv", [0.1, 0.2, 0.3], {"instructions": [100, 0, 100],
+                                                        "cycles": [100, 100, 100], "a": [1, 2, 3]})
+    with pytest.raises(InputError, match="instructions is missing or zero in interval 1"):
+        postprocess([g2], ["a"], BASE, "instructions")
+
+
+def test_simulated_group_runs_join_into_consistent_pki(tmp_path):
+    groups = make_groups(list(SIM_EVENTS), 5, BASE)
+    files = []
+    for k, g in enumerate(groups):
+        f = tmp_path / f"g{k}.csv"
+        collect_simulated("gcc", "old", k, g, f, seed=5, interval_ms=100, base=BASE.names,
+                          clock_ghz=None, scale=0.2, **SIM)
+        files.append(f)
+    t = postprocess(files, list(SIM_EVENTS), BASE, "instructions")
+    assert not t.isna().any().any()
+    # the simulator's identities survive the join: l2d_cache = l1d refills + l1i refills
+    ratio = t["l2d_cache_pki"] / (t["l1d_cache_refill_pki"] + t["l1i_cache_refill_pki"])
+    assert ratio.median() == pytest.approx(1.0, abs=0.03)
+
+
+def _pmu_available() -> bool:
+    out = subprocess.run(["perf", "stat", "-x,", "-e", "instructions", "true"],
+                         capture_output=True, text=True)
+    return out.returncode == 0 and "<not supported>" not in out.stderr
+
+
+def test_perf_backend_checks_the_host_for_hardware_events():
+    if _pmu_available():
+        check_perf_events(["instructions", "cycles"], "perf")
+    else:
+        with pytest.raises(HostCapabilityError, match="no hardware PMU"):
+            check_perf_events(["instructions", "cycles"], "perf")
+
+
+def test_perf_backend_multi_group_real_run(tmp_path):
+    """Real perf, two groups, software events in the base roles (this VM has no PMU)."""
+    base = BaseEvents("task-clock", "cpu-clock")
+    groups = make_groups(["page-faults", "context-switches", "minor-faults"], 2, base)
+    assert len(groups) == 2
+    prog = (f"{sys.executable} -c \"import time\nt=time.time()\nx=[]\n"
+            f"while time.time()-t<0.5: x.append(bytearray(4096))\"")
+    files = []
+    for k, g in enumerate(groups):
+        f = tmp_path / f"group{k}.csv"
+        collect_perf(prog, g, f, interval_ms=100, perf="perf")
+        files.append(f)
+    t = postprocess(files, ["page-faults", "context-switches", "minor-faults"], base,
+                    "instructions")
+    assert len(t) >= 5 and t["time"].iloc[-1] >= 0.5
+    assert (t["page-faults_pki"] >= 0).all() and t["page-faults_pki"].sum() > 0
+    # page faults of this program are minor faults, counted in two separate runs
+    assert t["page-faults_pki"].sum() == pytest.approx(t["minor-faults_pki"].sum(), rel=0.35)
+    # task-clock and cpu-clock both count this task's time on a CPU
+    np.testing.assert_allclose(np.median(t["ipc"]), 1.0, atol=0.1)
+
+
+# --- the settings of one collect job ------------------------------------------------------------
+
+
+def _counters(**over):
+    """A validated counters section (every default filled, as the workflow has it)."""
+    section = {"generations": {"old": "g2", "new": "g3"}, "clock_ghz": {"g2": 2.5, "g3": 2.6},
+               "events": ["a", "b"], "benchmarks": ["spin"], **over}
+    return validate(section, "counters")
+
+
+def test_perf_backend_renders_a_python_program_with_literal_braces():
+    """A ``{python} -m ...`` program: ``{python}`` is this interpreter (quoted), ``{work}`` the
+    program's work, ``awk '{print $1}'`` and ``${HOME}`` stay literal, ``{{x}}`` is ``{x}``."""
+    programs = {"spin": {"command": "{python} -m perfcast.workloads.cpuhash --mb {work} | "
+                                    "awk '{print $1}' > ${HOME}/{{x}}.txt",
+                         "work": 8, "env": {"OUT": "{work}MB"}}}
+    s = collect_settings(_counters(backend="perf"), generation="g2", benchmark="spin",
+                         events=["instructions", "cycles", "a"], programs=programs, seed=1)
+    assert s.perf.command == (f"{shlex.quote(sys.executable)} -m perfcast.workloads.cpuhash "
+                              "--mb 8 | awk '{print $1}' > ${HOME}/{x}.txt")
+    assert s.perf.env == {"OUT": "8MB"}
+    assert (s.perf.binary, s.perf.timeout_s) == ("perf", 3600)
+    assert s.simulated is None and s.events == ("instructions", "cycles", "a")
+
+
+def test_perf_backend_program_named_by_perf_programs_and_errors_named():
+    programs = {"busy": {"command": "sleep {work}"}}
+    with pytest.raises(InputError, match=r"\{work\}"):  # a placeholder without a value
+        collect_settings(_counters(backend="perf", perf={"programs": {"spin": "busy"}}),
+                         generation="g2", benchmark="spin", events=["a"], programs=programs,
+                         seed=1)
+    with pytest.raises(InputError, match="'spin'.*not in the top-level programs"):
+        collect_settings(_counters(backend="perf"), generation="g2", benchmark="spin",
+                         events=["a"], programs=programs, seed=1)
+
+
+def test_simulated_run_depends_on_its_own_generation_only():
+    """The settings of a g2 run do not change with g3's clock (rerun granularity)."""
+    kw = {"benchmark": "spin", "events": ["instructions", "cycles", "a"], "programs": {},
+          "seed": 7}
+    g2 = collect_settings(_counters(), generation="g2", **kw)
+    g3 = collect_settings(_counters(), generation="g3", **kw)
+    faster = collect_settings(_counters(clock_ghz={"g2": 2.5, "g3": 3.0}), generation="g2", **kw)
+    assert as_params(g2) == as_params(faster)
+    assert (g2.simulated.role, g2.simulated.clock_ghz) == ("old", 2.5)
+    assert (g3.simulated.role, g3.simulated.clock_ghz) == ("new", 2.6)
+    assert g2.perf is None and g2.simulated.simulate.scale == 1.0
+    # the rule passes the plain dict; the script rebuilds the same object
+    assert build(CollectSettings, as_params(g2)) == g2
+
+
+def test_cli_postprocess_writes_the_rules_metadata_and_checks_flags_by_the_schema(tmp_path,
+                                                                                  capsys):
+    from perfcast.cli import main
+    from perfcast.io import parquet_metadata
+
+    g0 = _write(tmp_path / "g0.csv", [0.1, 0.2], {"instructions": [1000, 2000],
+                                                   "cycles": [500, 4000], "a": [10, 40]})
+    out = tmp_path / "t.parquet"
+    assert main(["postprocess", str(g0), "--events", "a", "-o", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"intervals": 2, "output": str(out)}
+    # the rule's function wrote it: join from the schema's default, groups counted
+    assert parquet_metadata(out) == {"join": "instructions", "groups": 1}
+    assert main(["postprocess", str(g0), "--events", "a;b", "-o", str(out)]) == 2
+    assert "counters_postprocess: events.0: 'a;b' does not match" in capsys.readouterr().err

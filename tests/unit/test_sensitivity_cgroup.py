@@ -1,0 +1,457 @@
+"""Sensitivity stage, the real cgroup backend: real processes in real control groups (root).
+
+Limits are checked by what the kernel makes the process see or do (its CPU affinity, CPU time
+per wall second, bytes per second through the throttled disk or shaped link, the OOM kill), so
+the assertions hold on a machine busy with other work. The network test builds its own veth pair
+into a private network namespace and removes it afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+
+from perfcast.errors import HostCapabilityError, InputError
+from perfcast.process import run_measured
+from perfcast.sensitivity import netshape
+from perfcast.sensitivity.backends import CgroupBackend
+from perfcast.sensitivity.cgroups import (
+    Limits,
+    fresh_cgroup,
+    make_cgroup,
+    own_cgroup,
+    v1_mounts,
+    v2_mount,
+)
+from perfcast.sensitivity.devices import block_device
+from perfcast.sensitivity.monitor import UsageMonitor
+from perfcast.sensitivity.profile import profile
+from perfcast.sensitivity.settings import ProfileSettings, SensitivitySettings
+from perfcast.settings import from_section
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need root")
+
+PY = sys.executable
+MIB = 1024 * 1024
+
+
+def _settings(name: str, command: str, dims: dict, *, metric: dict | None = None,
+              **section) -> ProfileSettings:
+    """Program ``name``'s profile settings through the schema, as the workflow builds them."""
+    entry = {"command": command} | ({"metric": metric} if metric else {})
+    sens = from_section(SensitivitySettings,
+                        {"dimensions": dims, "programs": {name: entry}, **section}, "sensitivity")
+    return sens.profile(name, {}, seed=0)
+
+
+def _prefix() -> str:
+    return f"pctest-{uuid.uuid4().hex[:8]}"
+
+
+def _leftovers(prefix: str) -> list[Path]:
+    """Groups named ``prefix*`` still present in any hierarchy."""
+    found = []
+    for ctrl, mnt in v1_mounts().items():
+        base = Path(mnt) / own_cgroup(ctrl).lstrip("/")
+        found += list(base.glob(f"{prefix}*"))
+    m2 = v2_mount()
+    if m2:
+        found += list(Path(m2).glob(f"**/{prefix}*"))
+    return found
+
+
+def _v1_ready(*ctrls: str) -> bool:
+    return all(c in v1_mounts() for c in ctrls)
+
+
+# --------------------------------------------------------------------------- limits, for real
+
+
+def test_oom_killed_run_is_a_failed_run_not_a_crash():
+    prefix = _prefix()
+    be = CgroupBackend(_settings("memstream",
+                                 "{python} -m perfcast.workloads.memstream --mb 64 --passes 2",
+                                 {"memory_mb": {"lower": 48, "upper": 192, "step": 144}},
+                                 cgroup={"prefix": prefix}, timeout_s=60))
+    low = be.run({"memory_mb": 48.0})
+    assert not low.ok
+    assert low.reason.startswith("killed by the memory limit (48 MiB; oom_kill=")
+    assert low.returncode in (-9, 137)  # SIGKILL, directly or as the shell reports it
+    high = be.run({"memory_mb": 192.0})
+    assert high.ok and high.performance > 0
+    assert high.memory_peak_bytes is None or high.memory_peak_bytes <= 192 * MIB
+    assert _leftovers(prefix) == []
+
+
+def test_cpuset_pins_the_program_to_the_chosen_cpus():
+    cpus = sorted(os.sched_getaffinity(0))
+    prefix = _prefix()
+    with fresh_cgroup(Limits(cpus=(cpus[-1],)), prefix=prefix) as cg:
+        r = run_measured([PY, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                         preexec_fn=cg.attach_self)
+    assert r.ok and r.stdout.strip() == f"[{cpus[-1]}]"
+    assert _leftovers(prefix) == []
+
+
+def test_cpu_quota_caps_cpu_time_per_wall_second():
+    prefix = _prefix()
+    with fresh_cgroup(Limits(cpu_quota_cores=0.25), prefix=prefix) as cg:
+        r = run_measured([PY, "-m", "perfcast.workloads.cpuhash", "--mb", "128", "--threads",
+                          "2"], preexec_fn=cg.attach_self)
+        d = cg.dirs["cpu"] if cg.version == "v1" else cg.dir
+        stat = dict(line.split() for line in (d / "cpu.stat").read_text().splitlines())
+    assert r.ok
+    assert r.cpu_utilisation <= 0.25 * 1.25 + 0.03  # two busy threads held to a quarter core
+    assert int(stat.get("nr_throttled", 0)) > 0
+    assert _leftovers(prefix) == []
+
+
+@pytest.mark.parametrize("direction", ["read", "write"])
+def test_disk_throttle_on_the_device_holding_the_path(tmp_path, direction):
+    dev = block_device(tmp_path)
+    blob = tmp_path / "blob"
+    blob.write_bytes(os.urandom(2 * MIB))
+    os.sync()
+    if direction == "read":
+        cmd = ["dd", f"if={blob}", "of=/dev/null", "bs=256k", "iflag=direct"]
+        lim = Limits(read_bps=2_000_000, device=dev)
+    else:
+        cmd = ["dd", "if=/dev/zero", f"of={tmp_path / 'out'}", "bs=256k", "count=8",
+               "oflag=direct"]
+        lim = Limits(write_bps=2_000_000, device=dev)
+    free = run_measured(cmd)
+    if not free.ok:
+        pytest.skip(f"direct I/O not supported under {tmp_path}: {free.stderr.strip()}")
+    with fresh_cgroup(lim, prefix=_prefix()) as cg:
+        r = run_measured(cmd, preexec_fn=cg.attach_self)
+    assert r.ok
+    assert 2 * MIB / r.wall_s <= 2_000_000 * 1.3  # the throttle holds
+    assert 2 * MIB / free.wall_s > 3 * 2_000_000  # and it is what slowed it down
+
+
+def test_block_device_of_a_path():
+    dev = block_device("/")
+    major, minor = dev.split(":")
+    assert int(major) > 0
+    node = Path("/sys/dev/block") / dev
+    assert node.exists() and not (node / "partition").exists()  # the whole disk
+    with pytest.raises(InputError, match="does not exist"):
+        block_device("/nonexistent/path/for/sure")
+
+
+# --------------------------------------------------------------------------- cleanup
+
+
+def test_group_removed_after_a_failed_run_and_escaped_processes_killed():
+    prefix = _prefix()
+    marker = f"{37 + uuid.uuid4().int % 1000 / 1000:.3f}"
+    with fresh_cgroup(Limits(memory_bytes=256 * MIB), prefix=prefix) as cg:
+        dirs = [f.parent for f in cg.procs_files]
+        # the sleeper leaves the run's session (run_measured's kill of the process group
+        # misses it) but not its cgroup
+        r = run_measured(f"setsid sleep {marker} </dev/null >/dev/null 2>&1 & sleep 0.3; exit 3",
+                         preexec_fn=cg.attach_self)
+        assert r.returncode == 3
+        time.sleep(0.1)
+        assert cg.procs_files[0].read_text().split()  # the sleeper escaped the session only
+    assert not any(d.exists() for d in dirs)
+    sleepers = [p for p in psutil.process_iter(["cmdline"])
+                if p.info["cmdline"] == ["sleep", marker]]
+    assert sleepers == []
+
+
+def test_group_removed_when_the_caller_raises():
+    prefix = _prefix()
+    with pytest.raises(RuntimeError, match="boom"):
+        with fresh_cgroup(Limits(cpu_quota_cores=1.0), prefix=prefix):
+            assert _leftovers(prefix)
+            raise RuntimeError("boom")
+    assert _leftovers(prefix) == []
+
+
+# --------------------------------------------------------------------------- clear refusals
+
+
+def test_not_root_names_the_control_file():
+    """A real unprivileged process (forked, setuid nobody) asks for a memory limit."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        msg = "no error"
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            make_cgroup(Limits(memory_bytes=64 * MIB), prefix="pctest")
+        except HostCapabilityError as exc:
+            msg = str(exc)
+        except BaseException as exc:  # noqa: BLE001 - report anything to the parent
+            msg = f"unexpected {exc!r}"
+        finally:
+            os.write(w, msg.encode())
+            os._exit(0)
+    os.close(w)
+    msg = os.read(r, 4096).decode()
+    os.waitpid(pid, 0)
+    assert "restricting a program needs root" in msg
+    assert "memory.limit_in_bytes" in msg or "memory.max" in msg
+
+
+def _as_nobody(fn) -> str:
+    """Run ``fn()`` in a forked child that dropped root (uid/gid nobody); its error or "ok"."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        msg = "ok"
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - report anything to the parent
+            msg = f"{type(exc).__name__}: {exc}"
+        finally:
+            os.write(w, msg.encode()[:4096])
+            os._exit(0)
+    os.close(w)
+    msg = os.read(r, 4096).decode()
+    os.waitpid(pid, 0)
+    return msg
+
+
+TINY_COMMAND = f"{PY} -c pass"
+TINY_METRIC = {"name": "wall_s", "source": "wall_time", "higher_is_better": False}
+
+
+TINY_DIMS = {"cpu_quota": {"lower": 0.5, "upper": 1.0, "step": 0.5},
+             "memory_mb": {"lower": 32, "upper": 64, "step": 32}}
+
+
+def test_probe_without_root_names_the_control_file():
+    """The probe a profile starts with, in a process that dropped root: no run is made."""
+    be = CgroupBackend(_settings("tiny", TINY_COMMAND, TINY_DIMS, metric=TINY_METRIC,
+                                 cgroup={"prefix": _prefix()}))
+    msg = _as_nobody(be.probe)
+    assert msg.startswith("HostCapabilityError") and "needs root" in msg, msg
+    assert "cpu.cfs_quota_us" in msg or "cpu.max" in msg or "memory" in msg
+    be.probe()  # as root it passes (and leaves nothing behind)
+    assert not _leftovers(be.settings.cgroup.prefix)
+
+
+@pytest.mark.parametrize("if_unavailable", ["report", "fail"])
+def test_host_without_the_controllers_is_reported_as_not_run(tmp_path, if_unavailable):
+    """Asking for cgroup v2 where its hierarchy lacks the controllers: the program is written
+    as not profiled with the reason (``report``, the default), or the job fails (``fail``)."""
+    import json
+
+    from perfcast.io import read_parquet
+    from perfcast.sensitivity.rules import profile_program, summarize
+
+    mnt = v2_mount()
+    if mnt is not None and "cpu" in (Path(mnt) / "cgroup.controllers").read_text().split():
+        pytest.skip("cgroup v2 with the cpu controller is mounted: nothing missing to ask for")
+    missing = "no cgroup v2 mounted" if mnt is None else "the cpu controller is not available"
+    settings = _settings("tiny", TINY_COMMAND, TINY_DIMS, metric=TINY_METRIC, epsilon=0.3,
+                         cgroup={"version": "v2", "if_unavailable": if_unavailable})
+    out = [tmp_path / "g.parquet", tmp_path / "r.parquet", tmp_path / "s.json"]
+    if if_unavailable == "fail":
+        with pytest.raises(HostCapabilityError, match=missing):
+            profile_program(settings, *out)
+        assert not any(p.exists() for p in out)
+        return
+    profile_program(settings, *out)
+    summary = json.loads(out[2].read_text())
+    assert summary["status"] == "not_run" and missing in summary["reason"]
+    assert "cpu" in summary["requires"] and "memory" in summary["requires"]
+    assert len(read_parquet(out[0])) == 0 and len(read_parquet(out[1])) == 0
+    table = summarize([out[2]], tmp_path / "t.parquet", tmp_path / "t.csv")
+    assert table.loc[0, "status"] == "not_run" and table.loc[0, "reason"] == summary["reason"]
+
+
+def test_missing_v1_controller_names_the_control_file():
+    if "net_cls" in v1_mounts():
+        pytest.skip("net_cls is mounted on this host")
+    with pytest.raises(HostCapabilityError,
+                       match=r"net_cls/net_cls\.classid: the net_cls controller is not mounted"):
+        make_cgroup(Limits(net_classid=0x10001), version="v1")
+
+
+def test_cgroup_v2_limits_or_a_clear_error():
+    mnt = v2_mount()
+    if mnt is None:
+        pytest.skip("no cgroup v2 hierarchy mounted")
+    available = (Path(mnt) / "cgroup.controllers").read_text().split()
+    prefix = _prefix()
+    parent = f"{prefix}-parent"
+    if {"memory", "cpu"} <= set(available):  # a real v2 host: the OOM path end to end
+        be = CgroupBackend(_settings("m", "{python} -m perfcast.workloads.memstream --mb 64",
+                                     {"memory_mb": {"lower": 48, "upper": 48, "step": 1}},
+                                     cgroup={"version": "v2", "parent": parent,
+                                             "prefix": prefix}))
+        out = be.run({"memory_mb": 48.0})
+        assert not out.ok and "killed by the memory limit" in out.reason
+    else:  # this host: controllers bound to v1, the unified tree has none of them
+        with pytest.raises(HostCapabilityError, match=r"memory\.max: the memory controller is "
+                           r"not available \(cgroup v2: .*cgroup\.controllers lists"):
+            with fresh_cgroup(Limits(memory_bytes=64 * MIB), version="v2", parent=parent,
+                              prefix=prefix):
+                pass
+    assert not (Path(mnt) / parent).exists()
+
+
+# --------------------------------------------------------------------------- network (tc)
+
+
+@pytest.fixture
+def veth(tmp_path):
+    """A veth pair: one end here, the other in a private namespace with a TCP sink."""
+    if shutil.which("ip") is None or shutil.which("tc") is None:
+        pytest.skip("iproute2 (ip, tc) not installed")
+    tag = uuid.uuid4().hex[:6]
+    ns, a, b = f"pcs{tag}", f"pcs{tag}a", f"pcs{tag}b"
+    octet = 16 + uuid.uuid4().int % 200
+    host_ip, ns_ip = f"10.231.{octet}.1", f"10.231.{octet}.2"
+
+    def ip(*args, check=True):
+        return subprocess.run(["ip", *args], capture_output=True, text=True, check=check)
+
+    try:
+        ip("netns", "add", ns)
+        ip("link", "add", a, "type", "veth", "peer", "name", b)
+    except subprocess.CalledProcessError as exc:
+        ip("netns", "del", ns, check=False)
+        pytest.skip(f"cannot create a veth pair / namespace here: {exc.stderr.strip()}")
+    server = None
+    try:
+        ip("link", "set", b, "netns", ns)
+        ip("addr", "add", f"{host_ip}/30", "dev", a)
+        ip("link", "set", a, "up")
+        ip("netns", "exec", ns, "ip", "addr", "add", f"{ns_ip}/30", "dev", b)
+        ip("netns", "exec", ns, "ip", "link", "set", b, "up")
+        sink = tmp_path / "sink.py"
+        sink.write_text(
+            "import socket\n"
+            f"s = socket.create_server(('{ns_ip}', 5201))\n"
+            "while True:\n"
+            "    c, _ = s.accept()\n"
+            "    while c.recv(1 << 16):\n"
+            "        pass\n"
+            "    c.sendall(b'ok')\n"
+            "    c.close()\n")
+        server = subprocess.Popen(["ip", "netns", "exec", ns, PY, str(sink)])
+        for _ in range(100):
+            try:
+                socket.create_connection((ns_ip, 5201), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield a, ns_ip
+    finally:
+        if server is not None:
+            server.kill()
+            server.wait()
+        ip("link", "del", a, check=False)
+        ip("netns", "del", ns, check=False)
+        (Path(tempfile.gettempdir()) / f"perfcast-tc-{a}.lock").unlink(missing_ok=True)
+
+
+SENDER = (
+    "import socket, sys, time\n"
+    "n = int(sys.argv[2])\n"
+    "c = socket.create_connection((sys.argv[1], 5201))\n"
+    "t = time.perf_counter()\n"
+    "c.sendall(b'x' * n)\n"
+    "c.shutdown(socket.SHUT_WR)\n"
+    "c.recv(2)\n"
+    "print(f'rate_mbit={n * 8 / (time.perf_counter() - t) / 1e6:.4f}')\n"
+)
+
+
+def test_network_limit_with_tc_on_the_interface(veth, tmp_path):
+    iface, dest = veth
+    sender = tmp_path / "send.py"
+    sender.write_text(SENDER)
+    be = CgroupBackend(_settings(
+        "send", f"{{python}} {sender} {dest} 1000000",
+        {"network_mbit": {"lower": 8, "upper": 16, "step": 8}},
+        metric={"name": "rate_mbit", "source": "stdout", "pattern": r"rate_mbit=([0-9.]+)",
+                "higher_is_better": True},
+        network={"interface": iface}, cgroup={"prefix": _prefix()}, timeout_s=30))
+    free = be.unrestricted()
+    assert free.ok and free.performance > 3 * 8
+    assert free.usage.net_bps * 8 / 1e6 > 1  # the monitor saw the bytes on the interface
+    slow = be.run({"network_mbit": 8.0})
+    assert slow.ok and slow.performance <= 8 * 1.3
+    assert netshape.root_qdisc(iface).get("kind") != "htb"  # shaping removed afterwards
+    subprocess.run(["tc", "qdisc", "add", "dev", iface, "root", "handle", "7:", "htb"],
+                   check=True)
+    try:
+        with pytest.raises(HostCapabilityError, match="already has a configured root qdisc"):
+            with netshape.shaped(iface, 8_000_000):
+                pass
+    finally:
+        subprocess.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False)
+
+
+# --------------------------------------------------------------------------- monitor, campaign
+
+
+def test_monitor_sees_rss_cpu_and_writes(tmp_path):
+    code = (
+        "import os\n"
+        "b = bytearray(80 << 20)\n"
+        "for i in range(0, len(b), 4096): b[i] = 1\n"
+        f"fd = os.open({str(tmp_path / 'w')!r}, os.O_WRONLY | os.O_CREAT)\n"
+        "for _ in range(4): os.write(fd, os.urandom(2 << 20)); os.fsync(fd)\n"
+        "x = 0\n"
+        "for i in range(3_000_000): x += i\n"
+    )
+    mon = UsageMonitor(0.02)
+    r = run_measured([PY, "-c", code], on_start=mon.start)
+    u = mon.stop(r)
+    assert r.ok and u.samples > 0
+    assert u.rss_bytes >= 80 * MIB
+    assert u.write_bps > 0
+    assert u.cpu_cores > 0 and u.cpu_runnable >= 1
+    assert u.peak_for("memory") == pytest.approx(u.rss_bytes / MIB)
+
+
+@pytest.mark.skipif(not _v1_ready("memory", "cpuset") and v2_mount() is None,
+                    reason="no memory/cpuset controller")
+def test_profile_campaign_on_the_cgroup_backend():
+    """Ceiling from the monitored run, binary search, product, PCHIP - all for real."""
+    prefix = _prefix()
+    be = CgroupBackend(_settings(
+        "memstream", "{python} -m perfcast.workloads.memstream --mb 24 --passes 30",
+        {"cpu_quota": {"lower": 0.5, "upper": 1.5, "step": 0.5},
+         "memory_mb": {"lower": 32, "upper": 160, "step": 32}},
+        metric={"name": "triad_s", "source": "stdout", "pattern": r"wall_s=([0-9.]+)",
+                "higher_is_better": False},
+        cgroup={"prefix": prefix}, timeout_s=60, monitor_interval_s=0.01))
+    res = profile(be, epsilon=0.3, program="memstream")
+    cpu, mem = res.ranges
+    peak_mib = res.baseline.usage.rss_bytes / MIB
+    assert peak_mib > 24  # the working set was seen (VmHWM: no peak slips between samples)
+    assert cpu.effective and mem.effective
+    assert cpu.dim.levels[cpu.ceiling] == 1.5  # one thread + one spare core, capped
+    c = mem.ceiling  # first level at or above the peak resident set
+    assert mem.dim.levels[c] >= peak_mib and (c == 0 or mem.dim.levels[c - 1] < peak_mib)
+    assert np.isfinite(res.grid).all()
+    for m in res.measurements:
+        if m.outcome.ok:
+            assert m.sensitivity > 0 and res.grid[m.idx] == m.sensitivity
+        else:
+            assert m.sensitivity == 0 and "memory limit" in m.outcome.reason
+    assert res.steps["runs_total"] == len(res.measurements) + 1
+    runs = res.runs_frame()
+    assert runs["phase"].iloc[0] == "unrestricted" and len(runs) == res.steps["runs_total"]
+    assert _leftovers(prefix) == []

@@ -1,0 +1,350 @@
+"""Campaign definitions: ranges, placeholders, programs, derived expressions, the schema as the one
+rule for what a config may say."""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import sys
+
+import numpy as np
+import pytest
+import yaml
+from snakemake.utils import Paramspace
+
+from perfcast.errors import InputError
+from perfcast.settings import validate
+from perfcast.sweep import campaign as cp
+from perfcast.sweep import expressions, runner, sensors
+from perfcast.sweep import settings as st
+from perfcast.sweep.space import expand_range, parameter_values, point_id, product_points
+
+PY = shlex.quote(sys.executable)
+
+
+@pytest.fixture(scope="module")
+def sweep_schema(repo):
+    return yaml.safe_load((repo / "workflow" / "schemas" / "sweep.schema.yaml").read_text())
+
+
+def campaign(**overrides):
+    spec = {"command": "prog --a {a} --b {b}", "parameters": {"a": [1, 2], "b": [10, 20, 30]}}
+    spec.update(overrides)
+    return spec
+
+
+def sweep(campaigns=None, programs=None, **section):
+    """The campaigns as the workflow checks them: the schema (defaults filled), then the
+    package."""
+    return cp.parse_sweep(validate({"campaigns": campaigns or {}, **section}, "sweep"), programs)
+
+
+def parse(spec, programs=None, name="demo"):
+    return sweep({name: spec}, programs).campaigns[name]
+
+
+# --- ranges -----------------------------------------------------------------------------------
+
+
+def test_linear_range_includes_stop_and_keeps_integers():
+    assert expand_range(0, 7, 1, log=False) == list(range(8))  # ARPE "0 to 7"
+    assert expand_range(10, 1, -3, log=False) == [10, 7, 4, 1]
+    assert all(isinstance(v, int) for v in expand_range(1, 9, 2, log=False))
+
+
+def test_float_range_has_no_binary_noise():
+    values = expand_range(0.1, 0.5, 0.1, log=False)
+    assert values == [0.1, 0.2, 0.3, 0.4, 0.5]
+    assert str(values[2]) == "0.3"  # not 0.30000000000000004: it names a directory
+
+
+def test_log_range_multiplies_by_step():
+    assert expand_range(128, 1024, 2, log=True) == [128, 256, 512, 1024]
+    assert expand_range(1, 1000, 10, log=True) == [1, 10, 100, 1000]
+    assert expand_range(0.5, 4, 2, log=True) == [0.5, 1.0, 2.0, 4.0]
+
+
+@pytest.mark.parametrize("args, log, words", [
+    ((5, 1, 1), False, "empty"),
+    ((1, 5, 0), False, "step is 0"),
+    ((1, 8, 1), True, "factor step > 1"),
+    ((0, 8, 2), True, "start > 0"),
+    ((16, 8, 2), True, "empty"),
+    ((1, float("inf"), 1), False, "not a finite number"),
+])
+def test_bad_ranges_are_refused(args, log, words):
+    with pytest.raises(InputError, match=words):
+        expand_range(*args, log=log, where="parameter 'x'")
+
+
+def test_parameter_values_refuse_what_the_schema_cannot():
+    with pytest.raises(InputError, match="duplicate"):
+        parameter_values("x", [1, 2, 1])
+    with pytest.raises(InputError, match="duplicate"):
+        parameter_values("x", [1, "1"])  # one run directory
+    with pytest.raises(InputError, match="not finite"):
+        parameter_values("x", [1.0, float("nan")])
+    assert parameter_values("mode", ["fast", "slow"]) == ["fast", "slow"]
+    assert parameter_values("n", 4) == [4]
+    assert parameter_values("n", {"start": 1, "stop": 3, "step": 1, "log": False}) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("parameters, words", [
+    ({"x": []}, "parameters.x"),                        # empty list
+    ({"x": ["a b"]}, "parameters.x"),                   # a value that cannot name a directory
+    ({"1x": [1]}, "'1x'"),                              # a name that is not an identifier
+    ({"x": {"start": 1, "stop": 5}}, "parameters.x"),   # a range without step
+    ({"x": [True]}, "parameters.x"),                    # not a number or a word
+])
+def test_schema_refuses_unusable_parameters(parameters, words):
+    with pytest.raises(InputError, match=words):
+        sweep({"demo": {"command": "prog {x}", "parameters": parameters}})
+
+
+def test_point_ids_match_snakemake_paramspace():
+    """A run directory is named exactly as Paramspace(filename_params='*') names it."""
+    import pandas as pd
+
+    pts = product_points({"size": [64, 128], "mode": ["a", "b"], "f": [0.5]})
+    assert len(pts) == 4 and pts[0] == {"size": 64, "mode": "a", "f": 0.5}
+    space = Paramspace(pd.DataFrame(pts), filename_params="*")
+    assert list(space.instance_patterns) == [point_id(p) for p in pts]
+
+
+# --- campaigns --------------------------------------------------------------------------------
+
+
+def test_campaign_expands_and_renders():
+    c = parse(campaign(iterations=2, env={"N": "{b}"}))
+    assert c.point_ids()[:2] == ["a~1_b~10", "a~1_b~20"]
+    assert len(c.points()) == 6
+    rp = c.run_params("a~2_b~30", 2)
+    assert rp["command"] == "prog --a 2 --b 30"
+    assert rp["env"] == {"N": "30"} and rp["iteration"] == 2
+    assert rp["parameters"] == {"a": 2, "b": 30}
+    assert rp["timeout_s"] == 600.0 and rp["before"] == "" and rp["fail_fast"] is False
+
+
+def test_run_params_do_not_depend_on_other_configurations():
+    """Adding a value must not change the params of existing runs (Snakemake reruns on a
+    params change)."""
+    small = parse(campaign())
+    grown = parse(campaign(parameters={"a": [1, 2, 3], "b": [10, 20, 30]}))
+    for pid in small.point_ids():
+        assert small.run_params(pid, 1) == grown.run_params(pid, 1)
+
+
+def test_float_values_render_as_their_directory_names():
+    c = parse(campaign(parameters={"a": {"start": 0.5, "stop": 1.5, "step": 0.5}, "b": [1]}))
+    assert c.point_ids() == ["a~0.5_b~1", "a~1.0_b~1", "a~1.5_b~1"]
+    assert c.run_params("a~1.0_b~1", 1)["command"] == "prog --a 1.0 --b 1"
+
+
+def test_unknown_placeholder_is_refused_with_its_name():
+    with pytest.raises(InputError, match=r"unknown placeholder\(s\) \{c\}") as err:
+        parse(campaign(command="prog {a} {b} {c}"))
+    assert "campaign 'demo', command" in str(err.value) and "'a', 'b'" in str(err.value)
+    with pytest.raises(InputError, match=r"before: unknown placeholder\(s\) \{nope\}"):
+        parse(campaign(before="echo {nope}"))
+    with pytest.raises(InputError, match=r"sensor s: unknown placeholder\(s\) \{typo\}"):
+        parse(campaign(sensors={"custom": {"s": "echo {typo}"}}))
+
+
+def test_literal_braces_and_reserved_placeholders():
+    c = parse(campaign(command="{python} x {a} {b} ${{HOME}} {{b}} {iteration}"))
+    assert c.run_params("a~1_b~10", 3)["command"] == f"{PY} x 1 10 ${{HOME}} {{b}} 3"
+    # braces around anything but a name are literal: shell and awk need no escaping
+    c = parse(campaign(command="prog {a} {b} ${HOME} {a.real} {}"))
+    assert c.run_params("a~1_b~10", 1)["command"] == "prog 1 10 ${HOME} {a.real} {}"
+
+
+def test_awk_braces_render_and_run():
+    """A campaign command with awk's literal braces (no {{ }} needed) renders and runs: the
+    heartbeat sensor sees what awk printed."""
+    c = parse({"command": "echo {n} 5 | awk '{print \"heartbeat\", $1 * $2}'",
+               "parameters": {"n": [3]}, "iterations": 1, "timeout_s": 30,
+               "sensors": {"heartbeat": r"^heartbeat (?P<value>\d+)",
+                           "custom": {"first": "echo {n} 9 | awk '{print $2}'"}}})
+    rp = c.run_params("n~3", 1)
+    assert rp["command"] == "echo 3 5 | awk '{print \"heartbeat\", $1 * $2}'"
+    assert rp["sensors"]["custom"]["first"]["command"] == "echo 3 9 | awk '{print $2}'"
+    rec = runner.run_point(rp)
+    assert rec["status"] == "ok", rec["errors"]
+    assert rec["heartbeat"]["hb_value_mean"] == 15.0
+    assert rec["custom"]["first"] == 9.0
+
+
+def test_values_are_shell_quoted_in_commands_not_in_env(monkeypatch):
+    monkeypatch.setattr(sys, "executable", "/opt/my python/bin/python")
+    c = parse(campaign(command="{python} -m x {a} {b}", env={"PY": "{python}"}))
+    rp = c.run_params("a~1_b~10", 1)
+    assert rp["command"] == "'/opt/my python/bin/python' -m x 1 10"
+    assert rp["env"] == {"PY": "/opt/my python/bin/python"}
+
+
+def test_unused_parameter_and_empty_range_refused():
+    with pytest.raises(InputError, match=r"parameter\(s\) \['b'\] appear in no"):
+        parse(campaign(command="prog {a}"))
+    with pytest.raises(InputError, match="range is empty"):
+        parse(campaign(parameters={"a": {"start": 3, "stop": 1, "step": 1}, "b": [1]}))
+
+
+def test_reserved_parameter_names_refused():
+    with pytest.raises(InputError, match="'iteration' is reserved"):
+        parse({"command": "prog {iteration}", "parameters": {"iteration": [1]}})
+
+
+def test_program_from_programs_map():
+    programs = {"mm": {"command": "mm --n {n} --work {work}", "env": {"X": 1}, "work": 5}}
+    c = parse({"program": "mm", "parameters": {"n": [1, 2]}, "env": {"Y": "{n}"}}, programs)
+    rp = c.run_params("n~2", 1)
+    assert rp["command"] == "mm --n 2 --work 5" and rp["env"] == {"X": "1", "Y": "2"}
+    swept = parse({"program": "mm", "parameters": {"n": [1], "work": [7]}}, programs)
+    assert swept.run_params("n~1_work~7", 1)["command"] == "mm --n 1 --work 7"
+    own = parse({"program": "mm", "command": "other {n}", "parameters": {"n": [1]}}, programs)
+    assert own.run_params("n~1", 1)["command"] == "other 1" and own.env == {"X": "1"}
+    with pytest.raises(InputError, match="refers to 'nope', which is not in the top-level"):
+        parse({"program": "nope", "parameters": {"n": [1]}}, programs)
+    with pytest.raises(InputError, match="no command"):
+        parse({"parameters": {"n": [1]}}, programs)
+    # a campaign named like a program, with no command of its own, runs that program
+    named = parse({"parameters": {"n": [4]}}, programs, name="mm")
+    assert named.run_params("n~4", 1)["command"] == "mm --n 4 --work 5"
+
+
+def test_threads_from_a_parameter():
+    c = parse(campaign(threads="{a}"))
+    assert [c.job_threads(p) for p in c.points()[::3]] == [1, 2]
+    with pytest.raises(InputError, match="threads"):
+        parse(campaign(threads="{zzz}"))  # not a parameter
+    with pytest.raises(InputError, match="threads"):
+        parse(campaign(threads="a"))  # the schema: "{name}"
+    with pytest.raises(InputError, match="threads"):
+        parse(campaign(threads=0))
+
+
+def test_models_and_derived_columns_are_checked_before_running():
+    c = parse(campaign(
+        sensors={"perf_events": ["task-clock"], "custom": {"watts": "echo 3"}},
+        derived={"ab": "a * b", "energy": "wall_s * watts"},
+        models=[{"y": "energy", "x": ["ab"]}], predict=[{"a": 3, "b": 40}]))
+    assert c.analysis.models[0].name == "energy~ab"
+    assert "perf_task_clock" in c.sensors.columns()
+    assert c.sensors.custom["watts"] == cp.CustomSensor(command="echo 3", mode="after")
+    with pytest.raises(InputError, match=r"unknown column\(s\) \['power_w'\]"):
+        parse(campaign(derived={"e": "wall_s * power_w"}))
+    with pytest.raises(InputError, match="unknown column 'nope'"):
+        parse(campaign(models=[{"y": "nope"}]))
+    with pytest.raises(InputError, match="predict"):
+        parse(campaign(predict=[{"a": 1}]))
+    with pytest.raises(InputError, match="not a new column name"):
+        parse(campaign(derived={"wall_s": "a * 2"}))
+
+
+def test_default_models_are_arpe_time_effects():
+    c = parse(campaign())
+    assert [m.y for m in c.analysis.models] == ["wall_s", "user_s", "sys_s"]
+    assert all(m.x == ("a", "b") for m in c.analysis.models)
+
+
+def test_import_spec():
+    s = sweep(imports={"old": {"path": "x", "parameters": ["threads"],
+                               "derived": {"tp": "wall_s * threads"}}}).imports["old"]
+    assert s.analysis.models[0].x == ("threads",)
+    with pytest.raises(InputError, match="parameters"):
+        sweep(imports={"old": {"path": "x", "parameters": []}})
+    with pytest.raises(InputError, match="ARPE's columns"):
+        sweep(imports={"old": {"path": "x", "parameters": ["wall_s"]}})
+
+
+def test_paper_campaigns_checked_at_parse_time():
+    assert sweep({"b": campaign(), "a": campaign()}).paper_campaigns == ("a", "b")
+    chosen = sweep({"b": campaign(), "a": campaign()}, paper={"campaigns": ["b"]})
+    assert chosen.paper_campaigns == ("b",)
+    with pytest.raises(InputError, match=r"sweep.paper.campaigns: \['zz'\]"):
+        sweep({"a": campaign()}, paper={"campaigns": ["zz"]})
+
+
+# --- perf event names: the schema's rule -------------------------------------------------------
+
+
+def test_perf_event_names_may_hold_commas():
+    """PMU events such as cha/event=0x34,umask=0x1fe001/ hold commas: the schema (the one rule,
+    as the counters stage's) allows them, and the run reads their value by name."""
+    event = "cha/event=0x34,umask=0x1fe001/"
+    c = parse(campaign(sensors={"perf_events": ["task-clock", event]}))
+    assert c.sensors.perf_events == ("task-clock", event)
+    assert cp.perf_column(event) in c.sensors.columns()
+    text = (f"12.5,msec,task-clock,12500,100.00,0.9,CPUs utilized\n"
+            f"4321,,{event},12500,100.00,,\n")
+    # by name, whichever order perf printed them in
+    assert sensors.parse_perf_csv(text, [event, "task-clock"]) == {event: 4321.0,
+                                                                   "task-clock": 12.5}
+    assert sensors.perf_support(text, [event]) == {event: "supported"}
+    with pytest.raises(InputError, match="perf_events"):
+        parse(campaign(sensors={"perf_events": ["bad event"]}))
+    with pytest.raises(InputError, match="duplicate perf events"):
+        parse(campaign(sensors={"perf_events": ["a-b", "a_b"]}))
+
+
+# --- expressions ------------------------------------------------------------------------------
+
+
+def test_expressions_compute_vectorised():
+    cols = {"t": np.array([1.0, 2.0]), "p": np.array([10.0, 20.0])}
+    assert np.allclose(expressions.evaluate("t * p + 1", cols), [11, 41])
+    assert np.allclose(expressions.evaluate("log2(p / 5) ** 2", cols), [1, 4])
+    assert expressions.expression_names("sqrt(t) * p - t") == {"t", "p"}
+
+
+@pytest.mark.parametrize("expr", [
+    "__import__('os').system('true')", "t.real", "[t][0]", "lambda: 1", "open('x')",
+    "t if p else 1", "'a'", "exp(t, out=t)",
+])
+def test_expressions_refuse_anything_but_arithmetic(expr):
+    with pytest.raises(InputError):
+        expressions.evaluate(expr, {"t": np.ones(2), "p": np.ones(2)})
+
+
+# --- the schema -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls, path", [
+    (st.SweepSettings, []),
+    (st.CampaignSettings, ["$defs", "campaign"]),
+    (st.ImportSettings, ["$defs", "import"]),
+    (st.ModelSettings, ["$defs", "model"]),
+    (st.FitSettings, ["properties", "fit"]),
+    (st.PaperSettings, ["properties", "paper"]),
+    (st.SensorSettings, ["$defs", "campaign", "properties", "sensors"]),
+])
+def test_settings_are_the_schemas_keys_without_defaults(sweep_schema, cls, path):
+    """One way from config to package: a settings field per schema key, no default of its own
+    (every default is the schema's)."""
+    node = sweep_schema
+    for key in path:
+        node = node[key]
+    fields = dataclasses.fields(cls)
+    assert {f.name for f in fields} == set(node["properties"])
+    assert all(f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+               for f in fields)
+
+
+def test_embedded_default_config_validates_and_parses(repo):
+    cfg = validate(yaml.safe_load((repo / "config" / "config.yaml").read_text()), "config")
+    parsed = cp.parse_sweep(cfg["sweep"], cfg["programs"])
+    (name, c), = parsed.campaigns.items()
+    assert len(c.parameters) >= 2 and len(c.points()) * c.iterations <= 24
+    assert parsed.fit == st.FitSettings(max_order=3, cv_folds=10, alpha=0.05,
+                                        forms=("linear", "interaction", "quadratic",
+                                               "purequadratic"))
+
+
+def test_schema_refuses_unknown_keys():
+    with pytest.raises(InputError, match="iteratons"):
+        sweep({"x": {**campaign(), "iteratons": 2}})
+
+
+def test_unvalidated_section_is_refused():
+    with pytest.raises(InputError, match="missing setting"):
+        cp.parse_sweep({"campaigns": {"demo": campaign()}})

@@ -1,0 +1,272 @@
+"""ARPE's models: polynomial designs, OLS statistics against statsmodels, CV order selection,
+the best model, predictions, and the ``perfcast fit`` command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.formula.api as smf
+
+from perfcast.errors import InputError
+from perfcast.settings import build
+from perfcast.sweep import design as dz
+from perfcast.sweep import selection
+from perfcast.sweep.analysis import add_derived, analyse
+from perfcast.sweep.campaign import Analysis
+from perfcast.sweep.ols import fit_terms
+from perfcast.sweep.settings import FitSettings
+
+
+def grid(seed=0, noise=0.05):
+    """Two parameters, 3 repetitions per configuration; y = 1 + 2a + 3b + 4ab + noise."""
+    rng = np.random.default_rng(seed)
+    a, b = np.meshgrid([1.0, 2, 3, 4, 5, 6], [1.0, 2, 4], indexing="ij")
+    a, b = np.repeat(a.ravel(), 3), np.repeat(b.ravel(), 3)
+    y = 1 + 2 * a + 3 * b + 4 * a * b + rng.normal(0, noise, a.size)
+    point = [f"a~{x:g}_b~{z:g}" for x, z in zip(a, b, strict=True)]
+    return pd.DataFrame({"a": a, "b": b, "y": y, "point": point})
+
+
+def test_form_terms_are_matlab_x2fx_forms():
+    names = ["a", "b", "c"]
+    got = {f: [dz.term_name(t, names) for t in dz.form_terms(f, 3)] for f in dz.FORMS}
+    assert got["linear"] == ["const", "a", "b", "c"]
+    assert got["interaction"] == ["const", "a", "b", "c", "a*b", "a*c", "b*c"]
+    assert got["quadratic"] == got["interaction"] + ["a^2", "b^2", "c^2"]
+    assert got["purequadratic"] == ["const", "a", "b", "c", "a^2", "b^2", "c^2"]
+
+
+@pytest.mark.parametrize("form, formula", [
+    ("linear", "y ~ a + b"),
+    ("interaction", "y ~ a + b + a:b"),
+    ("quadratic", "y ~ a + b + a:b + I(a**2) + I(b**2)"),
+    ("purequadratic", "y ~ a + b + I(a**2) + I(b**2)"),
+])
+def test_forms_match_statsmodels_formulas(form, formula):
+    """Standardised fitting, mapped back to raw units, equals a raw statsmodels fit."""
+    df = grid()
+    fit = fit_terms(df[["a", "b"]].to_numpy(), df["y"].to_numpy(), dz.form_terms(form, 2),
+                    ["a", "b"])
+    ref = smf.ols(formula, df).fit()
+    coefs = fit.coefficients()
+    assert np.allclose([c["coef"] for c in coefs], ref.params.to_numpy(), rtol=1e-7, atol=1e-9)
+    assert np.allclose([c["se"] for c in coefs], ref.bse.to_numpy(), rtol=1e-6)
+    assert np.allclose([c["p"] for c in coefs], ref.pvalues.to_numpy(), rtol=1e-5, atol=1e-300)
+    m = fit.metrics()
+    assert m["r2"] == pytest.approx(ref.rsquared, rel=1e-10)
+    assert m["adj_r2"] == pytest.approx(ref.rsquared_adj, rel=1e-10)
+    assert m["mse_resid"] == pytest.approx(ref.mse_resid, rel=1e-10)  # regstats' mse
+    assert m["mse"] == pytest.approx(np.mean(ref.resid**2), rel=1e-10)  # ARPE's eq. 2
+    assert np.allclose(fit.residuals, ref.resid.to_numpy())
+
+
+def test_high_order_polynomial_is_well_conditioned():
+    """p^6 at p ~ 1000 (1e18) would wreck a raw design; standardising keeps np.polyfit's
+    answer (which also scales internally)."""
+    rng = np.random.default_rng(3)
+    x = np.linspace(100, 1000, 40)
+    y = 5 + 1e-8 * x**3 + rng.normal(0, 0.1, x.size)
+    fit = fit_terms(x.reshape(-1, 1), y, dz.polynomial_terms(6), ["x"])
+    assert fit.dropped == []
+    assert np.allclose([c["coef"] for c in fit.coefficients()], np.polyfit(x, y, 6)[::-1],
+                       rtol=1e-5)
+    assert np.allclose(fit.fitted, np.polyval(np.polyfit(x, y, 6), x), atol=1e-8)
+
+
+def test_dependent_terms_are_dropped_and_reported():
+    """The square of a two-level parameter is a linear combination of 1 and the parameter."""
+    df = grid()
+    df["b"] = np.where(df["b"] > 1, 2.0, 1.0)
+    fit = fit_terms(df[["a", "b"]].to_numpy(), df["y"].to_numpy(), dz.form_terms("quadratic", 2),
+                    ["a", "b"])
+    assert [dz.term_name(t, ["a", "b"]) for t in fit.dropped] == ["b^2"]
+    assert "b^2" not in [c["term"] for c in fit.coefficients()]
+
+
+def test_raw_transform_inverts_standardisation():
+    terms = dz.form_terms("quadratic", 2)
+    center, scale = np.array([3.0, -2.0]), np.array([2.0, 0.5])
+    beta = np.arange(1.0, len(terms) + 1)
+    X = np.random.default_rng(0).normal(size=(7, 2))
+    z = (X - center) / scale
+    raw = dz.raw_transform(terms, center, scale) @ beta
+    assert np.allclose(dz.design(z, terms) @ beta, dz.design(X, terms) @ raw)
+
+
+def test_cv_chooses_the_true_order_where_training_error_overfits():
+    rng = np.random.default_rng(7)
+    x = np.repeat(np.linspace(1, 10, 8), 3)
+    y = 2 + 0.5 * x - 0.3 * x**2 + rng.normal(0, 0.3, x.size)
+    cands = selection.polynomial_candidates(x, y, "x", selection.make_folds(x, 10), max_order=6)
+    chosen = [c for c in cands if c.chosen]
+    assert [c.order for c in cands] == [1, 2, 3, 4, 5, 6]
+    assert chosen[0].order == 2
+    assert chosen[0].extra["order_by_training_error"] == 6  # ARPE's rule picks the highest
+    train = [c.fit.metrics()["mse"] for c in cands]
+    assert all(b <= a + 1e-12 for a, b in zip(train, train[1:], strict=False))
+
+
+def test_polynomial_order_is_capped_by_distinct_values_per_fold():
+    x = np.repeat([1.0, 2.0, 3.0], 2)
+    y = x**2
+    cands = selection.polynomial_candidates(x, y, "x", selection.make_folds(x, 10), 8)
+    # leave-one-value-out leaves 2 distinct values: only order 1 is identifiable in every fold
+    assert [c.order for c in cands] == [1]
+
+
+def test_folds_keep_configurations_whole():
+    groups = ["c"] * 3 + ["a"] * 2 + ["b"] * 4 + ["d"]
+    folds = selection.make_folds(groups, 10)
+    assert len(folds) == 4
+    for train, test in folds:
+        assert len({groups[i] for i in test}) == 1
+        assert not {groups[i] for i in test} & {groups[i] for i in train}
+    assert sorted(np.concatenate([te for _, te in folds]).tolist()) == list(range(10))
+    folds3 = selection.make_folds([f"g{i}" for i in range(12)], 3)
+    assert len(folds3) == 3 and all(len(te) == 4 for _, te in folds3)
+
+
+def test_best_model_is_the_true_form_by_cv():
+    df = grid(seed=1)
+    res = selection.fit_effect(df, "y", "y", ["a", "b"], groups=df["point"], max_order=3)
+    assert res.best is not None and res.best.model == "ols:interaction"
+    table = selection.models_frame([res])
+    assert table["best"].sum() == 1
+    chosen = table[table["chosen"]]
+    assert chosen.loc[chosen["cv_mse"].idxmin(), "model"] == "ols:interaction"
+    # the richer quadratic form fits the training data at least as well but is not chosen
+    train = table.set_index("model")["mse"]
+    assert train["ols:quadratic"] <= train["ols:interaction"]
+
+
+def test_prediction_intervals_cover_new_runs():
+    """95 % prediction intervals of the true model contain about 95 % of fresh runs."""
+    df = grid(seed=2, noise=0.5)
+    res = selection.fit_effect(df, "y", "y", ["a", "b"], groups=df["point"])
+    fresh = grid(seed=99, noise=0.5)
+    pred = selection.predict_frame(res, fresh[["a", "b"]], alpha=0.05)
+    inside = (fresh["y"] >= pred["obs_ci_lower"]) & (fresh["y"] <= pred["obs_ci_upper"])
+    assert 0.85 <= inside.mean() <= 1.0
+    assert (pred["mean_ci_upper"] - pred["mean_ci_lower"]
+            < pred["obs_ci_upper"] - pred["obs_ci_lower"]).all()
+
+
+def test_derived_regressor_recovers_arpes_energy_model():
+    """energy = idle * t + c * t * power: a linear model in the derived t*power (ARPE's case)."""
+    rng = np.random.default_rng(5)
+    threads = np.repeat([1, 2, 3, 4, 6, 8], 4).astype(float)
+    t = 20 / np.minimum(threads, 6) + rng.normal(0, 0.2, threads.size)
+    power = 60 + 12 * np.minimum(threads, 6) + rng.normal(0, 1, threads.size)
+    df = pd.DataFrame({"threads": threads, "wall_s": t, "power_w": power,
+                       "point": [f"threads~{x:g}" for x in threads], "status": "ok"})
+    df["energy_j"] = t * power + rng.normal(0, 2, threads.size)
+    out = analyse(df, campaign="energy", parameters=["threads"], fit=build(FitSettings, {
+        "max_order": 3, "cv_folds": 10, "alpha": 0.05, "forms": list(dz.FORMS)}),
+        analysis=build(Analysis, {
+            "derived": {"tp": "wall_s * power_w"},
+            "models": [{"name": "e~tp", "y": "energy_j", "x": ["tp"]},
+                       {"name": "e~threads", "y": "energy_j", "x": ["threads"]}],
+            "predict": []}))
+    eff = {e["effect"]: e for e in out["summary"]["effects"]}
+    best = next(m for m in eff["e~tp"]["models"] if m["model"] == eff["e~tp"]["best"])
+    assert best["order"] == 1
+    assert best["coefficients"][1]["coef"] == pytest.approx(1.0, abs=0.02)
+    assert best["r2"] > 0.999
+    e_threads = min(m["cv_mse"] for m in eff["e~threads"]["models"])
+    assert best["cv_mse"] < e_threads
+
+
+def test_analyse_leaves_failed_runs_out_and_predicts_new_points():
+    df = grid()
+    df["status"] = "ok"
+    df.loc[0, "status"] = "timeout"
+    df.loc[0, "y"] = np.nan
+    df["iteration"] = 1
+    fit = build(FitSettings, {"max_order": 2, "cv_folds": 10, "alpha": 0.1,
+                              "forms": ["linear", "interaction"]})
+    analysis = build(Analysis, {"derived": {"ab": "a*b"},
+                                "models": [{"name": "y", "y": "y", "x": ["a", "b"]},
+                                           {"name": "y~ab", "y": "y", "x": ["ab"]}],
+                                "predict": [{"a": 7, "b": 3}]})
+    out = analyse(df, campaign="g", parameters=["a", "b"], fit=fit, analysis=analysis)
+    s = out["summary"]
+    assert s["n_runs"] == len(df) and s["n_ok"] == len(df) - 1
+    assert s["fit"] == {"max_order": 2, "cv_folds": 10, "alpha": 0.1,
+                        "forms": ["linear", "interaction"]}
+    assert s["status"] == {"ok": len(df) - 1, "timeout": 1}
+    p = out["predictions"]
+    new = p[(p["source"] == "predict") & (p["effect"] == "y")]
+    assert new["mean"].iloc[0] == pytest.approx(1 + 14 + 9 + 84, rel=0.01)
+    assert len(p[(p["source"] == "measured") & (p["effect"] == "y")]) == 18
+    new_ab = p[(p["source"] == "predict") & (p["effect"] == "y~ab")]
+    assert new_ab["ab"].iloc[0] == 21  # the derived regressor computed at the new point
+    fitted = out["fitted"]
+    assert set(fitted.columns) >= {"effect", "model", "point", "y", "fitted", "residual"}
+    assert np.allclose(fitted["y"] - fitted["fitted"], fitted["residual"])
+
+
+def test_add_derived_chains():
+    df = pd.DataFrame({"a": [1.0, 2.0]})
+    assert add_derived(df, {"b": "a * 2", "c": "b + 1"})["c"].tolist() == [3.0, 5.0]
+    with pytest.raises(InputError):
+        add_derived(df, {"b": "zz"})
+
+
+# --- perfcast fit -----------------------------------------------------------------------------
+
+
+def run_cli(*args):
+    """The installed ``perfcast`` console script, as a user runs it."""
+    exe = Path(sys.executable).parent / "perfcast"
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_fit_prints_every_model_and_the_best(tmp_path):
+    df = grid(seed=4)
+    df["status"] = "ok"
+    df.loc[len(df)] = {"a": 1.0, "b": 1.0, "y": np.nan, "point": "a~1_b~1", "status": "failed"}
+    csv = tmp_path / "runs.csv"
+    df.to_csv(csv, index=False)
+    proc = run_cli("fit", str(csv), "--y", "y", "--x", "a", "b", "--max-order", "3",
+                   "--derived", "ab=a*b")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["best"] == "ols:interaction" and out["n"] == 54
+    models = {m["model"]: m for m in out["models"]}
+    assert set(models) >= {"poly[a]^1", "poly[b]^1", "ols:linear", "ols:interaction",
+                           "ols:quadratic", "ols:purequadratic"}
+    inter = models["ols:interaction"]
+    assert inter["form"] == "interaction"
+    assert [c["term"] for c in inter["coefficients"]] == ["const", "a", "b", "a*b"]
+    assert inter["coefficients"][3]["coef"] == pytest.approx(4, abs=0.05)
+    assert {"mse", "r2", "adj_r2", "cv_mse", "order_by_training_error"} <= set(
+        models["poly[a]^1"])
+    assert models["poly[a]^1"]["order"] == 1
+
+
+def test_cli_fit_refuses_bad_input_clearly(tmp_path, capsys):
+    from perfcast.cli import main
+
+    csv = tmp_path / "t.csv"
+    csv.write_text("a,y\n1,2\n2,x3\n3,4\n")
+    cases = [
+        ([str(csv), "--y", "y", "--x", "a"], ["line 3", "'y'", "not a number"]),
+        ([str(csv), "--y", "nope", "--x", "a"], ["no column(s) ['nope']"]),
+        ([str(tmp_path / "missing.csv"), "--y", "y", "--x", "a"], ["file not found"]),
+        ([str(csv), "--y", "y", "--x", "a", "--derived", "q=os.system"], ["not allowed"]),
+        # the flags are checked by the schema of sweep.fit, as the workflow's settings
+        ([str(csv), "--y", "y", "--x", "a", "--max-order", "0"], ["fit.max_order", "minimum"]),
+        ([str(csv), "--y", "y", "--x", "a", "--cv-folds", "1"], ["fit.cv_folds"]),
+    ]
+    for args, words in cases:
+        assert main(["fit", *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("perfcast fit: error:") and len(err.splitlines()) == 1
+        for w in words:
+            assert w in err

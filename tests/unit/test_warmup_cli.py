@@ -1,0 +1,160 @@
+"""`perfcast edm|ci|wps`: JSON on stdout for good input, one clear line and exit 2 for bad."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perfcast.cli import main
+from perfcast.warmup.ci import mean_ci
+from perfcast.warmup.edm_pilot import edm_percent
+
+PERFCAST = Path(sys.executable).with_name("perfcast")
+
+
+def run(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, (json.loads(out) if rc == 0 else None), err
+
+
+def write(path: Path, values) -> Path:
+    path.write_text("".join(f"{v}\n" for v in values))
+    return path
+
+
+@pytest.fixture
+def warmup_file(tmp_path):
+    rng = np.random.default_rng(0)
+    x = 10 + rng.normal(size=400)
+    x[:40] += 5
+    x[-30:] += 4
+    return write(tmp_path / "readings.txt", x), x
+
+
+def test_edm_robust_and_pilot(capsys, warmup_file):
+    path, x = warmup_file
+    rc, out, _ = run(capsys, "edm", str(path))
+    assert rc == 0 and out["mode"] == "robust" and out["n"] == 400
+    assert out["rule"] == "dominant"
+    assert abs(out["warmup_len"] - 40) <= 2 and abs(out["cooldown_len"] - 30) <= 2
+    assert out["stable"]["end"] - out["stable"]["begin"] > 200
+    assert sum(s["length"] for s in out["segments"]) == 400
+    rc, out, _ = run(capsys, "edm", str(path), "--mode", "pilot")
+    assert rc == 0 and out["change_points"] == edm_percent(x)
+    assert out["settings"]["min_size"] == 30
+
+
+def test_flags_are_settings_of_the_cli_schema(capsys, warmup_file):
+    path, _ = warmup_file
+    # the defaults of flags left out are the schema's (workflow/schemas/warmup_cli.schema.yaml)
+    rc, out, _ = run(capsys, "edm", str(path))
+    assert out["settings"] == {"mode": "robust", "min_size": 10, "alpha": 0.01, "min_effect": 0.0}
+    # a value the schema refuses is one line naming the setting, exit status 2
+    for argv, key in ((["edm", "--alpha", "1.5"], "edm.alpha"),
+                      (["edm", "--min-size", "1"], "edm.min_size"),
+                      (["ci", "--cl", "1"], "ci.confidence"),
+                      (["ci", "--target", "0"], "ci.target_relative_width"),
+                      (["wps", "--ac-limit", "2"], "wps.ac_limit")):
+        rc, _, err = run(capsys, *argv, str(path))
+        assert rc == 2 and key in err and err.count("\n") == 1, (argv, err)
+
+
+def test_edm_documented_behaviour_for_few_readings(capsys, tmp_path):
+    rc, out, _ = run(capsys, "edm", str(write(tmp_path / "few.txt", range(1, 20))))
+    assert rc == 0 and out["rule"] == "short" and out["change_points"] == []
+    assert out["stable"] == {"begin": 0, "end": 19} and "fewer than 30" in out["note"]
+
+
+def test_ci_arithmetic_and_harmonic(capsys, tmp_path):
+    rng = np.random.default_rng(1)
+    x = rng.uniform(1, 3, size=300)
+    path = write(tmp_path / "r.txt", x)
+    rc, out, _ = run(capsys, "ci", str(path), "--cl", "0.9")
+    ref = mean_ci(np.loadtxt(path), confidence=0.9)
+    assert rc == 0 and out["mean"] == pytest.approx(ref.mean) and out["q"] == ref.q
+    assert out["width"] == pytest.approx(ref.width) and out["confidence"] == 0.9
+    for key in ("variance", "autocorrelation", "required_readings", "lower", "upper"):
+        assert key in out
+    rc, out, _ = run(capsys, "ci", str(path), "--harmonic", "--ac-limit", "0.1")
+    assert out["harmonic"] and out["ac_limit"] == 0.1
+    assert out["mean"] == pytest.approx(1 / np.mean(1 / np.loadtxt(path)))
+    rc, out, _ = run(capsys, "ci", str(path), "--preset", "quick")
+    assert out["ac_limit"] == 0.8
+
+
+def test_wps(capsys, tmp_path):
+    rng = np.random.default_rng(2)
+    w = rng.uniform(100, 1000, size=30).round()
+    t = 1.5 + w / 200 + rng.normal(0, 0.05, size=30)
+    path = tmp_path / "rounds.csv"
+    rows = "".join(f"{a:g},{b:.6f}\n" for a, b in zip(w, t, strict=True))
+    path.write_text("work,duration_s\n" + rows)
+    rc, out, _ = run(capsys, "wps", str(path))
+    assert rc == 0 and out["rounds"] == 30
+    # rounds with less work than alpha stands for (alpha * v, ~300 here) are not used
+    assert out["rounds_used_count"] == 30 - len(out["rounds_below_alpha"])
+    assert all(w[i] < out["alpha_work"] for i in out["rounds_below_alpha"])
+    assert out["v_lower"] <= 200 <= out["v_upper"] and out["q"] >= 1
+    assert out["alpha"] == pytest.approx(1.5, abs=0.2)
+    for key in ("alpha", "v", "v_lower", "v_upper", "q", "rounds_used"):
+        assert key in out
+
+
+BAD_READINGS = {
+    "empty": ("", "no readings"),
+    "text": ("1\n2\nfast\n", "line 3: 'fast' is not a number"),
+    "nan": ("1\nnan\n", "line 2: 'nan' is not a finite number"),
+    "negative": ("1\n-2\n", "line 2: negative reading -2"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_READINGS))
+@pytest.mark.parametrize("command", ["edm", "ci"])
+def test_bad_readings_give_one_clear_line(capsys, tmp_path, case, command):
+    text, message = BAD_READINGS[case]
+    path = tmp_path / f"{case}.txt"
+    path.write_text(text)
+    rc, _, err = run(capsys, command, str(path))
+    assert rc == 2
+    assert err.count("\n") == 1 and str(path) in err and message in err
+    assert "Traceback" not in err
+
+
+def test_ci_needs_30_readings(capsys, tmp_path):
+    rc, _, err = run(capsys, "ci", str(write(tmp_path / "few.txt", range(1, 30))))
+    assert rc == 2 and "29 readings" in err and "at least 30" in err
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "no rounds"),
+    ("work,seconds\n1,2\n", "missing column(s) ['duration_s']"),
+    ("work,duration_s\n", "a header but no rounds"),
+    ("work,duration_s\n10,1.0\n20,-1\n", "line 3: duration_s '-1' is not a positive duration"),
+    ("work,duration_s\n10,1.0\nten,2\n", "line 3: work 'ten' is not a positive number"),
+    ("work,duration_s\n10,nan\n", "line 2: duration_s 'nan'"),
+    ("work,duration_s\n10,1\n20,2\n", "2 usable rounds"),
+])
+def test_bad_rounds(capsys, tmp_path, text, message):
+    path = tmp_path / "rounds.csv"
+    path.write_text(text)
+    rc, _, err = run(capsys, "wps", str(path))
+    assert rc == 2 and message in err and "Traceback" not in err
+
+
+def test_console_script_exit_status_and_stdin(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1\n2\nNaN\n")
+    p = subprocess.run([str(PERFCAST), "edm", str(bad)], capture_output=True, text=True)
+    assert p.returncode == 2 and p.stdout == "" and p.stderr.startswith("perfcast edm: error:")
+    p = subprocess.run([str(PERFCAST), "ci", "-"], input="\n".join(map(str, range(100))),
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and json.loads(p.stdout)["n"] == 100
+    p = subprocess.run([str(PERFCAST), "edm", str(tmp_path / "missing.txt")],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "file not found" in p.stderr

@@ -1,0 +1,218 @@
+"""Change points: Pilot's EDM_percent reproduced exactly, and the robust default's guarantees."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from perfcast.errors import InputError
+from perfcast.warmup.changepoint import change_points
+from perfcast.warmup.edm_pilot import edm_percent
+from perfcast.warmup.edm_robust import critical_value, edm_robust, rank_scan
+from perfcast.warmup.segments import detect_phases, dominant_segment, segments
+from perfcast.warmup.settings import command_settings, warmup_settings
+
+#: the library's defaults (those of ``perfcast edm``: robust, no effect-size filter)
+EDM = command_settings("edm")
+
+
+def edm_percent_reference(z, min_size=30, percent=0.25, degree=1):
+    """The published EDM_percent recursion, literally: medians of slices, no trees."""
+    n = len(z)
+    prev, number, f = [0] * (n + 1), [0] * (n + 1), [0.0] * (n + 1)
+    g = {0: lambda k: 0.0, 1: lambda k: 1.0, 2: lambda k: 2.0 * k + 1.0}[degree]
+    for s in range(2 * min_size, n + 1):
+        for t in range(min_size, s - min_size + 1):
+            p = prev[t]
+            d = float(np.median(z[p:t])) - float(np.median(z[t:s]))
+            tmp = f[t] + (t - p) * (s - t) / ((s - p) ** 2) * (d * d)
+            if tmp > f[s]:
+                number[s], f[s], prev[s] = number[t] + 1, tmp, t
+        if prev[s] and f[s] - f[prev[s]] < percent * g(number[prev[s]]) * f[prev[s]]:
+            number[s], f[s], prev[s] = number[prev[s]], f[prev[s]], prev[prev[s]]
+    out, at = [], n
+    while at:
+        if prev[at]:
+            out.append(prev[at])
+        at = prev[at]
+    return sorted(out)
+
+
+# ------------------------------------------------------------------------------ pilot mode
+def test_pilot_known_answers_from_pilots_own_tests():
+    # pilot-bench lib/test/unit_test_statistics.cc: TestChangeInMean1 and FindDominantSegment
+    assert edm_percent(np.array([1.1] * 30 + [5.1] * 30 + [1.1] * 30)) == [30, 60]
+    x = np.array([1.1] * 30 + [5.1] * 130 + [1.1] * 30)
+    cps = edm_percent(x)
+    assert dominant_segment(len(x), cps) == (30, 131)  # the quirk Pilot's test pins down
+    assert dominant_segment(90, [30, 60]) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pilot_matches_reference_recursion(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(60, 140))
+    kind = seed % 3
+    if kind == 0:
+        z = rng.normal(size=n)
+    elif kind == 1:  # few distinct values: exact ties in medians and statistics
+        z = rng.integers(0, 3, size=n).astype(float)
+    else:
+        z = rng.exponential(size=n)
+        z[: n // 4] += 2.0
+    min_size = int(rng.integers(5, 25))
+    for degree in (0, 1, 2):
+        assert edm_percent(z, min_size=min_size, percent=0.25, degree=degree) == \
+            edm_percent_reference(z, min_size, 0.25, degree)
+
+
+def test_pilot_first_change_point_is_never_penalised():
+    rng = np.random.default_rng(7)
+    hits = sum(bool(edm_percent(rng.normal(size=120))) for _ in range(20))
+    assert hits >= 16  # i.i.d. noise almost always gets one (a known weakness)
+    # with degree 0 (no penalty at all) it is the same recursion with G = 0
+    z = rng.normal(size=90)
+    assert edm_percent(z, degree=0) == edm_percent_reference(z, 30, 0.25, 0)
+
+
+def test_pilot_short_series_have_no_change_point():
+    assert edm_percent(np.arange(59.0)) == []
+    assert len(edm_percent(np.r_[np.zeros(30), np.ones(30)])) == 1
+
+
+# ------------------------------------------------------------------------------ robust mode
+@pytest.mark.parametrize("n,series", [(100, 150), (1000, 120), (10_000, 40)])
+@pytest.mark.parametrize("dist", ["normal", "exponential", "cauchy", "five-values"])
+def test_robust_no_change_point_on_iid_noise(n, series, dist):
+    rng = np.random.default_rng([n, len(dist)])
+    draw = {
+        "normal": lambda: rng.normal(size=n),
+        "exponential": lambda: rng.exponential(size=n),
+        "cauchy": lambda: rng.standard_cauchy(size=n),
+        "five-values": lambda: rng.integers(0, 5, size=n).astype(float),
+    }[dist]
+    clean = sum(not edm_robust(draw()) for _ in range(series))
+    assert clean / series >= 0.95
+
+
+@pytest.mark.parametrize("n", [200, 1000, 10_000])
+def test_robust_locates_a_step_at_40_within_2_samples(n):
+    rng = np.random.default_rng(n)
+    errors = []
+    for _ in range(40):
+        x = rng.normal(size=n)
+        x[:40] += 3.0  # a warm-up of 40 readings, 3 standard deviations slower
+        cps = edm_robust(x)
+        errors.append(min((abs(c - 40) for c in cps), default=10**9))
+    errors = np.array(errors)
+    assert np.mean(errors <= 2) >= 0.95
+    assert np.median(errors) == 0
+
+
+def test_robust_is_unbiased_where_pilot_is_not():
+    rng = np.random.default_rng(11)
+    rob, pil = [], []
+    for _ in range(15):
+        x = rng.normal(size=300)
+        x[:40] += 2.0
+        rob.append(min(edm_robust(x), key=lambda c: abs(c - 40), default=0))
+        pil.append(min(edm_percent(x), key=lambda c: abs(c - 40), default=0))
+    assert abs(np.mean(rob) - 40) < 1.5
+    assert np.mean(np.abs(np.array(rob) - 40)) < np.mean(np.abs(np.array(pil) - 40))
+
+
+def test_robust_finds_several_changes_and_scales():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=100_000)
+    x[:40] += 3
+    x[60_000:] += 0.5
+    x[-1000:] -= 2
+    cps = edm_robust(x)
+    assert len(cps) == 3
+    assert abs(cps[0] - 40) <= 2 and abs(cps[2] - 99_000) <= 2
+    assert abs(cps[1] - 60_000) <= 30  # a half-sigma shift is located less sharply
+
+
+def test_robust_handles_heavy_tails_and_outliers():
+    rng = np.random.default_rng(5)
+    x = rng.standard_cauchy(2000) * 0.1 + 10
+    x[:100] += 3
+    cps = edm_robust(x)
+    assert len(cps) == 1 and abs(cps[0] - 100) <= 2
+
+
+def test_robust_ignores_short_range_autocorrelation():
+    from scipy.signal import lfilter
+
+    rng = np.random.default_rng(9)
+    false = sum(bool(edm_robust(lfilter([1], [1, -0.5], rng.normal(size=2000))))
+                for _ in range(40))
+    assert false <= 4
+
+
+def test_min_effect_drops_small_but_significant_shifts():
+    rng = np.random.default_rng(2)
+    x = 100 + rng.normal(size=20_000) * 0.5
+    x[10_000:] += 1.0  # 1 % shift: real, detected, but below a 5 % effect
+    x[:200] += 30
+    assert len(edm_robust(x)) == 2
+    assert edm_robust(x, min_effect=0.05) == pytest.approx([200], abs=2)
+
+
+def test_critical_value_grows_slowly_with_n_and_rank_scan_is_exact():
+    cv = [critical_value(m, 10, 0.01) for m in (100, 10_000, 1_000_000)]
+    assert cv[0] < cv[1] < cv[2] < 4.5
+    assert critical_value(19, 10, 0.01) == np.inf
+    # the standardised statistic at the true split of a clean step is the largest possible
+    x = np.r_[np.zeros(50), np.ones(50)]
+    k, z = rank_scan(x)
+    assert k == 50 and z > 9
+    assert rank_scan(np.ones(100)) == (-1, 0.0)
+
+
+def test_settings_dispatch_and_segments():
+    x = np.r_[np.full(40, 5.0), np.full(100, 1.0)] + np.random.default_rng(0).normal(
+        size=140) * 0.01
+    pilot = command_settings("edm", {"mode": "pilot"})
+    assert change_points(x, pilot) == edm_percent(x)
+    assert change_points(x, EDM) == edm_robust(x)
+    assert pilot.segment_min == 30 and EDM.segment_min == 10
+    assert pilot.to_dict() == {"mode": "pilot", "min_size": 30, "alpha": 0.01, "min_effect": 0.0}
+    # the schemas refuse an unknown mode; the detector's dispatch does too
+    with pytest.raises(InputError, match="edm.mode"):
+        command_settings("edm", {"mode": "magic"})
+    with pytest.raises(InputError, match="edm.mode"):
+        warmup_settings({"edm": {"mode": "magic"}})
+    with pytest.raises(ValueError, match="magic"):
+        change_points(x, dataclasses.replace(EDM, mode="magic"))
+    assert segments(10, [3, 7]) == [(0, 3), (3, 7), (7, 10)]
+
+
+def test_phases_rule():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=400) * 0.05 + 1
+    x[:50] += 2
+    x[-30:] += 1
+    ph = detect_phases(x, EDM)
+    assert ph.rule == "dominant" and ph.has_stable
+    assert abs(ph.warmup_len - 50) <= 2 and abs(ph.cooldown_len - 30) <= 2
+    labels = ph.labels()
+    assert set(labels[:45]) == {"warmup"} and set(labels[-25:]) == {"cooldown"}
+    # fewer than 30 readings: not split, all stable (Pilot's rule)
+    short = detect_phases(x[:29], EDM)
+    assert short.rule == "short" and short.stable == (0, 29)
+    # no segment with more than half: no stable phase, labelled unstable
+    y = np.r_[np.zeros(100), np.ones(100) * 5, np.zeros(100) * 2 + 9] + rng.normal(size=300) * .1
+    none = detect_phases(y, EDM)
+    assert none.rule == "none" and not none.has_stable and set(none.labels()) == {"unstable"}
+    # fallback "edges": three long program phases are all stable ...
+    edges = detect_phases(y, EDM, fallback="edges", edge_fraction=0.2)
+    assert edges.rule == "edges" and edges.stable == (0, 300)
+    # ... and a warm-up and cool-down near the ends are still cut off
+    z = np.r_[np.full(30, 20.0), y, np.full(20, 15.0)] + rng.normal(size=350) * .1
+    edges = detect_phases(z, EDM, fallback="edges", edge_fraction=0.2)
+    assert edges.stable == pytest.approx((30, 330), abs=2)
+    with pytest.raises(ValueError, match="edge_fraction"):
+        detect_phases(z, EDM, fallback="edges")

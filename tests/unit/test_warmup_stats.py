@@ -1,0 +1,241 @@
+"""Subsession analysis, CI of the arithmetic and harmonic mean, sample size, WPS, planner."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.signal import lfilter
+
+from perfcast.errors import InputError
+from perfcast.warmup.ci import NotEnoughDataError, mean_ci, required_sample_size, t_quantile
+from perfcast.warmup.planner import (
+    PlannerSettings,
+    dyadic_fraction,
+    next_round,
+    ramp_increment,
+)
+from perfcast.warmup.settings import resolve_limit, warmup_settings
+from perfcast.warmup.subsession import (
+    PRESETS,
+    block_means,
+    lag1_autocorrelation,
+    subsession_size,
+)
+from perfcast.warmup.wps import ols, wps_regression
+
+
+def ar1(rng, n, rho, mean=10.0):
+    return mean + lfilter([1], [1, -rho], rng.normal(size=n))
+
+
+# ------------------------------------------------------------------------ subsession analysis
+def test_block_means_and_lag1_known_values():
+    assert block_means(np.arange(10.0), 3).tolist() == [1.0, 4.0, 7.0]  # tail of 1 left out
+    assert lag1_autocorrelation(np.array([1.0, -1.0] * 50)) == pytest.approx(-0.99)
+    assert lag1_autocorrelation(np.ones(10)) == 0.0
+    x = np.array([1.0, 3.0, 2.0, 5.0, 4.0])
+    d = x - x.mean()
+    assert lag1_autocorrelation(x) == pytest.approx(np.dot(d[:-1], d[1:]) / np.dot(d, d))
+
+
+def test_presets_and_subsession_size():
+    assert PRESETS == {"quick": 0.8, "normal": 0.2, "strict": 0.1}
+    assert resolve_limit(None, "normal") == 0.2 and resolve_limit(None, "strict") == 0.1
+    assert resolve_limit(0.33, "quick") == 0.33
+    assert warmup_settings({}).ci.limit == 0.2  # the schema's preset: normal
+    assert warmup_settings({"ci": {"preset": "quick", "ac_limit": 0.5}}).ci.limit == 0.5
+    with pytest.raises(InputError, match="ci.preset"):
+        warmup_settings({"ci": {"preset": "sloppy"}})
+    rng = np.random.default_rng(0)
+    assert subsession_size(rng.normal(size=2000), 0.2)[0] == 1
+    x = ar1(rng, 4000, 0.9)
+    q_strict, r = subsession_size(x, 0.1)
+    q_quick, _ = subsession_size(x, 0.8)
+    assert q_strict > q_quick >= 1 and abs(r) <= 0.1
+    # the q returned is the first that qualifies
+    assert all(abs(lag1_autocorrelation(block_means(x, q))) > 0.1 for q in range(1, q_strict))
+    # a random walk: no block size up to n // 3 decorrelates it
+    walk = np.cumsum(np.random.default_rng(9).normal(size=60))
+    q, r = subsession_size(walk, 0.1)
+    assert q is None and r == pytest.approx(lag1_autocorrelation(block_means(walk, 20)))
+
+
+# --------------------------------------------------------------------------------------- CI
+def test_ci_of_independent_readings_is_the_t_interval():
+    rng = np.random.default_rng(1)
+    x = rng.normal(5, 2, size=200)
+    ci = mean_ci(x, ac_limit=0.2)
+    assert ci.q == 1 and ci.blocks == 200
+    lo, hi = stats.t.interval(0.95, 199, loc=x.mean(), scale=stats.sem(x))
+    assert (ci.lower, ci.upper) == pytest.approx((lo, hi))
+    assert ci.width == pytest.approx(hi - lo)
+    assert ci.variance == pytest.approx(x.var(ddof=1))
+
+
+def test_ci_covers_the_mean_of_correlated_readings():
+    rng = np.random.default_rng(2)
+    covered = naive = 0
+    for _ in range(300):
+        x = ar1(rng, 600, 0.6)
+        ci = mean_ci(x)
+        covered += ci.lower <= 10 <= ci.upper
+        lo, hi = stats.t.interval(0.95, 599, loc=x.mean(), scale=stats.sem(x))
+        naive += lo <= 10 <= hi
+    assert covered / 300 >= 0.9  # subsession analysis restores (nearly) nominal coverage
+    assert naive / 300 < 0.8  # ignoring the correlation does not
+
+
+def test_harmonic_mean_ci_maps_the_reciprocal_interval():
+    rng = np.random.default_rng(3)
+    rates = 1.0 / rng.uniform(0.5, 1.5, size=300)
+    h = mean_ci(rates, harmonic=True)
+    a = mean_ci(1.0 / rates)
+    assert h.mean == pytest.approx(stats.hmean(rates))
+    assert (h.lower, h.upper) == pytest.approx((1 / a.upper, 1 / a.lower))
+    assert h.lower < h.mean < h.upper
+    covered = sum(
+        (c := mean_ci(1.0 / rng.uniform(0.5, 1.5, size=200), harmonic=True)).lower <= 1.0
+        <= c.upper for _ in range(300))
+    assert covered / 300 >= 0.92  # the harmonic mean of 1/U(0.5, 1.5) rates is 1
+    with pytest.raises(ValueError):
+        mean_ci(np.r_[rates, 0.0], harmonic=True)
+
+
+def test_required_sample_size_formula():
+    # q * max(ceil(var * (t / e)^2), min_samples), e = half the target width
+    assert required_sample_size(4.0, 2, 2.0, 1.0) == 2 * math.ceil(4 * (2 / 0.5) ** 2)
+    assert required_sample_size(1e-6, 3, 2.0, 1.0) == 3 * 30
+    rng = np.random.default_rng(4)
+    x = rng.normal(100, 20, size=100)
+    ci = mean_ci(x, target_relative_width=0.01)
+    need = ci.required_readings
+    y = rng.normal(100, 20, size=need)
+    assert mean_ci(y).relative_width <= 0.0105  # that many readings do reach the target
+    assert mean_ci(x, target_relative_width=0.5).required_readings == 30
+
+
+def test_ci_refuses_too_few_or_too_correlated_readings():
+    with pytest.raises(NotEnoughDataError, match="at least 30"):
+        mean_ci(np.ones(29))
+    with pytest.raises(NotEnoughDataError, match="autocorrelation"):
+        mean_ci(np.cumsum(np.random.default_rng(9).normal(size=60)), ac_limit=0.1)
+    assert t_quantile(0.95, 10) == pytest.approx(stats.t.ppf(0.975, 10))
+
+
+# -------------------------------------------------------------------------------------- WPS
+def test_wps_recovers_alpha_and_v_and_matches_ols_reference():
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(5)
+    w = rng.uniform(1000, 10000, size=40).round()
+    t = 2.0 + w / 500.0 + rng.normal(0, 0.3, size=40)
+    res = wps_regression(w, t)
+    assert res.q == 1 and res.blocks == 40 and res.rounds_used == list(range(40))
+    fit = sm.OLS(t, sm.add_constant(w)).fit()
+    (a_lo, a_hi), (b_lo, b_hi) = fit.conf_int(0.05)
+    assert res.alpha == pytest.approx(fit.params[0])
+    assert (res.alpha_lower, res.alpha_upper) == pytest.approx((a_lo, a_hi))
+    assert res.v == pytest.approx(1 / fit.params[1])
+    assert (res.v_lower, res.v_upper) == pytest.approx((1 / b_hi, 1 / b_lo))
+    assert res.v_lower <= 500 <= res.v_upper and res.alpha_lower <= 2 <= res.alpha_upper
+    assert res.naive_v < res.v  # ignoring alpha underestimates the stable speed
+
+
+def test_wps_drops_short_rounds_and_rounds_below_alpha():
+    rng = np.random.default_rng(6)
+    w = np.r_[[10, 20, 40], rng.uniform(2000, 9000, size=30).round()]
+    t = 5.0 + w / 1000.0 + rng.normal(0, 0.05, size=w.size)
+    t[:3] = [0.1, 0.2, 0.3]  # crashed or trivially short rounds
+    res = wps_regression(w, t, lower_bound_s=1.0)
+    assert res.rounds_short == [0, 1, 2]
+    assert res.v == pytest.approx(1000, rel=0.1)
+    # alpha (5 s) is worth 5000 units: rounds with less work than that are dropped
+    below = [i for i in range(3, w.size) if w[i] < res.alpha * res.v]
+    assert res.rounds_below_alpha == sorted(set(below) | set(res.rounds_below_alpha))
+    assert res.rounds_below_alpha and all(w[i] < 5500 for i in res.rounds_below_alpha)
+    assert set(res.rounds_used).isdisjoint(res.rounds_below_alpha)
+
+
+def test_wps_merges_correlated_rounds_into_block_means():
+    rng = np.random.default_rng(7)
+    n = 120
+    w = rng.uniform(2000, 8000, size=n).round()
+    drift = lfilter([1], [1, -0.9], rng.normal(0, 0.2, size=n))  # slowly drifting durations
+    t = 1.0 + w / 2000 + drift
+    res = wps_regression(w, t)
+    assert res.q > 1 and res.blocks == n // res.q
+    # the fit is OLS on block means: intercept stays alpha (not q * alpha as with block sums)
+    bw, bt = block_means(w, res.q), block_means(t, res.q)
+    assert res.alpha == pytest.approx(ols(bw, bt).a)
+
+
+def test_wps_refuses_what_it_cannot_fit():
+    with pytest.raises(NotEnoughDataError, match="WPS needs 3"):
+        wps_regression([1, 2], [1.0, 2.0])
+    with pytest.raises(NotEnoughDataError, match="equal"):
+        wps_regression([5, 5, 5, 5], [1.0, 1.1, 0.9, 1.0])
+    with pytest.raises(NotEnoughDataError, match="grow"):
+        wps_regression([1, 2, 3, 4, 5, 6], [6.0, 5, 4, 3, 2, 1])
+
+
+# ---------------------------------------------------------------------------------- planner
+def test_dyadic_sequence_is_pilots_fig3():
+    # Rd.1 = 1/2, Rd.2 = 1/4 (a..Rd.1), Rd.3 = 3/4, Rd.4..7 = 1/8..7/8, Rd.8 = 1/16
+    assert [dyadic_fraction(j) for j in range(8)] == [1 / 2, 1 / 4, 3 / 4, 1 / 8, 3 / 8, 5 / 8,
+                                                      7 / 8, 1 / 16]
+    assert len({dyadic_fraction(j) for j in range(1023)}) == 1023
+
+
+def test_ramp_increment_gives_the_requested_time():
+    k, n = ramp_increment(1.0, 60.0, 50)
+    assert n == 50 and sum(1.0 + i * k for i in range(n)) == pytest.approx(60.0)
+    k, n = ramp_increment(2.0, 60.0, 50)  # 50 rounds of 2 s cannot fit in 60 s
+    assert 3 <= n < 30 and k > 0 and sum(2.0 + i * k for i in range(n)) == pytest.approx(60.0)
+    assert ramp_increment(30.0, 60.0, 50) == (0.0, 0)
+
+
+def _simulate(settings, speed=1000.0, alpha_s=0.5, rounds=30, alpha_work=0.0):
+    hist = []
+    for _ in range(rounds):
+        p = next_round([h[:2] for h in hist], settings, alpha_work)
+        if p is None:
+            break
+        hist.append((p.work, alpha_s + p.work / speed, p.stage))
+    return hist
+
+
+def test_planner_calibrates_ramps_then_bisects():
+    s = PlannerSettings(work_min=10, work_max=100_000, lower_bound_s=3.0, first_estimate_s=60,
+                        first_estimate_rounds=10)
+    hist = _simulate(s)
+    works = [h[0] for h in hist]
+    stages = [h[2] for h in hist]
+    # doubling from 10 until a round lasts 3 s (0.5 + w / 1000 >= 3 -> w >= 2500)
+    assert works[:9] == [10, 20, 40, 80, 160, 320, 640, 1280, 2560]
+    first = 8
+    assert all(st == "calibrate" for st in stages[:first])
+    ramp = [h for h in hist if h[2] == "ramp"]
+    k, n = ramp_increment(hist[first][1], 60, 10)
+    assert len(ramp) == n - 1
+    assert [h[0] for h in ramp] == [round(2560 * (1 + i * k / hist[first][1]))
+                                    for i in range(1, n)]
+    dy = [h[0] for h in hist if h[2] == "dyadic"]
+    assert dy[:3] == [round(2560 + f * (100_000 - 2560)) for f in (0.5, 0.25, 0.75)]
+    assert len(set(works)) == len(works)  # no work amount is run twice
+
+
+def test_planner_respects_alpha_and_is_deterministic():
+    s = PlannerSettings(work_min=1000, work_max=9000, lower_bound_s=0.1, first_estimate_s=1,
+                        first_estimate_rounds=3)
+    a = _simulate(s, rounds=12, alpha_work=5000)
+    assert a == _simulate(s, rounds=12, alpha_work=5000)  # resume = replay
+    assert all(h[0] >= 5000 for h in a if h[2] == "dyadic")
+    # work_max too small to ever pass the lower bound: the planner gives up
+    tiny = PlannerSettings(work_min=1, work_max=8, lower_bound_s=100, first_estimate_s=60,
+                           first_estimate_rounds=50)
+    hist = _simulate(tiny, rounds=20)
+    assert [h[0] for h in hist] == [1, 2, 4, 8] and next_round(
+        [h[:2] for h in hist], tiny) is None

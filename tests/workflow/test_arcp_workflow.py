@@ -1,0 +1,89 @@
+"""The workflow's fetch rules for the paper's measurements: download from a local HTTP server,
+checksum, conversion and replay through Snakemake; offline and local copies; the default target
+needs no download. (``arcp_zip``, ``arcp_csv``, ``server`` and ``closed_url`` are fixtures of
+``tests/conftest.py``.)"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from perfcast.sensitivity import arcp
+
+TABLE = "results/data/arcp/arcp_measurements.csv"
+RAW = "results/data/arcp/raw_data.zip"
+EVAL = "results/paper/sensitivity_eval.parquet"
+
+
+def _config(source: dict) -> dict:
+    return {
+        "seed": 7,
+        "sensitivity": {
+            "programs": {},
+            "replay": {"source": source, "epsilons": [0.5], "programs": ["Data Serving"],
+                       "lhs_repeats": 1},
+        },
+    }
+
+
+def _jobs(proc) -> str:
+    return proc.stdout + proc.stderr
+
+
+def test_workflow_downloads_converts_and_replays(tmp_path, snakemake_run, server, arcp_csv):
+    snakemake_run(tmp_path, _config({"url": server.url}), targets=[TABLE, EVAL])
+    assert (tmp_path / TABLE).read_bytes() == arcp_csv.read_bytes()
+    assert arcp.sha256_of(tmp_path / RAW) == arcp.SHA256
+    assert server.requests == ["/raw data.zip"]
+    ev = pd.read_parquet(tmp_path / EVAL)
+    assert set(ev["program"]) == {"Data Serving"}
+    assert (tmp_path / "results/logs/sensitivity/arcp_fetch.log").exists()
+
+
+def test_workflow_corrupted_download_fails_and_leaves_nothing(tmp_path, snakemake_run, server):
+    proc = snakemake_run(tmp_path, _config({"url": server.bad_url}), targets=[TABLE],
+                         check=False)
+    out = _jobs(proc)
+    assert proc.returncode != 0
+    assert "sensitivity_arcp_fetch" in out and "checksum mismatch" in out
+    assert server.bad_url in out and arcp.SHA256 in out
+    assert not (tmp_path / RAW).exists() and not (tmp_path / TABLE).exists()
+    assert not list((tmp_path / "results/data/arcp").glob("*.zip*"))
+
+
+def test_workflow_offline_fails_naming_url_checksum_and_keys(tmp_path, snakemake_run, closed_url):
+    url = closed_url()
+    proc = snakemake_run(tmp_path, _config({"url": url}), targets=[TABLE], check=False)
+    out = _jobs(proc)
+    assert proc.returncode != 0
+    assert url in out and arcp.SHA256 in out
+    assert "sensitivity.replay.source.zip" in out and "sensitivity.replay.source.table" in out
+    assert not (tmp_path / RAW).exists() and not (tmp_path / TABLE).exists()
+
+
+def test_workflow_local_zip_needs_no_network(tmp_path, snakemake_run, arcp_zip, arcp_csv,
+                                             closed_url):
+    cfg = _config({"url": closed_url(), "zip": str(arcp_zip)})
+    snakemake_run(tmp_path, cfg, targets=[TABLE])
+    assert (tmp_path / TABLE).read_bytes() == arcp_csv.read_bytes()
+
+
+def test_workflow_local_table_skips_fetch_and_convert(tmp_path, snakemake_run, arcp_csv,
+                                                      closed_url):
+    proc = snakemake_run(tmp_path, _config({"url": closed_url(), "table": str(arcp_csv)}),
+                         targets=[EVAL])
+    assert "sensitivity_arcp_fetch" not in _jobs(proc)
+    assert (tmp_path / EVAL).exists() and not (tmp_path / "results/data").exists()
+
+
+def test_default_target_needs_no_download(tmp_path, snakemake_run, arcp_csv, closed_url):
+    online = _config({"url": closed_url()})
+    dry = ["-n", "--quiet", "rules"]
+    out = _jobs(snakemake_run(tmp_path, online, targets=["all"], extra=dry))
+    assert "sensitivity_arcp_fetch" not in out and "sensitivity_replay_eval" not in out
+    out = _jobs(snakemake_run(tmp_path, online, targets=["paper"], extra=dry))
+    for rule in ["sensitivity_arcp_fetch", "sensitivity_arcp_table", "sensitivity_replay_eval",
+                 "sensitivity_replay_figures"]:
+        assert rule in out
+    local = _config({"url": closed_url(), "table": str(arcp_csv)})
+    out = _jobs(snakemake_run(tmp_path, local, targets=["all"], extra=dry))
+    assert "sensitivity_replay_eval" in out and "sensitivity_arcp_fetch" not in out

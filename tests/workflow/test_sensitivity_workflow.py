@@ -1,0 +1,110 @@
+"""Sensitivity stage through Snakemake: real cgroup profiling of two tiny programs (one of them
+declared in the top-level programs map) plus the replay evaluation on the paper's data."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pandas as pd
+import pytest
+
+from perfcast.io import read_parquet
+
+
+def _config(arcp_csv) -> dict:
+    return {
+        "seed": 7,
+        "programs": {
+            "napper": {"command": '{python} -c "import time; time.sleep({work})"', "work": 0.05,
+                       "description": "sleeps: uses next to nothing"},
+        },
+        "sensitivity": {
+            "backend": "cgroup",
+            "epsilon": 0.3,
+            "compare": ["lhs", "brute"],
+            "timeout_s": 60,
+            "dimensions": {
+                "cpu_quota": {"lower": 0.5, "upper": 1.0, "step": 0.5},
+                "memory_mb": {"lower": 32, "upper": 96, "step": 32},
+            },
+            "programs": {
+                "memstream": {
+                    "command": "{python} -m perfcast.workloads.memstream --mb {work} --passes 5",
+                    "work": 24,
+                    "metric": {"name": "triad_s", "source": "stdout",
+                               "pattern": "wall_s=([0-9.]+)", "higher_is_better": False},
+                },
+                "napper": {"metric": {"source": "wall_time"}},  # the top-level definition
+            },
+            "replay": {"source": {"table": str(arcp_csv)}, "epsilons": [0.3, 0.5],
+                       "programs": ["Data Serving", "fileiord", "mg.c.4"], "lhs_repeats": 3,
+                       "surfaces": ["Data Serving", "mg.c.4"]},
+        },
+    }
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the cgroup backend needs root")
+def test_sensitivity_stage_end_to_end(tmp_path, snakemake_run, arcp_csv):
+    snakemake_run(tmp_path, _config(arcp_csv), targets=["all"])
+    res = tmp_path / "results"
+    for prog in ["memstream", "napper"]:
+        grid = read_parquet(res / f"sensitivity/{prog}.parquet")
+        runs = read_parquet(res / f"sensitivity/{prog}.runs.parquet")
+        summary = json.loads((res / f"sensitivity/{prog}.json").read_text())
+        assert len(grid) == 2 * 3 and grid["sensitivity"].notna().all()
+        assert runs["phase"].iloc[0] == "unrestricted"
+        assert len(runs) == len(set(map(tuple, runs[["cpu_quota", "memory_mb"]].dropna()
+                                        .to_numpy().tolist()))) + 1  # each point ran once
+        assert summary["steps"]["product_points"] == int(grid["measured"].sum())
+        assert "lhs" in summary["compare"] and "brute" in summary["compare"]
+        assert (res / f"sensitivity/figures/{prog}.png").stat().st_size > 10_000
+    napper = json.loads((res / "sensitivity/napper.json").read_text())
+    assert not napper["dimensions"]["memory_mb"]["effective"]  # a sleeper needs < 32 MiB
+    assert napper["command"].endswith("time.sleep(0.05)\"")
+    table = read_parquet(res / "sensitivity/summary.parquet")
+    assert sorted(table["program"]) == ["memstream", "napper"]
+
+    paper = res / "paper"
+    t = pd.read_csv(paper / "sensitivity_table.csv")
+    assert len(t) == 3 * 2 and set(t["verdict"]) <= {"meets", "misses", "no paper figure"}
+    assert pd.read_csv(paper / "sensitivity_summary.csv")["epsilon"].tolist() == [0.3, 0.5]
+    for fig in ["error_vs_epsilon", "binary_vs_lhs", "steps", "surfaces"]:
+        assert (paper / f"sensitivity_{fig}.png").stat().st_size > 10_000
+    again = snakemake_run(tmp_path, _config(arcp_csv), targets=["all"], extra=["-n"])
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_schema_rejects_unknown_dimension(tmp_path, snakemake_run, arcp_csv):
+    cfg = _config(arcp_csv)
+    cfg["sensitivity"]["dimensions"]["gpu_count"] = {"lower": 1, "upper": 2, "step": 1}
+    out = snakemake_run(tmp_path, cfg, targets=["all"], extra=["-n"], check=False)
+    assert out.returncode != 0 and "gpu_count" in out.stdout + out.stderr
+
+
+def _replay_config(arcp_csv, work_b: float) -> dict:
+    """Backend replay (no root needed): two programs answered from the paper's data, one of
+    them declared in the top-level programs map."""
+    return {
+        "seed": 7,
+        "programs": {"b": {"command": "true {work}", "work": work_b}},
+        "sensitivity": {
+            "backend": "replay",
+            "programs": {"a": {"command": "true", "replay_program": "fileiord"},
+                         "b": {"replay_program": "Data Serving"}},
+            "replay": {"source": {"table": str(arcp_csv)}, "enabled": False},
+        },
+    }
+
+
+def test_a_change_to_one_program_reruns_only_its_profile(tmp_path, snakemake_run, arcp_csv,
+                                                          planned_jobs):
+    targets = ["results/sensitivity/a.json", "results/sensitivity/b.json"]
+    snakemake_run(tmp_path, _replay_config(arcp_csv, 1), targets=targets)
+    summary = json.loads((tmp_path / "results/sensitivity/a.json").read_text())
+    assert summary["status"] == "profiled" and summary["backend"] == "replay"
+    again = snakemake_run(tmp_path, _replay_config(arcp_csv, 2), targets=targets, extra=["-n"])
+    jobs = planned_jobs(again.stdout + again.stderr)
+    assert set(jobs) == {"sensitivity_profile"}
+    assert [o.split(",")[0] for o in jobs["sensitivity_profile"]] == [
+        "results/sensitivity/b.parquet"]

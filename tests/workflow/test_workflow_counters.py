@@ -1,0 +1,162 @@
+"""Real Snakemake runs of the counters -> prediction half on small configs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+from harness import load_config
+
+from perfcast.io import parquet_metadata
+
+TINY = load_config("tiny.yaml")
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory, snakemake_run):
+    work = tmp_path_factory.mktemp("tiny")
+    snakemake_run(work, TINY, ["all"])
+    return work
+
+
+def test_tiny_workflow_outputs(tiny_run):
+    res = tiny_run / "results"
+    ev = pd.read_parquet(res / "model" / "evaluation.parquet")
+    assert sorted(ev["benchmark"]) == sorted(TINY["counters"]["benchmarks"])
+    assert ev["cycles_error_pct"].abs().max() < 30
+    meta = parquet_metadata(res / "counters" / "g2" / "mcf.parquet")
+    assert meta["simulated"] is True and meta["join"] == "instructions"
+    pred = json.loads((res / "predict" / "nab.json").read_text())
+    assert pred["predicted_new_total_cycles"] < pred["old_total_cycles"]  # the new gen is faster
+    card = json.loads((res / "model" / "knn.json").read_text())
+    assert card["versions"]["scikit-learn"] and len(card["features"]) == 8
+    md = (res / "model" / "evaluation.md").read_text()
+    assert "Simulated" in md
+    # no warmup section, so no phase labels: the evaluation says why it has no stable half
+    assert "**Stable-interval evaluation not run**" in md and "warmup.enabled" in md
+    assert set(ev["training_rows"]) == {"all"}
+    # every rule logged and benchmarked
+    assert list((res / "logs").rglob("*.log")) and list((res / "benchmarks").rglob("*.tsv"))
+
+
+def test_second_run_has_nothing_to_do(tiny_run, snakemake_run):
+    proc = snakemake_run(tiny_run, TINY, ["all"], extra=["-n"])
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_unknown_config_key_fails_before_any_job(tmp_path, snakemake_run):
+    bad = yaml.safe_load(yaml.safe_dump(TINY))
+    bad["counters"]["grup_size"] = 3
+    proc = snakemake_run(tmp_path, bad, ["all"], check=False)
+    assert proc.returncode != 0
+    assert "grup_size" in proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_import_backend_and_corrupt_file(tmp_path, tiny_run, snakemake_run):
+    """Already-collected perf CSVs are imported; a malformed line fails naming file and line."""
+    cfg = yaml.safe_load(yaml.safe_dump(TINY))
+    cfg["counters"]["backend"] = "import"
+    cfg["counters"]["import"] = {"pattern": "perfdata/{gen}/{bench}/g{group}.csv"}
+    cfg["counters"]["benchmarks"] = ["mcf", "lbm"]
+    cfg["predict"]["benchmarks"] = []
+    for gen in ("g2", "g3"):
+        for bench in ("mcf", "lbm"):
+            for k in range(2):
+                dst = tmp_path / "perfdata" / gen / bench / f"g{k}.csv"
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(tiny_run / "results" / "raw" / gen / bench / f"group{k}.csv", dst)
+    bad = tmp_path / "perfdata" / "g3" / "lbm" / "g1.csv"
+    lines = bad.read_text().splitlines()
+    lines[7] = "     0.2,twelve,,cycles"
+    bad.write_text("\n".join(lines) + "\n")
+    proc = snakemake_run(tmp_path, cfg, ["results/counters/g2/mcf.parquet",
+                                         "results/counters/g3/lbm.parquet"],
+                         extra=["--keep-going"], check=False)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "perfdata/g3/lbm/g1.csv" in out and "line 8" in out
+    # the independent job finished, the failed one left no output
+    imported = pd.read_parquet(tmp_path / "results" / "counters" / "g2" / "mcf.parquet")
+    original = pd.read_parquet(tiny_run / "results" / "counters" / "g2" / "mcf.parquet")
+    pd.testing.assert_frame_equal(imported, original)
+    assert not (tmp_path / "results" / "counters" / "g3" / "lbm.parquet").exists()
+    assert not (tmp_path / "results" / "raw" / "g3" / "lbm" / "group1.csv").exists()
+
+
+def test_cli_align_and_predict_on_workflow_outputs(tiny_run, tmp_path):
+    import subprocess
+    import sys
+
+    res = tiny_run / "results"
+    cli = [sys.executable, "-m", "perfcast.cli"]
+    out = subprocess.run([*cli, "align", str(res / "counters/g2/mcf.parquet"),
+                          str(res / "counters/g3/mcf.parquet"), "-o", str(tmp_path / "a.parquet")],
+                         capture_output=True, text=True, check=True)
+    info = json.loads(out.stdout)
+    rule_pairs = pd.read_parquet(res / "aligned" / "mcf.parquet")
+    assert info["pairs"] == len(rule_pairs)
+    rule_meta = parquet_metadata(res / "aligned/mcf.parquet")
+    assert info["dtw_cost"] == pytest.approx(rule_meta["dtw_cost"])
+    # the command line calls the rule's function: the same metadata, the same pairs
+    cli_meta = parquet_metadata(tmp_path / "a.parquet")
+    assert sorted(cli_meta) == sorted(rule_meta) and cli_meta["benchmark"] == "mcf"
+    assert cli_meta["simulated"] is True and cli_meta["method"] == "exact"
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "a.parquet"), rule_pairs)
+    dtw = subprocess.run([*cli, "align", str(res / "counters/g2/mcf.parquet"),
+                          str(res / "counters/g3/mcf.parquet"), "--method", "dtw",
+                          "-o", str(tmp_path / "d.parquet")], capture_output=True, text=True,
+                         check=True)
+    assert json.loads(dtw.stdout)["dtw_cost"] == pytest.approx(info["dtw_cost"], rel=1e-9)
+    pred = subprocess.run([*cli, "predict", str(res / "counters/g2/nab.parquet"), "--model",
+                           str(res / "model/knn.joblib"), "--clock-ghz", "2.6",
+                           "-o", str(tmp_path / "p.parquet")], capture_output=True, text=True,
+                          check=True)
+    assert json.loads(pred.stdout)["predicted_new_total_cycles"] == pytest.approx(
+        json.loads((res / "predict" / "nab.json").read_text())["predicted_new_total_cycles"])
+    bad = subprocess.run([*cli, "predict", str(tmp_path / "missing.parquet"), "--model",
+                          str(res / "model/knn.joblib"), "-o", str(tmp_path / "x.parquet")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "missing.parquet: file not found" in bad.stderr
+
+
+def test_perf_backend_through_the_workflow(tmp_path, snakemake_run):
+    """Real perf stat -I of a real command, two groups per run, through the collect rule.
+
+    This VM has no hardware PMU, so software events play the instructions/cycles roles
+    (base_events); the multi-group join and the parser run on genuine perf output.
+    """
+    import sys
+
+    busy = ("import time; t=time.time(); "
+            "x=[bytearray(8192) for _ in iter(lambda: time.time()-t<0.5, False)]")
+    cfg = {
+        "programs": {"spin": {"command": f"{sys.executable} -c \"{busy}\""}},
+        "counters": {
+            "backend": "perf",
+            "generations": {"old": "here", "new": "there"},
+            "base_events": {"instructions": "task-clock", "cycles": "cpu-clock"},
+            "events": ["page-faults", "context-switches", "minor-faults"],
+            "group_size": 2,
+            "benchmarks": ["spin"],
+        },
+        "model": {"enabled": False},
+    }
+    snakemake_run(tmp_path, cfg, ["all"])
+    raw = (tmp_path / "results/raw/here/spin/group1.csv").read_text()
+    assert raw.startswith("# started on") and ",minor-faults," in raw
+    t = pd.read_parquet(tmp_path / "results/counters/there/spin.parquet")
+    assert {"page-faults_pki", "context-switches_pki", "minor-faults_pki"} <= set(t.columns)
+    assert len(t) >= 4 and t["page-faults_pki"].sum() > 0
+    assert parquet_metadata(tmp_path / "results/counters/there/spin.parquet")["backend"] == "perf"
+
+
+def test_report_groups_figures_by_stage(tiny_run, snakemake_run):
+    snakemake_run(tiny_run, TINY, [], extra=["--report", "report.html"])
+    html = (tiny_run / "report.html").read_text()
+    for category in ("1. Counters", "2. Alignment and training set", "3. Model"):
+        assert category in html
+    assert "ipc_over_time.png" in html and "predicted_vs_measured.png" in html
