@@ -21,6 +21,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success only."""
@@ -35,6 +41,9 @@ def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
         yield tmp_path
         with open(tmp_path, "rb+") as fh:
             os.fsync(fh.fileno())
+        # mkstemp creates 0600; give the output the mode a plain open() would (0666 & ~umask),
+        # so colleagues on a shared or cluster file system can read the results
+        os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():
