@@ -97,6 +97,22 @@ def test_instruction_axis_join_follows_the_program_not_the_clock(tmp_path):
     assert len(r) == 2
 
 
+def test_each_group_pki_uses_its_own_runs_instructions(tmp_path):
+    """Group 1 is a run that retired 15 % more instructions (10 intervals, 1e9 in group 0),
+    each event at 2 per kilo-instruction of its own run: both PKIs are 2, not 2 and 2.3."""
+    n = 10
+    i0, i1 = np.full(n, 1e8), np.full(n, 1.15e8)
+    g0 = _write(tmp_path / "g0.csv", np.arange(1, n + 1) / 10,
+                {"instructions": i0, "cycles": i0, "a": i0 * 2e-3})
+    g1 = _write(tmp_path / "g1.csv", np.arange(1, n + 1) / 10,
+                {"instructions": i1, "cycles": i1, "b": i1 * 2e-3})
+    t = postprocess([g0, g1], ["a", "b"], BASE, "instructions")
+    np.testing.assert_allclose(t["a_pki"], 2.0)
+    np.testing.assert_allclose(t["b_pki"], 2.0)
+    # and B's count is conserved: its run's instructions times its PKI give its total
+    assert (t["b_pki"] * t["instructions"] * 1.15).sum() / 1000 == pytest.approx(2.3e6)
+
+
 def test_not_counted_interval_stays_nan_never_zero(tmp_path):
     g0 = _write(tmp_path / "g0.csv", [0.1, 0.2, 0.3], {"instructions": [100] * 3,
                                                         "cycles": [100] * 3, "a": [1, 2, 3]})

@@ -9,15 +9,17 @@ Output schema (one row per interval of the reference run, group 0):
 ``instructions``, ``cycles``  counts in the interval (reference run)
 ``ipc``                       instructions / cycles
 ``instructions_cumulative_sum``  running total of instructions
-``<event>_pki``               events per kilo-instruction: count / instructions * 1000
+``<event>_pki``               events per kilo-instruction: count / instructions * 1000, both
+                              of the run that counted the event
 ``pct_running_min``           lowest perf percent-running of the interval (multiplexing)
 ============================  ============================================================
 
 Joining group runs (separate executions): ``instructions`` (default) resamples every run onto the
-reference run's cumulative-instruction axis (cumulative counts are interpolated at the reference
-interval boundaries and differenced, so totals are conserved and runs that drift in time still
-line up); ``row`` joins by interval index as Patkar's method did (truncated to the shortest
-run). See docs/methods/counters.md.
+reference run's cumulative-instruction axis, as fractions of the program (cumulative counts are
+interpolated at the reference interval boundaries and differenced, so totals are conserved and
+runs that drift in time still line up), and divides each run's counts by that run's own
+instructions over the same stretch; ``row`` joins by interval index as Patkar's method did
+(truncated to the shortest run). See docs/methods/counters.md.
 """
 
 from __future__ import annotations
@@ -125,8 +127,11 @@ def postprocess(
     for path, g in zip(group_files, groups, strict=True):
         g_instr = g[base.instructions].to_numpy(dtype=float)
         g_cum = np.cumsum(g_instr)
-        # the same binary retires the same instructions; scale away run-to-run differences
-        g_cum_scaled = g_cum * (cum_ref[-1] / g_cum[-1]) if join == "instructions" else g_cum
+        # runs of one program differ a little in what they retire: map this run's progress onto
+        # the reference run's (the same fraction of the program), and divide its counts by ITS
+        # OWN instructions over that stretch, which are the reference's times own/reference total
+        own_per_ref = g_cum[-1] / cum_ref[-1]
+        g_cum_scaled = g_cum / own_per_ref if join == "instructions" else g_cum
         for ev in g.columns:
             if ev in ("time", "duration_s", "pct_running_min", *base.names) or ev not in events:
                 continue
@@ -137,7 +142,8 @@ def postprocess(
             if join == "row":
                 found[ev] = counts[: len(ref)] / g_instr[: len(ref)] * 1000.0
             else:
-                found[ev] = _resample(g_cum_scaled, counts, cum_ref) / instr * 1000.0
+                found[ev] = (_resample(g_cum_scaled, counts, cum_ref)
+                             / (instr * own_per_ref) * 1000.0)
         if join == "row":
             pct = np.fmin(pct, g["pct_running_min"].to_numpy()[: len(ref)])
         else:
