@@ -19,7 +19,7 @@ program's runtime characteristics for workload consolidation", PLoS ONE 12(4): e
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from perfcast.program import check_placeholders
@@ -135,16 +135,10 @@ class ReplaySettings:
 
 
 @dataclass(frozen=True)
-class ProfileSettings:
-    """Everything one program's profile depends on.
+class CampaignSettings:
+    """The keys of the ``sensitivity`` section a profiling campaign uses (shared by the section
+    and by one program's :class:`ProfileSettings`)."""
 
-    The keys of the ``sensitivity`` section that a profiling campaign uses, ``program`` (the
-    job's program, resolved against the top-level ``programs:`` map), ``replay`` (the
-    :class:`GridSettings` with backend ``replay``; null with backend ``cgroup``) and the
-    workflow's ``seed`` (Latin hypercube levels; the ``{seed}`` placeholder).
-    """
-
-    program: ProfiledProgram
     backend: str
     epsilon: float
     sampling: str
@@ -157,29 +151,30 @@ class ProfileSettings:
     dimensions: Mapping[str, Range]
     cgroup: CgroupSettings
     network: NetworkSettings
+
+
+@dataclass(frozen=True)
+class ProfileSettings(CampaignSettings):
+    """Everything one program's profile depends on.
+
+    The :class:`CampaignSettings`, ``program`` (the job's program, resolved against the
+    top-level ``programs:`` map), ``replay`` (the :class:`GridSettings` with backend ``replay``;
+    null with backend ``cgroup``) and the workflow's ``seed`` (Latin hypercube levels; the
+    ``{seed}`` placeholder).
+    """
+
+    program: ProfiledProgram
     replay: GridSettings | None
     seed: int
 
 
 @dataclass(frozen=True)
-class SensitivitySettings:
+class SensitivitySettings(CampaignSettings):
     """The ``sensitivity`` section. ``programs`` holds the stage's entries as the config gives
     them; :meth:`profile` resolves one of them."""
 
     enabled: bool
-    backend: str
-    epsilon: float
-    sampling: str
-    compare: tuple[str, ...]
-    spare_cores: float
-    repeats: int
-    baseline_repeats: int
-    timeout_s: float
-    monitor_interval_s: float
-    dimensions: Mapping[str, Range]
     programs: Mapping[str, Mapping[str, Any]]
-    cgroup: CgroupSettings
-    network: NetworkSettings
     replay: ReplaySettings
 
     def profile(self, name: str, programs: Mapping[str, Mapping[str, Any]] | None,
@@ -204,10 +199,7 @@ class SensitivitySettings:
         for key, value in program.program.env.items():
             check_placeholders(value, PLACEHOLDERS, where=f"sensitivity program {name!r}, "
                                f"env {key}")
+        campaign = {f.name: getattr(self, f.name) for f in fields(CampaignSettings)}
         return ProfileSettings(
-            program=program, backend=self.backend, epsilon=self.epsilon,
-            sampling=self.sampling, compare=self.compare, spare_cores=self.spare_cores,
-            repeats=self.repeats, baseline_repeats=self.baseline_repeats,
-            timeout_s=self.timeout_s, monitor_interval_s=self.monitor_interval_s,
-            dimensions=self.dimensions, cgroup=self.cgroup, network=self.network,
+            **campaign, program=program,
             replay=self.replay.grids() if self.backend == "replay" else None, seed=seed)
