@@ -72,7 +72,38 @@ def test_align_runs_ratio():
     new = pd.DataFrame({"interval": [0, 1], "ipc": [1.5, 3.0],
                         "instructions_cumulative_sum": [15.0, 35.0]})
     for method in ("exact", "dtw"):
-        pairs, _ = align_runs(old, new, AlignSettings(method, None))
+        pairs, _ = align_runs(old, new, AlignSettings(method, None, 0.1))
         assert pairs["old_interval"].tolist() == [0, 1, 2, 3]
         assert pairs["new_interval"].tolist() == [0, 0, 1, 1]
         np.testing.assert_allclose(pairs["ipc_ratio"], [1.5, 1.5, 1.5, 1.5])
+
+
+def test_runs_of_different_work_are_refused_naming_both_files_and_totals(tmp_path):
+    """Two generations' runs 30 % apart in instructions are two different programs (or a run
+    cut short): the align job fails instead of aligning them."""
+    from perfcast.errors import InputError
+    from perfcast.io import write_parquet
+    from perfcast.model.rules import align_files
+
+    def table(instr):
+        n = len(instr)
+        return pd.DataFrame({"interval": np.arange(n), "time": np.arange(1, n + 1) / 10,
+                             "duration_s": np.full(n, 0.1), "instructions": instr,
+                             "cycles": instr, "ipc": np.ones(n),
+                             "instructions_cumulative_sum": np.cumsum(instr), "a_pki": 1.0})
+
+    old, new = tmp_path / "old.parquet", tmp_path / "new.parquet"
+    write_parquet(table(np.full(10, 1e8)), old)
+    write_parquet(table(np.full(13, 1e8)), new)
+    out = tmp_path / "pairs.parquet"
+    with pytest.raises(InputError) as err:
+        align_files(str(old), str(new), str(out), None, AlignSettings("exact", None, 0.1),
+                    benchmark="x", generations=("g2", "g3"))
+    msg = str(err.value)
+    assert str(old) in msg and str(new) in msg and "1.3e+09" in msg and "1e+09" in msg
+    assert "30.0% apart" in msg and "instruction_tolerance" in msg and not out.exists()
+    write_parquet(table(np.full(10, 1.05e8)), new)  # 5 % apart: the same work
+    pairs, _ = align_files(str(old), str(new), str(out), None,
+                           AlignSettings("exact", None, 0.1), benchmark="x",
+                           generations=("g2", "g3"))
+    assert len(pairs) >= 10

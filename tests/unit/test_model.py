@@ -12,7 +12,8 @@ from perfcast.counters.events import BaseEvents, make_groups
 from perfcast.counters.postprocess import postprocess
 from perfcast.counters.settings import PostprocessSettings
 from perfcast.model.align import align_runs
-from perfcast.model.knn import evaluate_lobo, fit, predict_run
+from perfcast.model.evaluation import evaluate_lobo
+from perfcast.model.knn import fit, predict_run
 from perfcast.model.settings import AlignSettings, KnnSettings
 from perfcast.model.trainset import benchmark_rows, build_trainset, feature_columns
 from perfcast.settings import build, from_section, validate
@@ -87,6 +88,29 @@ def test_default_config_median_error_below_5_percent(tmp_path, repo):
     # and the model beats a constant ratio: the counters carry the information
     assert ev["cycles_error_pct"].abs().median() < ev["baseline_cycles_error_pct"].abs().median()
     assert ev["runtime_error_pct"].abs().median() < 5.0
+    # every held-out benchmark has an interval calibrated without it, around its prediction
+    assert (ev["cycles_lower"] < ev["predicted_cycles"]).all()
+    assert (ev["predicted_cycles"] < ev["cycles_upper"]).all()
+    assert np.isfinite(ev[["cycles_lower", "cycles_upper", "runtime_lower_s",
+                           "runtime_upper_s"]].to_numpy()).all()
+    # 12 benchmarks: 11 calibration scores each reach 90 %; the coverage is within 10 points
+    assert (ev["interval_coverage"] == 0.9).all()
+    assert ev["cycles_covered"].mean() >= 0.8
+
+
+def test_conformal_quantile_known_answers_and_coverage():
+    from perfcast.model.conformal import bounds, conformal_quantile
+
+    s = np.arange(1, 20) / 100  # 19 scores 0.01 .. 0.19
+    assert conformal_quantile(s, 0.9) == (0.18, 0.9)  # rank ceil(20 * 0.9) = 18
+    assert conformal_quantile(s[:5], 0.9) == (0.05, 5 / 6)  # too few: the largest, n/(n+1)
+    lo, hi = bounds(100.0, np.log(1.25))
+    assert (lo, hi) == (pytest.approx(80.0), pytest.approx(125.0))
+    # exchangeable scores: a new one falls inside the quantile with probability >= 0.9
+    rng = np.random.default_rng(0)
+    hits = [abs(x[-1]) <= conformal_quantile(np.abs(x[:-1]), 0.9)[0]
+            for x in rng.standard_t(3, size=(4000, 12))]
+    assert 0.9 <= np.mean(hits) <= 0.95
 
 
 def test_keep_intervals_selects_per_benchmark():
@@ -104,8 +128,9 @@ def test_keep_intervals_selects_per_benchmark():
 def test_settings_come_from_the_schema_only():
     """No default of their own: the schema fills what a section leaves out."""
     knn = from_section(KnnSettings, {}, "model")
-    assert knn == KnnSettings((1, 3, 5, 9, 15, 25), ("uniform", "distance"), 4, True, 2000)
-    assert from_section(AlignSettings, {"method": "dtw"}, "align") == AlignSettings("dtw", None)
+    assert knn == KnnSettings((1, 3, 5, 9, 15, 25), ("uniform", "distance"), 4, True, 2000, 0.9)
+    assert from_section(AlignSettings, {"method": "dtw"}, "align") == AlignSettings("dtw", None,
+                                                                                     0.1)
     with pytest.raises(TypeError):
         KnnSettings()  # every field is required
 
@@ -115,7 +140,10 @@ def test_evaluation_says_why_the_stable_intervals_were_not_evaluated():
 
     ev = pd.DataFrame({"training_rows": ["all"], "benchmark": ["a"], "n_neighbors": [3],
                        "weights": ["uniform"], "cycles_error_pct": [1.0],
-                       "baseline_cycles_error_pct": [2.0], "row_r2": [0.5]})
+                       "baseline_cycles_error_pct": [2.0], "row_r2": [0.5],
+                       "cycles_lower": [0.9e9], "cycles_upper": [1.2e9],
+                       "cycles_covered": [True], "interval_coverage": [0.9]})
     md = evaluation_markdown(ev, simulated=False, stable_not_run="the warmup stage is off")
+    assert "0.900 to 1.200 e9" in md and "**1 of 1**" in md and "nominal 90 %" in md
     assert "**Stable-interval evaluation not run**: the warmup stage is off." in md
     assert "Stable-interval" not in evaluation_markdown(ev, simulated=False)

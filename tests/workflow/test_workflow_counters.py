@@ -31,6 +31,18 @@ def test_tiny_workflow_outputs(tiny_run):
     assert meta["simulated"] is True and meta["join"] == "instructions"
     pred = json.loads((res / "predict" / "nab.json").read_text())
     assert pred["predicted_new_total_cycles"] < pred["old_total_cycles"]  # the new gen is faster
+    # every prediction has an interval around it, at the coverage its benchmarks allow
+    n = len(TINY["counters"]["benchmarks"])
+    assert pred["interval_coverage"] == pytest.approx(min(0.9, n / (n + 1)))
+    assert (0 < pred["predicted_new_total_cycles_lower"] < pred["predicted_new_total_cycles"]
+            < pred["predicted_new_total_cycles_upper"])
+    assert (pred["predicted_new_runtime_s_lower"] < pred["predicted_new_runtime_s"]
+            < pred["predicted_new_runtime_s_upper"])
+    assert ev["cycles_covered"].dtype == bool and (ev["cycles_lower"] > 0).all()
+    # the counters summary: every run, none multiplexed (the simulator never multiplexes)
+    summary = pd.read_csv(res / "counters" / "summary.csv")
+    assert len(summary) == 2 * n + 1 and (summary["multiplexed_intervals"] == 0).all()
+    assert (summary["lowest_pct_running"] == 100).all()
     card = json.loads((res / "model" / "knn.json").read_text())
     assert card["versions"]["scikit-learn"] and len(card["features"]) == 8
     md = (res / "model" / "evaluation.md").read_text()

@@ -79,3 +79,28 @@ rule counters_figure:
         CONDA_ENV
     script:
         "../../scripts/counters_figure.py"
+
+
+rule counters_summary:
+    input:
+        get_counter_tables,
+    output:
+        report(
+            f"{RESULTS}/counters/summary.csv",
+            caption="../report/counters/summary.rst",
+            category="1. Counters",
+        ),
+    params:
+        runs=lambda wildcards: counters_runs(),
+    log:
+        f"{LOGS}/counters/summary.log",
+    benchmark:
+        f"{BENCH}/counters/summary.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/counters_summary.py"

@@ -65,12 +65,16 @@ rule model_trainset:
 
 rule model_train:
     input:
-        f"{RESULTS}/train/trainset.parquet",
+        trainset=f"{RESULTS}/train/trainset.parquet",
+        old=get_training_tables,
+        new=get_new_tables,
     output:
         model=f"{RESULTS}/model/knn.joblib",
         card=f"{RESULTS}/model/knn.json",
     params:
         settings=knn_settings(),
+        benchmarks=TRAIN_BENCHMARKS,
+        clock_new_ghz=new_clock_ghz(),
     log:
         f"{LOGS}/model/train.log",
     benchmark:

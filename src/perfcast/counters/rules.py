@@ -110,3 +110,31 @@ def ipc_figure(counter_files: Sequence[str | Path], runs: Sequence[tuple[str, st
     for (gen, bench), path in zip(runs, counter_files, strict=True):
         traces.setdefault(bench, {})[gen] = read_parquet(path, ["time", "ipc"])
     ipc_over_time(traces, generations, Path(out), note)
+
+
+def summary_file(counter_files: Sequence[str | Path], runs: Sequence[tuple[str, str]],
+                 out: str | Path) -> pd.DataFrame:
+    """Rule ``counters_summary``: per run, its intervals, totals, mean IPC and multiplexed
+    intervals (sorted by generation and benchmark); a warning in the log for each run perf
+    multiplexed."""
+    import pandas as pd
+
+    from perfcast.io import read_parquet, write_csv
+
+    rows = []
+    for (gen, bench), path in zip(runs, counter_files, strict=True):
+        t = read_parquet(path, ["instructions", "cycles", "pct_running_min", "multiplexed"])
+        rows.append({"generation": gen, "benchmark": bench, "intervals": len(t),
+                     "instructions": float(t["instructions"].sum()),
+                     "cycles": float(t["cycles"].sum()),
+                     "mean_ipc": float(t["instructions"].sum() / t["cycles"].sum()),
+                     "multiplexed_intervals": int(t["multiplexed"].sum()),
+                     "lowest_pct_running": float(t["pct_running_min"].min())})
+        if rows[-1]["multiplexed_intervals"]:
+            log.warning("%s/%s: %d of %d intervals multiplexed (lowest %.1f %% running): their "
+                        "counts are perf's scaled estimates", gen, bench,
+                        rows[-1]["multiplexed_intervals"], len(t),
+                        rows[-1]["lowest_pct_running"])
+    table = pd.DataFrame(rows).sort_values(["generation", "benchmark"], ignore_index=True)
+    write_csv(table, out)
+    return table

@@ -35,6 +35,7 @@ import numba
 import numpy as np
 import pandas as pd
 
+from perfcast.errors import InputError
 from perfcast.model.settings import AlignSettings
 
 #: cells a full DTW may allocate before we refuse (8 bytes each: ~3.2 GB)
@@ -249,3 +250,18 @@ def align_runs(old: pd.DataFrame, new: pd.DataFrame,
         "ipc_ratio": ipc_new / ipc_old,
     })
     return pairs, cost
+
+
+def check_same_work(old: pd.DataFrame, new: pd.DataFrame, tolerance: float, *,
+                    old_path: object, new_path: object) -> None:
+    """Refuse two runs whose total instructions differ by more than ``tolerance`` (relative to
+    the smaller): aligning on cumulative instructions assumes both ran the same program on the
+    same input; more apart, they did not (another binary, input or a run cut short)."""
+    a = float(old["instructions"].sum())
+    b = float(new["instructions"].sum())
+    lo, hi = min(a, b), max(a, b)
+    if not (lo > 0 and hi <= lo * (1.0 + tolerance)):
+        raise InputError(
+            new_path, f"retired {b:.6g} instructions, the old generation's run {old_path} "
+            f"{a:.6g} ({hi / lo - 1 if lo > 0 else float('inf'):.1%} apart)",
+            expected=f"runs of the same work within align.instruction_tolerance ({tolerance:g})")

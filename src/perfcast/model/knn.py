@@ -25,7 +25,6 @@ import platform
 import numpy as np
 import pandas as pd
 import sklearn
-from sklearn.metrics import r2_score
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.pipeline import Pipeline
@@ -104,6 +103,23 @@ def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> Grid
     return search
 
 
+def fit_fixed(train: pd.DataFrame, features: list[str], settings: KnnSettings,
+              params: dict) -> Pipeline:
+    """The pipeline with fixed ``params`` (``n_neighbors``, ``weights``; k clipped to the rows)
+    fitted on ``train`` (thinned as by :func:`fit`), without a search: the refits of the
+    leave-one-benchmark-out calibration (:mod:`perfcast.model.conformal`)."""
+    data = thin(train, settings.max_rows_per_benchmark)
+    k = min(int(params["n_neighbors"]), len(data))
+    pipe = make_pipeline(settings.log1p).set_params(knn__n_neighbors=k,
+                                                   knn__weights=params["weights"])
+    return pipe.fit(data[features].to_numpy(), data[TARGET].to_numpy())
+
+
+def best_params(search: GridSearchCV) -> dict:
+    """``{"n_neighbors", "weights"}`` chosen by the search."""
+    return {k.removeprefix("knn__"): v for k, v in search.best_params_.items()}
+
+
 def model_card(search: GridSearchCV, features: list[str], train: pd.DataFrame,
                settings: KnnSettings) -> dict:
     """What a saved model needs to be trusted and reused: features, choice, versions.
@@ -116,7 +132,7 @@ def model_card(search: GridSearchCV, features: list[str], train: pd.DataFrame,
     return {
         "features": features,
         "target": TARGET,
-        "best_params": {k.removeprefix("knn__"): v for k, v in search.best_params_.items()},
+        "best_params": best_params(search),
         "cv_mae": float(-search.best_score_),
         "cv_results": [
             {"n_neighbors": int(r["param_knn__n_neighbors"]), "weights": r["param_knn__weights"],
@@ -184,71 +200,3 @@ def predict_run(model: Pipeline, counters: pd.DataFrame, features: list[str],
     if clock_ghz:
         out["runtime_new_pred_s"] = cycles_new / (clock_ghz * 1e9)
     return out
-
-
-def evaluate_lobo(
-    train: pd.DataFrame,
-    counters_old: dict[str, pd.DataFrame],
-    counters_new: dict[str, pd.DataFrame],
-    features: list[str],
-    settings: KnnSettings,
-    clock_new_ghz: float | None,
-    label: str,
-) -> pd.DataFrame:
-    """Leave-one-benchmark-out: tune and fit on the others, predict the held-out benchmark.
-
-    Parameters
-    ----------
-    train : the training set (every benchmark's rows).
-    counters_old, counters_new : each benchmark's old and new run tables.
-    features : the feature columns.
-    settings : as for :func:`fit`.
-    clock_new_ghz : the new generation's clock; adds the runtime columns (None: cycles only).
-    label : the ``training_rows`` column of every row (``all``, ``stable``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        one row per benchmark: the chosen k and weights, measured vs predicted new-generation
-        total cycles and the error in percent, the same for runtime (measured wall time of the
-        new run vs predicted cycles / clock), the per-row R^2 and MAE of the IPC ratio on the
-        aligned pairs, and a constant-ratio baseline (mean training ratio).
-    """
-    rows = []
-    for bench in sorted(train[GROUP].unique()):
-        rest = train[train[GROUP] != bench]
-        held = train[train[GROUP] == bench]
-        search = fit(rest, features, settings)
-        pred = predict_run(search.best_estimator_, counters_old[bench], features, clock_new_ghz)
-        new = counters_new[bench]
-        measured_cycles = float(new["cycles"].sum())
-        predicted_cycles = float(pred["cycles_new_pred"].sum())
-        base_ratio = float(rest[TARGET].mean())
-        baseline_cycles = float((counters_old[bench]["instructions"]
-                                 / (counters_old[bench]["ipc"] * base_ratio)).sum())
-        ratio_pred_rows = search.best_estimator_.predict(held[features].to_numpy())
-        row = {
-            "training_rows": label,
-            "benchmark": bench,
-            "n_neighbors": int(search.best_params_["knn__n_neighbors"]),
-            "weights": search.best_params_["knn__weights"],
-            "measured_cycles": measured_cycles,
-            "predicted_cycles": predicted_cycles,
-            "cycles_error_pct": 100.0 * (predicted_cycles - measured_cycles) / measured_cycles,
-            "baseline_cycles_error_pct": 100.0 * (baseline_cycles - measured_cycles)
-            / measured_cycles,
-            "ipc_ratio_measured_mean": float(held[TARGET].mean()),
-            "ipc_ratio_pred_mean": float(np.mean(ratio_pred_rows)),
-            "row_r2": float(r2_score(held[TARGET], ratio_pred_rows)) if len(held) > 1 else np.nan,
-            "row_mae": float(np.mean(np.abs(held[TARGET] - ratio_pred_rows))),
-        }
-        if clock_new_ghz:
-            measured_rt = float(new["duration_s"].sum())
-            predicted_rt = predicted_cycles / (clock_new_ghz * 1e9)
-            row |= {
-                "measured_runtime_s": measured_rt,
-                "predicted_runtime_s": predicted_rt,
-                "runtime_error_pct": 100.0 * (predicted_rt - measured_rt) / measured_rt,
-            }
-        rows.append(row)
-    return pd.DataFrame(rows)

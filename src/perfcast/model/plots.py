@@ -66,11 +66,18 @@ def ratio_distribution(train: pd.DataFrame, path: Path) -> None:
 def predicted_vs_measured(ev: pd.DataFrame, path: Path) -> None:
     """Leave-one-benchmark-out: predicted vs measured new-gen cycles; error per benchmark.
 
-    ``ev`` is the evaluation table (:func:`perfcast.model.knn.evaluate_lobo`), one block of
+    ``ev`` is the evaluation table (:func:`perfcast.model.evaluation.evaluate_lobo`), one block of
     rows per ``training_rows`` label; each label is a colour, the constant-ratio baseline grey.
     """
     fig, (ax, ax2) = new_figure(1, 2, figsize=(11, 4.2))
     for k, (label, g) in enumerate(ev.groupby("training_rows", sort=True)):
+        if "cycles_lower" in g:  # the prediction interval of each held-out benchmark
+            pc = g["predicted_cycles"].to_numpy() / 1e9
+            err = [pc - g["cycles_lower"].to_numpy() / 1e9, g["cycles_upper"].to_numpy() / 1e9 - pc]
+            cov = int(100 * g["interval_coverage"].min())
+            ax.errorbar(g["measured_cycles"] / 1e9 * (1 + 0.004 * k), pc, yerr=err, fmt="none",
+                        ecolor=PALETTE[k], alpha=0.45, lw=1.6, capsize=2,
+                        label=f"{cov} % prediction interval ({label})", zorder=2)
         ax.scatter(g["measured_cycles"] / 1e9, g["predicted_cycles"] / 1e9, s=28, color=PALETTE[k],
                    label=f"KNN ({label} intervals)", zorder=3)
         g = g.sort_values("benchmark")
@@ -83,6 +90,8 @@ def predicted_vs_measured(ev: pd.DataFrame, path: Path) -> None:
         1 + base["baseline_cycles_error_pct"] / 100), s=18, marker="x", color="grey",
         label="constant ratio baseline", zorder=2)
     lim = [ev["measured_cycles"].min() / 1e9 * 0.85, ev["measured_cycles"].max() / 1e9 * 1.15]
+    ax.set_xlim(lim)
+    ax.set_ylim(lim)
     ax.plot(lim, lim, color="black", lw=0.8)
     ax.set_xlabel("measured new-gen cycles [10^9]")
     ax.set_ylabel("predicted new-gen cycles [10^9]")

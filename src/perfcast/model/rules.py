@@ -26,8 +26,10 @@ from perfcast.io import (
     write_text,
 )
 from perfcast.model import plots
-from perfcast.model.align import align_runs
-from perfcast.model.knn import evaluate_lobo, fit, model_card, predict_run
+from perfcast.model.align import align_runs, check_same_work
+from perfcast.model.conformal import Calibration, bounds, calibrate
+from perfcast.model.evaluation import empirical_coverage, evaluate_lobo
+from perfcast.model.knn import best_params, fit, model_card, predict_run
 from perfcast.model.settings import AlignSettings, KnnSettings
 from perfcast.model.trainset import (
     benchmark_rows,
@@ -89,6 +91,7 @@ def align_files(old: str, new: str, out: str, figure: str | None, settings: Alig
     (pairs, cost) as :func:`~perfcast.model.align.align_runs`.
     """
     o, n = read_counters(old), read_counters(new)
+    check_same_work(o, n, settings.instruction_tolerance, old_path=old, new_path=new)
     pairs, cost = align_runs(o, n, settings)
     log.info("%s: %d x %d intervals -> %d pairs, DTW cost %.6g (%s)", benchmark, len(o), len(n),
              len(pairs), cost, settings.method)
@@ -129,19 +132,44 @@ def trainset_files(aligned: Sequence[str], old_counters: Sequence[str], out: str
     plots.ratio_distribution(train, Path(figure))
 
 
-def train_files(trainset: str, model_out: str, card_out: str, settings: KnnSettings) -> None:
+def train_files(trainset: str, old: Sequence[str], new: Sequence[str], model_out: str,
+                card_out: str, settings: KnnSettings, *, benchmarks: Sequence[str],
+                clock_new_ghz: float | None) -> None:
     """Rule ``model_train``: fit the KNN model on every training benchmark
-    (:func:`perfcast.model.knn.fit`); write it (joblib: the pipeline, its features and the
-    library versions) and its model card (JSON, :func:`perfcast.model.knn.model_card`)."""
+    (:func:`perfcast.model.knn.fit`) and calibrate its prediction intervals on each benchmark
+    predicted without itself (:func:`perfcast.model.conformal.calibrate`); write it (joblib: the
+    pipeline, its features, the calibration and the library versions) and its model card (JSON,
+    :func:`perfcast.model.knn.model_card`).
+
+    Parameters
+    ----------
+    trainset : the training set.
+    old, new : per benchmark (same order as ``benchmarks``), its old and new run's table: the
+        measured totals the calibration compares with.
+    model_out, card_out : the model and its card.
+    settings : the ``model`` section.
+    benchmarks : the training benchmarks.
+    clock_new_ghz : the new generation's clock (runtime intervals; None: cycles only).
+    """
     train = read_parquet(trainset)
     features = feature_columns(train)
     search = fit(train, features, settings)
+    co = {b: read_counters(p) for b, p in zip(benchmarks, old, strict=True)}
+    cn = {b: read_counters(p) for b, p in zip(benchmarks, new, strict=True)}
+    cal = calibrate(train, co, cn, features, settings, best_params(search), clock_new_ghz)
     card = model_card(search, features, train, settings)
     card["stable_only"] = parquet_metadata(trainset).get("stable_only", False)
-    log.info("best %s, CV MAE %.4f", card["best_params"], card["cv_mae"])
+    q, used = cal.quantile("cycles")
+    card["calibration"] = cal.as_dict() | {"coverage_used": used,
+                                           "cycles_log_quantile": q}
+    if used < settings.coverage:
+        log.warning("%d training benchmarks allow prediction intervals of at most %.3f "
+                    "coverage, not %.3f", len(co), used, settings.coverage)
+    log.info("best %s, CV MAE %.4f, interval factor x/÷ %.3f at %.3f coverage",
+             card["best_params"], card["cv_mae"], np.exp(q), used)
     with atomic_path(model_out) as tmp:
         joblib.dump({"model": search.best_estimator_, "features": features,
-                     "versions": card["versions"]}, tmp)
+                     "calibration": cal.as_dict(), "versions": card["versions"]}, tmp)
     write_json(card, card_out)
 
 
@@ -151,7 +179,7 @@ def evaluate_files(trainset: str, old: Sequence[str], new: Sequence[str], out: s
                    phases: Sequence[str] | None = None,
                    stable_not_run: str | None = None) -> None:
     """Rule ``model_evaluate``: leave-one-benchmark-out on all intervals
-    (:func:`perfcast.model.knn.evaluate_lobo`), and on stable ones when phases are given.
+    (:func:`perfcast.model.evaluation.evaluate_lobo`), and on stable ones when phases are given.
 
     Parameters
     ----------
@@ -200,7 +228,9 @@ def evaluation_markdown(ev: pd.DataFrame, simulated: bool,
     for label, g in ev.groupby("training_rows", sort=True):
         lines.append(f"### Leave-one-benchmark-out, training on {label} intervals\n")
         cols = ["benchmark", "n_neighbors", "weights", "cycles_error_pct",
-                "baseline_cycles_error_pct", "row_r2"]
+                "baseline_cycles_error_pct", "row_r2", "cycles_interval", "cycles_covered"]
+        g = g.assign(cycles_interval=[f"{lo / 1e9:.3f} to {hi / 1e9:.3f} e9" for lo, hi in
+                                      zip(g["cycles_lower"], g["cycles_upper"], strict=True)])
         if "runtime_error_pct" in g:
             cols.insert(4, "runtime_error_pct")
         lines.append("| " + " | ".join(cols) + " |")
@@ -212,6 +242,13 @@ def evaluation_markdown(ev: pd.DataFrame, simulated: bool,
         lines.append(f"Median |error| of total cycles: **{g['cycles_error_pct'].abs().median():.2f}"
                      f"%** (constant-ratio baseline: "
                      f"{g['baseline_cycles_error_pct'].abs().median():.2f}%).\n")
+        covered, n = empirical_coverage(g, "cycles")
+        if n:
+            nominal = g["interval_coverage"].min()
+            lines.append(f"Prediction intervals (split-conformal, each calibrated without the "
+                         f"held-out benchmark): **{covered} of {n}** held-out benchmarks' "
+                         f"measured cycles inside ({100 * covered / n:.0f} %; nominal "
+                         f"{100 * nominal:.0f} %).\n")
     return "\n".join(lines)
 
 
@@ -263,8 +300,14 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
     if missing:
         raise InputError(counters, f"lacks the model's counters {missing}",
                          expected="the events the model was trained on")
+    if "calibration" not in bundle:
+        raise InputError(model, "has no interval calibration (written by an older perfcast)",
+                         expected="a model retrained by this version (rule model_train)")
+    cal = Calibration(**bundle["calibration"])
     pred = predict_run(bundle["model"], table, bundle["features"], clock_new_ghz)
     total_cycles = float(pred["cycles_new_pred"].sum())
+    q, used = cal.quantile("cycles")
+    lo, hi = bounds(total_cycles, q)
     info = {
         "benchmark": benchmark,
         "intervals": int(len(pred)),
@@ -272,13 +315,25 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
         "old_total_cycles": float(table["cycles"].sum()),
         "old_runtime_s": float(table["duration_s"].sum()),
         "predicted_new_total_cycles": total_cycles,
+        "predicted_new_total_cycles_lower": lo,
+        "predicted_new_total_cycles_upper": hi,
+        "interval_coverage": used,
+        "interval_method": "split-conformal on leave-one-benchmark-out log errors of "
+                           f"{len(cal.cycles)} training benchmarks",
         "predicted_mean_ipc_new": float(pred["instructions"].sum() / total_cycles),
         "measured_mean_ipc_old": float(table["instructions"].sum() / table["cycles"].sum()),
         "clock_new_ghz": clock_new_ghz,
         "simulated": parquet_metadata(counters).get("simulated", False),
     }
     if clock_new_ghz:
-        info["predicted_new_runtime_s"] = total_cycles / (clock_new_ghz * 1e9)
+        runtime = total_cycles / (clock_new_ghz * 1e9)
+        if all(np.isfinite(list(cal.runtime.values()))):
+            q_rt, _ = cal.quantile("runtime")
+        else:  # calibrated without a clock: the runtime error is the cycles error
+            q_rt = q
+        rt_lo, rt_hi = bounds(runtime, q_rt)
+        info |= {"predicted_new_runtime_s": runtime, "predicted_new_runtime_s_lower": rt_lo,
+                 "predicted_new_runtime_s_upper": rt_hi}
     write_parquet(pred, out, metadata=info)
     write_json(info, summary)
     return info

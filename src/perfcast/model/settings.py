@@ -21,10 +21,12 @@ class AlignSettings:
     ----------
     method : ``exact`` (the DTW optimum in O(n + m)) or ``dtw`` (tslearn's ``dtw_path``).
     sakoe_chiba_radius : ``dtw`` only: the Sakoe-Chiba band radius in intervals (None: full DTW).
+    instruction_tolerance : the largest relative difference of the two runs' total instructions.
     """
 
     method: str
     sakoe_chiba_radius: int | None
+    instruction_tolerance: float
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class KnnSettings:
     cv_folds : GroupKFold splits on benchmark for the grid search.
     log1p : log1p-transform the PKI features before scaling.
     max_rows_per_benchmark : evenly thin each benchmark's rows to at most this many (None: all).
+    coverage : of the prediction intervals (split-conformal on leave-one-benchmark-out errors).
     """
 
     n_neighbors: tuple[int, ...]
@@ -48,3 +51,4 @@ class KnnSettings:
     cv_folds: int
     log1p: bool
     max_rows_per_benchmark: int | None
+    coverage: float

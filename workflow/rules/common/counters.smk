@@ -40,7 +40,8 @@ def counters_targets():
     if not is_activated("counters"):
         return []
     return [counters_table(g, b) for g, b in counters_runs()] + [
-        f"{RESULTS}/counters/ipc_over_time.png"
+        f"{RESULTS}/counters/ipc_over_time.png",
+        f"{RESULTS}/counters/summary.csv",
     ]
 
 

@@ -1,0 +1,99 @@
+"""Prediction intervals for a benchmark's new-generation cycles and runtime: split-conformal
+calibration on leave-one-benchmark-out errors.
+
+A benchmark's prediction is one number (its total cycles), and the intervals of one run are not
+independent, so the unit of calibration is the benchmark: each training benchmark ``c`` is
+predicted by the model refitted without it (same hyperparameters), and its conformity score is
+the absolute log ratio ``|log(predicted / measured)|`` of its total cycles (and, with a clock, of
+its runtime). With ``n`` scores, the interval at coverage ``1 - alpha`` is
+
+    predicted * exp(-q), predicted * exp(q),  q = the ceil((n + 1)(1 - alpha))-th smallest score,
+
+which covers a new exchangeable benchmark with probability at least ``1 - alpha`` (Vovk,
+Gammerman and Shafer, *Algorithmic Learning in a Random World*, Springer 2005; Lei, G'Sell,
+Rinaldo, Tibshirani and Wasserman, "Distribution-free predictive inference for regression",
+JASA 113(523):1094-1111, 2018). With too few benchmarks for the nominal coverage
+(``n < (1 - alpha) / alpha``) the largest attainable one, ``n / (n + 1)``, is used and reported.
+Log ratios make the interval multiplicative (a 10 % error means the same for a short and a long
+benchmark) and keep its lower end positive.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from perfcast.model.knn import fit_fixed, predict_run
+from perfcast.model.settings import KnnSettings
+from perfcast.model.trainset import GROUP
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Per training benchmark, ``log(predicted / measured)`` of total cycles and runtime (NaN
+    runtime without a clock), and the coverage asked for."""
+
+    cycles: Mapping[str, float]
+    runtime: Mapping[str, float]
+    coverage: float
+
+    def quantile(self, kind: str = "cycles") -> tuple[float, float]:
+        """``(q, coverage used)`` for ``kind`` (``cycles`` or ``runtime``)."""
+        scores = np.abs([v for v in getattr(self, kind).values() if math.isfinite(v)])
+        return conformal_quantile(scores, self.coverage)
+
+    def as_dict(self) -> dict:
+        return {"cycles": dict(self.cycles), "runtime": dict(self.runtime),
+                "coverage": self.coverage}
+
+
+def conformal_quantile(scores: np.ndarray, coverage: float) -> tuple[float, float]:
+    """The split-conformal quantile of ``scores`` at ``coverage``: ``(q, coverage used)``.
+
+    ``q`` is the ``ceil((n + 1) coverage)``-th smallest score; when that rank exceeds ``n`` the
+    largest score is used, which guarantees ``n / (n + 1)``.
+    """
+    s = np.sort(np.asarray(scores, dtype=float))
+    n = len(s)
+    if n == 0:
+        raise ValueError("no calibration scores: conformal intervals need at least one "
+                         "benchmark predicted without itself")
+    rank = math.ceil((n + 1) * coverage)
+    if rank > n:
+        return float(s[-1]), n / (n + 1)
+    return float(s[rank - 1]), coverage
+
+
+def bounds(value: float, q: float) -> tuple[float, float]:
+    """``(value e^-q, value e^q)``."""
+    return value * math.exp(-q), value * math.exp(q)
+
+
+def log_errors(model, old: pd.DataFrame, new: pd.DataFrame, features: list[str],
+               clock_ghz: float | None) -> tuple[float, float]:
+    """``log(predicted / measured)`` of one benchmark's total new-generation cycles and of its
+    runtime (NaN without a clock)."""
+    pred = predict_run(model, old, features, clock_ghz)
+    cycles = float(pred["cycles_new_pred"].sum())
+    e_cycles = math.log(cycles / float(new["cycles"].sum()))
+    e_rt = (math.log(cycles / (clock_ghz * 1e9) / float(new["duration_s"].sum()))
+            if clock_ghz else math.nan)
+    return e_cycles, e_rt
+
+
+def calibrate(train: pd.DataFrame, counters_old: Mapping[str, pd.DataFrame],
+              counters_new: Mapping[str, pd.DataFrame], features: list[str],
+              settings: KnnSettings, params: Mapping[str, object], clock_ghz: float | None,
+              ) -> Calibration:
+    """Scores of every benchmark of ``train``, each predicted by the model with ``params``
+    (``n_neighbors``, ``weights``) refitted on the others."""
+    cycles, runtime = {}, {}
+    for bench in sorted(train[GROUP].unique()):
+        model = fit_fixed(train[train[GROUP] != bench], features, settings, params)
+        cycles[bench], runtime[bench] = log_errors(model, counters_old[bench],
+                                                   counters_new[bench], features, clock_ghz)
+    return Calibration(cycles, runtime, settings.coverage)
