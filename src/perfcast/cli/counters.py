@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("new", help="post-processed counters of the new generation (Parquet)")
     p.add_argument("--method", choices=["exact", "dtw"], help="default: exact")
     p.add_argument("--radius", type=int, default=None, help="Sakoe-Chiba radius (dtw)")
+    p.add_argument("--instruction-tolerance", type=float, help="largest relative difference of "
+                   "the runs' total instructions (default: 0.1)")
     p.add_argument("-o", "--output", required=True, help="mapped pairs (Parquet)")
     p.set_defaults(func=_align)
 
@@ -80,8 +82,9 @@ def _align(args: argparse.Namespace) -> int:
     from perfcast.model.settings import AlignSettings
     from perfcast.settings import from_section
 
-    settings = from_section(AlignSettings, _given(method=args.method,
-                                                  sakoe_chiba_radius=args.radius), "align")
+    settings = from_section(AlignSettings, _given(
+        method=args.method, sakoe_chiba_radius=args.radius,
+        instruction_tolerance=args.instruction_tolerance), "align")
     pairs, cost = align_files(args.old, args.new, args.output, None, settings,
                               benchmark=Path(args.old).stem, generations=("old", "new"))
     print(json.dumps({"pairs": len(pairs), "dtw_cost": cost, "method": settings.method,
