@@ -44,13 +44,15 @@ def lag1_autocorrelation(x: np.ndarray) -> float:
     return float(np.dot(d[:-1], d[1:]) / den)
 
 
-def subsession_size(x: np.ndarray, limit: float) -> tuple[int | None, float]:
+def subsession_size(x: np.ndarray, limit: float, q_max: int | None = None
+                    ) -> tuple[int | None, float]:
     """First ``q`` whose block means have ``|lag-1 autocorrelation| <= limit``, and that value.
 
     Parameters
     ----------
     x : the readings, in order.
     limit : the autocorrelation limit (Pilot's presets, :data:`PRESETS`).
+    q_max : try no ``q`` above this (default ``n // 3``).
 
     Returns
     -------
@@ -63,7 +65,8 @@ def subsession_size(x: np.ndarray, limit: float) -> tuple[int | None, float]:
     x = np.asarray(x, dtype=float)
     n = x.shape[0]
     r = float("nan")
-    for q in range(1, n // 3 + 1):
+    top = n // 3 if q_max is None else min(q_max, n // 3)
+    for q in range(1, top + 1):
         r = lag1_autocorrelation(block_means(x, q))
         if abs(r) <= limit:
             return q, r
