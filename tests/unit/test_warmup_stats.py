@@ -117,6 +117,23 @@ def test_required_sample_size_formula():
     assert mean_ci(x, target_relative_width=0.5).required_readings == 30
 
 
+def test_required_sample_size_uses_pilots_preset_minimums():
+    from perfcast.warmup.settings import warmup_settings
+
+    rng = np.random.default_rng(6)
+    x = rng.normal(100, 1, size=120)  # tiny variance: the minimum number of blocks decides
+    normal = mean_ci(x, target_relative_width=0.5, min_samples=50)
+    strict = mean_ci(x, target_relative_width=0.5, min_samples=200)
+    assert normal.required_readings == normal.q * 50 and normal.enough
+    assert strict.required_readings == strict.q * 200 and not strict.enough
+    assert strict.to_dict()["enough"] is False
+    # the workflow's presets: Pilot's quick 30, normal 50, strict 200; an explicit value wins
+    assert warmup_settings({}).ci.samples_min == 50
+    assert warmup_settings({"ci": {"preset": "strict"}}).ci.samples_min == 200
+    assert warmup_settings({"ci": {"preset": "quick"}}).ci.samples_min == 30
+    assert warmup_settings({"ci": {"preset": "strict", "min_samples": 7}}).ci.samples_min == 7
+
+
 def test_ci_refuses_too_few_or_too_correlated_readings():
     with pytest.raises(NotEnoughDataError, match="at least 30"):
         mean_ci(np.ones(29))

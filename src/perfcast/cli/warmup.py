@@ -102,7 +102,8 @@ def cmd_ci(args: argparse.Namespace) -> int:
     from perfcast.warmup.readings import read_readings
 
     settings = _settings(args, preset=args.preset, ac_limit=args.ac_limit, confidence=args.cl,
-                         target_relative_width=args.target, harmonic=args.harmonic)
+                         target_relative_width=args.target, harmonic=args.harmonic,
+                         min_samples=args.min_samples)
     x = read_readings(args.file)
     if settings.harmonic and (x <= 0).any():
         i = int((x <= 0).argmax())
@@ -111,7 +112,8 @@ def cmd_ci(args: argparse.Namespace) -> int:
     try:
         ci = mean_ci(x, ac_limit=settings.limit, confidence=settings.confidence,
                      harmonic=settings.harmonic,
-                     target_relative_width=settings.target_relative_width)
+                     target_relative_width=settings.target_relative_width,
+                     min_samples=settings.samples_min)
     except NotEnoughDataError as exc:
         raise InputError(args.file, str(exc)) from exc
     _print({"file": args.file, **ci.to_dict()})
@@ -170,6 +172,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="harmonic mean (for rates), CI by the reciprocal of the 1/x interval")
     p.add_argument("--target", type=_number, default=None, metavar="X",
                    help="target CI width as a fraction of the mean (default 0.1)")
+    p.add_argument("--min-samples", type=int, default=None, metavar="N",
+                   help="fewest subsession means the required sample size asks for "
+                        "(default: preset, Pilot's quick 30, normal 50, strict 200)")
     p.set_defaults(func=cmd_ci)
 
     p = sub.add_parser("wps", help="work-per-second regression t = alpha + w / v",

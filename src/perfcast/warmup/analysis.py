@@ -114,12 +114,13 @@ class SessionAnalysis:
                 "confidence": ci.confidence, "unit": "units/s"}
 
     def criterion_met(self, criterion: str, target: float) -> bool:
-        """Whether the CI of ``criterion`` (``"readings"`` or ``"wps"``) is at most ``target``
-        of its estimate wide."""
+        """Whether ``criterion`` is met: ``"readings"``, the stable readings reach the required
+        sample size of their CI (Pilot's stop rule: ``q * max(ceil(var_q (t/e)^2),
+        min_samples)``, :func:`perfcast.warmup.ci.required_sample_size`, for ``target``, the
+        one the analysis settings give); ``"wps"``, the CI of the WPS speed is at most
+        ``target`` of it wide."""
         if criterion == "readings":
-            tp = self.throughput()
-            return tp is not None and tp["relative_width"] is not None and \
-                tp["relative_width"] <= target
+            return self.unit_ci is not None and self.unit_ci.enough
         if criterion == "wps":
             return self.wps is not None and self.wps.relative_width <= target
         raise ValueError(criterion)
@@ -200,6 +201,7 @@ class SessionAnalysis:
             "total_round_time_s": float(sum(r.record.duration_s for r in self.rounds)),
             "readings": int(sum(r.phases.n for r in self.rounds)),
             "stable_readings": int(self.stable_readings.shape[0]),
+            "required_readings": self.unit_ci.required_readings if self.unit_ci else None,
             "throughput": self.throughput(),
             "unit_duration_s": self.unit_ci.to_dict() if self.unit_ci else None,
             "unit_duration_reason": self.unit_ci_reason,
@@ -265,7 +267,8 @@ def analyze_session(
     try:
         an.unit_ci = mean_ci(stable, ac_limit=settings.ci.limit,
                              confidence=settings.ci.confidence,
-                             target_relative_width=settings.ci.target_relative_width)
+                             target_relative_width=settings.ci.target_relative_width,
+                             min_samples=settings.ci.samples_min)
     except NotEnoughDataError as exc:
         an.unit_ci_reason = str(exc)
     try:

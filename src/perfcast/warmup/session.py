@@ -35,7 +35,9 @@ def stop_reason(records: list[RoundRecord], an: SessionAnalysis,
     Returns
     -------
     str or None
-        ``"target"`` (at least ``min_rounds`` and every CI of ``stop_on`` no wider than
+        ``"target"`` (at least ``min_rounds`` and every criterion of ``stop_on`` met: the stable
+        unit readings reach the required sample size of their CI, with Pilot's per-preset
+        minimum number of subsession means, and the WPS speed's CI is no wider than
         ``ci.target_relative_width``; a command that prints no unit readings is judged by the
         WPS regression alone), ``"max_rounds"``, ``"max_time"``, or None.
     """

@@ -85,14 +85,28 @@ def resolve_limit(ac_limit: float | None, preset: str) -> float:
     return PRESETS[preset]
 
 
+def resolve_min_samples(min_samples: int | None, preset: str) -> int:
+    """The smallest number of subsession means a required sample size asks for:
+    ``min_samples`` when given, else the preset's (Pilot: quick 30, normal 50, strict 200;
+    :data:`perfcast.warmup.subsession.PRESET_MIN_SAMPLES`)."""
+    if min_samples is not None:
+        return int(min_samples)
+    from perfcast.warmup.subsession import PRESET_MIN_SAMPLES
+
+    return PRESET_MIN_SAMPLES[preset]
+
+
 @dataclass(frozen=True)
 class CiSettings:
     """Confidence interval of the stable throughput (``warmup.ci``).
 
     Attributes
     ----------
-    preset : Pilot's autocorrelation limit of subsession means: quick, normal or strict.
+    preset : Pilot's autocorrelation limit of subsession means and smallest number of them:
+        quick, normal or strict.
     ac_limit : an explicit limit instead of the preset's, or None.
+    min_samples : an explicit smallest number of subsession means instead of the preset's, or
+        None.
     confidence : confidence level of every interval.
     target_relative_width : a session stops when its CIs are at most this fraction of the
         estimate wide.
@@ -100,6 +114,7 @@ class CiSettings:
 
     preset: str
     ac_limit: float | None
+    min_samples: int | None
     confidence: float
     target_relative_width: float
 
@@ -107,6 +122,11 @@ class CiSettings:
     def limit(self) -> float:
         """The autocorrelation limit used (:func:`resolve_limit`)."""
         return resolve_limit(self.ac_limit, self.preset)
+
+    @property
+    def samples_min(self) -> int:
+        """The smallest number of subsession means used (:func:`resolve_min_samples`)."""
+        return resolve_min_samples(self.min_samples, self.preset)
 
 
 @dataclass(frozen=True)
@@ -295,6 +315,7 @@ class SessionSettings:
             "planner": dataclasses.asdict(self.planner),
             "analysis": {
                 "edm": self.edm.to_dict(), "ac_limit": self.ci.limit,
+                "min_samples": self.ci.samples_min,
                 "confidence": self.ci.confidence,
                 "target_relative_width": self.ci.target_relative_width,
                 "round_lower_bound_s": self.round_lower_bound_s, "min_readings": MIN_READINGS,
@@ -367,6 +388,7 @@ class CiCommandSettings:
 
     preset: str
     ac_limit: float | None
+    min_samples: int | None
     confidence: float
     target_relative_width: float
     harmonic: bool
@@ -375,6 +397,11 @@ class CiCommandSettings:
     def limit(self) -> float:
         """The autocorrelation limit used (:func:`resolve_limit`)."""
         return resolve_limit(self.ac_limit, self.preset)
+
+    @property
+    def samples_min(self) -> int:
+        """The smallest number of subsession means used (:func:`resolve_min_samples`)."""
+        return resolve_min_samples(self.min_samples, self.preset)
 
 
 @dataclass(frozen=True)

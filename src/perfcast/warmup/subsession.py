@@ -23,6 +23,10 @@ import numpy as np
 #: Pilot's autocorrelation limits of subsession means by preset (``warmup.ci.preset``; an
 #: explicit ``ac_limit`` overrides them: :func:`perfcast.warmup.settings.resolve_limit`)
 PRESETS: dict[str, float] = {"quick": 0.8, "normal": 0.2, "strict": 0.1}
+#: Pilot's smallest number of subsession means a required sample size asks for, by preset
+#: (pilot-bench's ``bench`` tool: quick 30, normal 50, strict 200; ``warmup.ci.min_samples``
+#: overrides them)
+PRESET_MIN_SAMPLES: dict[str, int] = {"quick": 30, "normal": 50, "strict": 200}
 
 
 def block_means(x: np.ndarray, q: int) -> np.ndarray:
