@@ -7,7 +7,13 @@ Each reads a user's own data and prints JSON on stdout:
 * ``perfcast ci FILE [--ac-limit X | --preset P] [--cl X] [--harmonic]``: mean, subsession
   size q, CI, variance, autocorrelation, required sample size;
 * ``perfcast wps FILE``: a CSV with columns work,duration_s (one row per round); alpha, v and
-  its CI, q, rounds used.
+  its CI, q, rounds used, prediction error;
+* ``perfcast watch [FILE|-] [--target REL] [--cl X] [--min-readings N]``: readings of a running
+  benchmark, one per line as they come (a pipe); one JSON line per analysis (``n``, ``phase``,
+  the stable segment, ``mean``, ``lower``, ``upper``, ``q``, ``required_readings``) and, once
+  the stable readings reach their required sample size within the target, a last line with
+  ``"stop": true`` and exit status 0. Input that ends first: the last line says
+  ``"end_of_input": true`` and the exit status is 1.
 
 ``FILE`` may be ``-`` for stdin. The flags are settings of
 ``workflow/schemas/warmup_cli.schema.yaml``, which gives their defaults and checks them (a value
@@ -137,6 +143,53 @@ def cmd_wps(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lines(path: str) -> Any:
+    """The lines of ``path`` (``-``: stdin) as they arrive."""
+    if path == "-":
+        yield from sys.stdin
+        return
+    try:
+        fh = open(path)  # noqa: SIM115 (a generator: closed when exhausted)
+    except FileNotFoundError as exc:
+        raise InputError(path, "file not found") from exc
+    except IsADirectoryError as exc:
+        raise InputError(path, "is a directory", expected="a file") from exc
+    with fh:
+        yield from fh
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from perfcast.warmup.readings import parse_reading
+    from perfcast.warmup.watch import watch
+
+    settings = _settings(args, target_relative_width=args.target, confidence=args.cl,
+                         preset=args.preset, ac_limit=args.ac_limit,
+                         min_samples=args.min_samples, min_readings=args.min_readings,
+                         growth=args.growth, min_size=args.min_size, alpha=args.alpha,
+                         min_effect=args.min_effect)
+    name = "<stdin>" if args.file == "-" else args.file
+
+    def values():
+        for lineno, line in enumerate(_lines(args.file), start=1):
+            v = parse_reading(line, name, lineno)
+            if v is not None:
+                yield v
+
+    pending = None
+    for up in watch(values(), settings):
+        if pending is not None:
+            print(json.dumps(pending.to_dict(), sort_keys=True), flush=True)
+        pending = up
+    if pending is None:
+        raise InputError(name, "no readings (the input is empty)",
+                         expected="one number per line")
+    line = pending.to_dict()
+    if not pending.stop:
+        line["end_of_input"] = True
+    print(json.dumps(line, sort_keys=True), flush=True)
+    return 0 if pending.stop else 1
+
+
 def _stats_options(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--ac-limit", type=_number, default=None, metavar="X",
@@ -185,3 +238,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lower-bound", type=_number, default=None, metavar="S",
                    help="drop rounds shorter than S seconds (Pilot: 20 strict, 3 quick)")
     p.set_defaults(func=cmd_wps)
+
+    p = sub.add_parser("watch", help="live phases of a running benchmark's readings; says stop",
+                       description="Readings one per line as a benchmark prints them (a pipe): "
+                                   "one JSON line per analysis, a last line with \"stop\": "
+                                   "true (exit 0) once the stable readings reach their "
+                                   "required sample size within the target; exit 1 if the "
+                                   "input ends first.")
+    p.add_argument("file", nargs="?", default="-", help="readings, one per line ('-' or none: "
+                                                        "stdin)")
+    _stats_options(p)
+    p.add_argument("--target", type=_number, default=None, metavar="REL",
+                   help="CI width as a fraction of the mean to stop at (default 0.1)")
+    p.add_argument("--min-samples", type=int, default=None, metavar="N",
+                   help="fewest subsession means (default: preset, Pilot's 30/50/200)")
+    p.add_argument("--min-readings", type=int, default=None, metavar="N",
+                   help="no analysis before N readings (default 30)")
+    p.add_argument("--growth", type=_number, default=None, metavar="G",
+                   help="next analysis after at most G times the readings so far (1.25)")
+    p.add_argument("--min-size", type=int, default=None, help="shortest segment (default 10)")
+    p.add_argument("--alpha", type=_number, default=None,
+                   help="false-alarm probability of the change-point detector (0.01)")
+    p.add_argument("--min-effect", type=_number, default=None,
+                   help="drop changes smaller than this fraction of the median (0)")
+    p.set_defaults(func=cmd_watch)

@@ -420,22 +420,67 @@ class WpsCommandSettings:
 
 
 @dataclass(frozen=True)
+class WatchSettings:
+    """``perfcast watch``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags).
+
+    Attributes
+    ----------
+    target_relative_width, confidence : stop when the stable readings' CI at this level is at
+        most this fraction of their mean wide ...
+    preset, ac_limit, min_samples : ... and they reach its required sample size (subsession
+        analysis: :class:`CiSettings`).
+    min_readings : no analysis before this many readings.
+    growth : the next checkpoint is at most this many times the readings so far
+        (:mod:`perfcast.warmup.watch`).
+    min_size, alpha, min_effect : the robust change-point detector (:class:`EdmSettings`).
+    """
+
+    target_relative_width: float
+    confidence: float
+    preset: str
+    ac_limit: float | None
+    min_samples: int | None
+    min_readings: int
+    growth: float
+    min_size: int | None
+    alpha: float
+    min_effect: float
+
+    @property
+    def limit(self) -> float:
+        """The autocorrelation limit used (:func:`resolve_limit`)."""
+        return resolve_limit(self.ac_limit, self.preset)
+
+    @property
+    def samples_min(self) -> int:
+        """The smallest number of subsession means used (:func:`resolve_min_samples`)."""
+        return resolve_min_samples(self.min_samples, self.preset)
+
+    @property
+    def edm(self) -> EdmSettings:
+        """The change-point detector (robust mode)."""
+        return EdmSettings(mode="robust", min_size=self.min_size, alpha=self.alpha,
+                           min_effect=self.min_effect)
+
+
+@dataclass(frozen=True)
 class CommandSettings:
-    """The settings of ``perfcast edm``, ``perfcast ci`` and ``perfcast wps``
-    (``workflow/schemas/warmup_cli.schema.yaml``)."""
+    """The settings of ``perfcast edm``, ``perfcast ci``, ``perfcast wps`` and
+    ``perfcast watch`` (``workflow/schemas/warmup_cli.schema.yaml``)."""
 
     edm: EdmSettings
     ci: CiCommandSettings
     wps: WpsCommandSettings
+    watch: WatchSettings
 
 
 def command_settings(command: str, values: Mapping[str, Any] | None = None
-                     ) -> EdmSettings | CiCommandSettings | WpsCommandSettings:
+                     ) -> EdmSettings | CiCommandSettings | WpsCommandSettings | WatchSettings:
     """The settings of ``perfcast COMMAND`` from the values of its flags.
 
     Parameters
     ----------
-    command : ``"edm"``, ``"ci"`` or ``"wps"``.
+    command : ``"edm"``, ``"ci"``, ``"wps"`` or ``"watch"``.
     values : setting -> value for the flags given (a None value counts as not given: the
         schema's default is used).
 
