@@ -13,6 +13,10 @@
   shift within 10, a change of level and spread reported once within 10 (n = 600; targets:
   at least 90 %).
 
+* ``perfcast watch``: 10^6 readings streamed through a pipe with a target never reached
+  (target: < 10 s), and where it stops on a series with a 150-reading warm-up, against the
+  earliest point at which an offline analysis of the same readings would stop.
+
 ``python benchmarks/bench_warmup.py [--quick]`` (``--quick`` skips Pilot at 10^4) prints a table
 and writes benchmarks/out/warmup.json.
 """
@@ -97,6 +101,55 @@ def calibration(series: int = 200) -> dict:
     return {"false_alarms": rates, "power": power, "series": series}
 
 
+def watch_bench() -> dict:
+    """Wall time of ``perfcast watch`` on 10^6 piped readings; stop point against offline."""
+    import subprocess
+    import tempfile
+
+    from perfcast.warmup.ci import mean_ci
+    from perfcast.warmup.segments import detect_phases
+    from perfcast.warmup.settings import command_settings
+    from perfcast.warmup.watch import watch
+
+    exe = Path(sys.executable).with_name("perfcast")
+    rng = np.random.default_rng(12)
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:
+        np.savetxt(fh, 1.0 + 0.05 * rng.normal(size=1_000_000), fmt="%.6f")
+        path = fh.name
+    with open(path) as stdin:
+        t = time.perf_counter()
+        proc = subprocess.run([str(exe), "watch", "-", "--target", "1e-9"], stdin=stdin,
+                              capture_output=True, text=True)
+        wall = time.perf_counter() - t
+    Path(path).unlink()
+    lines = proc.stdout.splitlines()
+    streamed = {"readings": 1_000_000, "wall_s": wall, "analyses": len(lines),
+                "exit_status": proc.returncode}
+
+    settings = command_settings("watch", {"target_relative_width": 0.005})
+    stops = []
+    for seed in range(5):
+        r = np.random.default_rng(seed)
+        x = 1.0 + 0.05 * r.normal(size=20_000)
+        x[:150] += 0.8
+        live = list(watch(x, settings))[-1]
+        first = None
+        for n in range(30, live.n + 1):
+            ph = detect_phases(x[:n], settings.edm)
+            if ph.stable is None or ph.stable[1] - ph.stable[0] < 30:
+                continue
+            a, b = ph.stable
+            ci = mean_ci(x[a:b], ac_limit=settings.limit, target_relative_width=0.005,
+                         min_samples=settings.samples_min)
+            if ci.enough and ci.relative_width <= 0.005:
+                first = n
+                break
+        stops.append({"seed": seed, "watch_stop": live.n, "offline_first_stop": first,
+                      "watch_stable_begin": live.stable_begin,
+                      "overshoot": None if first is None else live.n / first - 1})
+    return {"streamed": streamed, "stop_points": stops}
+
+
 def main(quick: bool = False) -> dict:
     edm_percent(series(100))  # JIT (cached on disk after the first run)
     rows = []
@@ -156,8 +209,15 @@ def main(quick: bool = False) -> dict:
         print(f"{phi:>5} " + " ".join(f"{c:>9.1%}" for c in cells))
     for name, share in cal["power"].items():
         print(f"{name}: {share:.0%} of {cal['series']} series (n=600) [target >= 90 %]")
+    wb = watch_bench()
+    st = wb["streamed"]
+    print(f"\nperfcast watch: {st['readings']} piped readings in {st['wall_s']:.2f} s, "
+          f"{st['analyses']} analyses [target < 10 s]")
+    for r in wb["stop_points"]:
+        print(f"  warm-up 150, target 0.5 %: watch stops at n={r['watch_stop']} (stable from "
+              f"{r['watch_stable_begin']}), offline first at n={r['offline_first_stop']}")
     result = {"timings": rows, "iid_no_change_point": {str(k): v for k, v in alarms.items()},
-              "step_at_40": step, "calibration": cal}
+              "step_at_40": step, "calibration": cal, "watch": wb}
     save("warmup", result)
     return result
 
