@@ -136,6 +136,56 @@ def _settings(max_rounds):
                  session_params("units", validate(_section(max_rounds), "warmup"), {}, 0))
 
 
+def test_journal_records_the_host_and_refuses_rounds_of_another(tmp_path):
+    from perfcast.warmup.journal import HostMismatchError, host_metadata
+
+    path = tmp_path / "j.jsonl"
+    here = host_metadata()
+    j = Journal(path, "k1")
+    j.load()
+    j.append(_record(0))
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["host"] == here and header["host"]["cpu_model"]
+    other = {**here, "hostname": here["hostname"] + "-other"}
+    with pytest.raises(HostMismatchError) as err:
+        Journal(path, "k1", host=other).load()
+    msg = str(err.value)
+    assert str(path) in msg and repr(here["hostname"]) in msg and "allow_other_host" in msg
+    assert "\n" not in msg
+    # the same name on another CPU model is another machine too
+    with pytest.raises(HostMismatchError, match="cpu_model"):
+        Journal(path, "k1", host={**here, "cpu_model": "Other CPU 9000"}).load()
+    # allowed: resumed, and the switch is recorded before the new rounds
+    allowed = Journal(path, "k1", host=other, allow_other_host=True)
+    assert [r.round for r in allowed.load()] == [0]
+    allowed.append(_record(1))
+    assert [h["hostname"] for h in allowed.hosts] == [here["hostname"], other["hostname"]]
+    kinds = [json.loads(line)["kind"] for line in path.read_text().splitlines()]
+    assert kinds == ["header", "round", "host", "round"]
+    # back on the first host, the last recorded host (the other one) no longer matches
+    with pytest.raises(HostMismatchError):
+        Journal(path, "k1").load()
+    assert [r.round for r in Journal(path, "k1", host=other).load()] == [0, 1]
+    from perfcast.warmup.settings import warmup_settings
+
+    assert warmup_settings({}).session.allow_other_host is False  # refused unless allowed
+
+
+def test_cpu_model_from_cpuinfo(tmp_path):
+    from perfcast.warmup.journal import cpu_model
+
+    x86 = tmp_path / "x86"
+    x86.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\n"
+                   "model name\t: Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz\n\n"
+                   "processor\t: 1\nmodel name\t: Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz\n")
+    assert cpu_model(x86) == "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz"
+    arm = tmp_path / "arm"
+    arm.write_text("processor\t: 0\nBogoMIPS\t: 243.75\nCPU implementer\t: 0x41\n"
+                   "CPU part\t: 0xd0c\n")
+    assert cpu_model(arm) == "implementer 0x41 part 0xd0c"
+    assert cpu_model(tmp_path / "missing")  # falls back to platform.processor() or "unknown"
+
+
 def test_a_killed_session_resumes_from_its_journal(tmp_path):
     journal = tmp_path / "units.jsonl"
     code = ("from perfcast.settings import build, validate\n"

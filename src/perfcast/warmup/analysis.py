@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci
+from perfcast.warmup.journal import host_metadata
 from perfcast.warmup.runner import RoundRecord
 from perfcast.warmup.segments import Phases, detect_phases
 from perfcast.warmup.settings import AnalysisSettings, SessionSettings
@@ -211,7 +212,7 @@ class SessionAnalysis:
             "wps": self.wps.to_dict() if self.wps else None,
             "wps_reason": self.wps_reason,
             "settings": session.to_dict(),
-            "host": {"machine": platform.machine(), "cpus": os.cpu_count(),
+            "host": {**host_metadata(), "cpus": os.cpu_count(),
                      "python": platform.python_version()},
         }
 

@@ -80,6 +80,9 @@ def run_session(settings: SessionSettings, journal_path: str | Path
     ------
     RoundFailedError
         a round's command failed (the rounds before it stay in the journal).
+    HostMismatchError
+        the journal's rounds were measured on another host or CPU model, and
+        ``session.allow_other_host`` is false.
 
     References
     ----------
@@ -88,7 +91,8 @@ def run_session(settings: SessionSettings, journal_path: str | Path
     doi:10.1109/MASCOTS.2016.31.
     """
     limits = settings.limits
-    journal = Journal(journal_path, settings.measurement_key())
+    journal = Journal(journal_path, settings.measurement_key(),
+                      allow_other_host=limits.allow_other_host)
     records = journal.load()
     cache: dict[int, RoundAnalysis] = {}
     while True:

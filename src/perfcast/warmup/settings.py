@@ -144,6 +144,8 @@ class SessionLimits:
         give a first estimate in ``t`` seconds from ``n`` rounds (the planner's ramp).
     stop_on : the CIs that must meet the target: ``"readings"`` (unit readings), ``"wps"``
         (the work-per-second regression).
+    allow_other_host : resume a journal whose rounds were measured on another host or CPU
+        model (:mod:`perfcast.warmup.journal`; refused by default).
     """
 
     max_rounds: int
@@ -152,6 +154,7 @@ class SessionLimits:
     first_estimate_s: float
     first_estimate_rounds: int
     stop_on: tuple[str, ...]
+    allow_other_host: bool
 
 
 @dataclass(frozen=True)
