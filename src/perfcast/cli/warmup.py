@@ -132,13 +132,17 @@ def cmd_wps(args: argparse.Namespace) -> int:
     from perfcast.warmup.wps import wps_regression
 
     settings = _settings(args, preset=args.preset, ac_limit=args.ac_limit, confidence=args.cl,
-                         lower_bound_s=args.lower_bound)
+                         lower_bound_s=args.lower_bound,
+                         max_prediction_error=args.max_prediction_error)
     work, dur = read_rounds(args.file)
     try:
         res = wps_regression(work, dur, lower_bound_s=settings.lower_bound_s,
-                             ac_limit=settings.limit, confidence=settings.confidence)
+                             ac_limit=settings.limit, confidence=settings.confidence,
+                             max_prediction_error=settings.max_prediction_error)
     except NotEnoughDataError as exc:
         raise InputError(args.file, str(exc)) from exc
+    if res.warning:
+        print(f"perfcast wps: warning: {args.file}: {res.warning}", file=sys.stderr)
     _print({"file": args.file, "rounds": int(work.shape[0]), **res.to_dict()})
     return 0
 
@@ -237,6 +241,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     _stats_options(p)
     p.add_argument("--lower-bound", type=_number, default=None, metavar="S",
                    help="drop rounds shorter than S seconds (Pilot: 20 strict, 3 quick)")
+    p.add_argument("--max-prediction-error", type=_number, default=None, metavar="X",
+                   help="warn when a round's residual standard error is above this fraction of "
+                        "the mean duration (default 0.1)")
     p.set_defaults(func=cmd_wps)
 
     p = sub.add_parser("watch", help="live phases of a running benchmark's readings; says stop",

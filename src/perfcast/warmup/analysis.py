@@ -210,6 +210,7 @@ class SessionAnalysis:
             "cooldown": _lengths(cd, [s[1] for s in secs]),
             "setup_s": {"median": _median(setups), "max": max(setups) if setups else None},
             "wps": self.wps.to_dict() if self.wps else None,
+            "warnings": [f"wps: {self.wps.warning}"] if self.wps and self.wps.warning else [],
             "wps_reason": self.wps_reason,
             "settings": session.to_dict(),
             "host": {**host_metadata(), "cpus": os.cpu_count(),
@@ -277,7 +278,8 @@ def analyze_session(
             np.array([r.work for r in records], dtype=float),
             np.array([r.duration_s for r in records], dtype=float),
             lower_bound_s=settings.round_lower_bound_s, ac_limit=settings.ci.limit,
-            confidence=settings.ci.confidence)
+            confidence=settings.ci.confidence,
+            max_prediction_error=settings.wps_max_prediction_error)
     except NotEnoughDataError as exc:
         an.wps_reason = str(exc)
     return an

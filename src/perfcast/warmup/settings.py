@@ -31,7 +31,7 @@ from perfcast.settings import as_params, build, from_section, validate
 from perfcast.warmup.planner import PlannerSettings
 
 #: the keys of the ``warmup`` section that every workload's measurement session depends on
-SESSION_KEYS = ("edm", "ci", "round_lower_bound_s", "session")
+SESSION_KEYS = ("edm", "ci", "round_lower_bound_s", "wps_max_prediction_error", "session")
 #: placeholders of a workload's command besides ``{python}``; ``{work}`` is required
 WORKLOAD_PLACEHOLDERS = ("work", "seed")
 
@@ -218,6 +218,7 @@ class WarmupSettings:
     edm: EdmSettings
     ci: CiSettings
     round_lower_bound_s: float
+    wps_max_prediction_error: float
     session: SessionLimits
     workloads: Mapping[str, WorkloadSettings]
     counters: CounterPhaseSettings
@@ -225,12 +226,13 @@ class WarmupSettings:
 
 @dataclass(frozen=True)
 class AnalysisSettings:
-    """What the analysis of a session's rounds depends on (keys ``edm``, ``ci`` and
-    ``round_lower_bound_s`` of the ``warmup`` section)."""
+    """What the analysis of a session's rounds depends on (keys ``edm``, ``ci``,
+    ``round_lower_bound_s`` and ``wps_max_prediction_error`` of the ``warmup`` section)."""
 
     edm: EdmSettings
     ci: CiSettings
     round_lower_bound_s: float
+    wps_max_prediction_error: float
 
 
 @dataclass(frozen=True)
@@ -240,7 +242,7 @@ class SessionSettings:
     Built from the dict of :func:`session_params`: the workload's ``name`` and its settings
     (``workload``), the entry of the top-level ``programs:`` it names (``programs``, empty for
     a workload with its own ``command``), the workflow's ``seed``, and the ``warmup`` section's
-    ``edm``, ``ci``, ``round_lower_bound_s`` and ``session``.
+    ``edm``, ``ci``, ``round_lower_bound_s``, ``wps_max_prediction_error`` and ``session``.
 
     Raises
     ------
@@ -257,6 +259,7 @@ class SessionSettings:
     edm: EdmSettings
     ci: CiSettings
     round_lower_bound_s: float
+    wps_max_prediction_error: float
     session: SessionLimits
 
     def __post_init__(self) -> None:
@@ -301,7 +304,8 @@ class SessionSettings:
     def analysis(self) -> AnalysisSettings:
         """The analysis settings (:func:`perfcast.warmup.analysis.analyze_session`)."""
         return AnalysisSettings(edm=self.edm, ci=self.ci,
-                                round_lower_bound_s=self.round_lower_bound_s)
+                                round_lower_bound_s=self.round_lower_bound_s,
+                                wps_max_prediction_error=self.wps_max_prediction_error)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as the session's summary records them (``summary.json``)."""
@@ -415,6 +419,7 @@ class WpsCommandSettings:
     ac_limit: float | None
     confidence: float
     lower_bound_s: float
+    max_prediction_error: float
 
     @property
     def limit(self) -> float:
