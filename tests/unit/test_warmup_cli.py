@@ -116,6 +116,21 @@ BAD_READINGS = {
 
 @pytest.mark.parametrize("case", sorted(BAD_READINGS))
 @pytest.mark.parametrize("command", ["edm", "ci"])
+
+def test_wps_warns_when_the_line_does_not_fit(capsys, tmp_path):
+    rng = np.random.default_rng(3)
+    w = rng.uniform(100, 1000, size=30).round()
+    t = 1.5 + w / 200 + rng.choice([0.0, 4.0], size=30)  # round durations jump by 4 s
+    path = tmp_path / "rounds.csv"
+    path.write_text("work,duration_s\n" + "".join(f"{a:g},{b:.6f}\n"
+                                                  for a, b in zip(w, t, strict=True)))
+    rc, out, err = run(capsys, "wps", str(path))
+    assert rc == 0 and out["prediction_error"] > 0.1 and out["warning"]
+    assert err.startswith("perfcast wps: warning: ") and str(path) in err
+    assert len(err.strip().splitlines()) == 1
+    rc, out, err = run(capsys, "wps", str(path), "--max-prediction-error", "0.9")
+    assert rc == 0 and out["warning"] is None and err == ""
+
 def test_bad_readings_give_one_clear_line(capsys, tmp_path, case, command):
     text, message = BAD_READINGS[case]
     path = tmp_path / f"{case}.txt"

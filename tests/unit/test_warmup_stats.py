@@ -189,6 +189,26 @@ def test_wps_merges_correlated_rounds_into_block_means():
     assert res.alpha == pytest.approx(ols(bw, bt).a)
 
 
+def test_wps_prediction_error_is_the_residual_se_over_the_mean_duration():
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(15)
+    w = rng.uniform(1000, 10000, size=40).round()
+    t = 2.0 + w / 500.0 + rng.normal(0, 0.3, size=40)
+    res = wps_regression(w, t)
+    fit = sm.OLS(t, sm.add_constant(w)).fit()
+    assert res.residual_se == pytest.approx(np.sqrt(fit.scale))  # statsmodels' s^2 = SSR/(n-2)
+    assert res.prediction_error == pytest.approx(np.sqrt(fit.scale) / t.mean())
+    assert res.prediction_error < 0.05 and res.warning is None  # a line fits: no warning
+    # durations that are not linear in the work (a quadratic term): high error, a warning
+    t2 = 2.0 + w / 500.0 + (w / 2500.0) ** 2 * rng.choice([0.2, 3.0], size=40)
+    bad = wps_regression(w, t2)
+    assert bad.prediction_error > 0.1
+    assert bad.warning and f"{bad.prediction_error:.1%}" in bad.warning
+    assert bad.to_dict()["warning"] == bad.warning
+    assert wps_regression(w, t2, max_prediction_error=0.9).warning is None
+
+
 def test_wps_refuses_what_it_cannot_fit():
     with pytest.raises(NotEnoughDataError, match="WPS needs 3"):
         wps_regression([1, 2], [1.0, 2.0])
