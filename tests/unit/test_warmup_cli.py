@@ -106,21 +106,10 @@ def test_wps(capsys, tmp_path):
         assert key in out
 
 
-BAD_READINGS = {
-    "empty": ("", "no readings"),
-    "text": ("1\n2\nfast\n", "line 3: 'fast' is not a number"),
-    "nan": ("1\nnan\n", "line 2: 'nan' is not a finite number"),
-    "negative": ("1\n-2\n", "line 2: negative reading -2"),
-}
-
-
-@pytest.mark.parametrize("case", sorted(BAD_READINGS))
-@pytest.mark.parametrize("command", ["edm", "ci"])
-
 def test_wps_warns_when_the_line_does_not_fit(capsys, tmp_path):
     rng = np.random.default_rng(3)
     w = rng.uniform(100, 1000, size=30).round()
-    t = 1.5 + w / 200 + rng.choice([0.0, 4.0], size=30)  # round durations jump by 4 s
+    t = 0.2 + (w / 300) ** 3 + rng.normal(0, 0.05, size=30)  # cubic, not linear, in the work
     path = tmp_path / "rounds.csv"
     path.write_text("work,duration_s\n" + "".join(f"{a:g},{b:.6f}\n"
                                                   for a, b in zip(w, t, strict=True)))
@@ -131,6 +120,17 @@ def test_wps_warns_when_the_line_does_not_fit(capsys, tmp_path):
     rc, out, err = run(capsys, "wps", str(path), "--max-prediction-error", "0.9")
     assert rc == 0 and out["warning"] is None and err == ""
 
+
+BAD_READINGS = {
+    "empty": ("", "no readings"),
+    "text": ("1\n2\nfast\n", "line 3: 'fast' is not a number"),
+    "nan": ("1\nnan\n", "line 2: 'nan' is not a finite number"),
+    "negative": ("1\n-2\n", "line 2: negative reading -2"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_READINGS))
+@pytest.mark.parametrize("command", ["edm", "ci"])
 def test_bad_readings_give_one_clear_line(capsys, tmp_path, case, command):
     text, message = BAD_READINGS[case]
     path = tmp_path / f"{case}.txt"
