@@ -136,6 +136,40 @@ def _settings(max_rounds):
                  session_params("units", validate(_section(max_rounds), "warmup"), {}, 0))
 
 
+@pytest.mark.parametrize("preset,blocks", [("quick", 30), ("normal", 50), ("strict", 200)])
+def test_the_session_stops_on_the_required_sample_size(preset, blocks):
+    from perfcast.warmup.analysis import analyze_session
+    from perfcast.warmup.session import stop_reason
+
+    settings = session({"command": "w {work}"}, round_lower_bound_s=0.0,
+                       ci={"preset": preset, "target_relative_width": 0.1},
+                       session={"min_rounds": 1, "stop_on": ["readings"]})
+    rng = np.random.default_rng(blocks)
+
+    def rounds(k, per_round=10):  # i.i.d. readings, 1 % spread: the CI is narrow at once
+        out = []
+        for i in range(k):
+            x = 1.0 + 0.01 * rng.normal(size=per_round)
+            out.append(RoundRecord(round=i, work=per_round, stage="dyadic",
+                                   duration_s=float(x.sum()), returncode=0, user_s=0.0,
+                                   sys_s=0.0, max_rss_kb=1, readings=list(x),
+                                   reading_times=list(np.cumsum(x))))
+        return out
+
+    if blocks > 30:  # (quick: 30 readings are the least a CI takes, and already enough)
+        few = rounds(blocks // 10 - 1)  # 40 or 190 readings
+        an = analyze_session(few, settings.analysis)
+        assert an.throughput()["relative_width"] < 0.01  # far within the 10 % target ...
+        ci = an.unit_ci
+        assert ci.required_readings == ci.q * blocks and ci.min_samples == blocks
+        assert ci.n < ci.required_readings  # ... yet below Pilot's minimum: no stop
+        assert stop_reason(few, an, settings) is None
+    enough = rounds(blocks // 10 + 2)
+    an = analyze_session(enough, settings.analysis)
+    assert an.unit_ci.enough and stop_reason(enough, an, settings) == "target"
+    assert an.summary(settings, "target")["required_readings"] == an.unit_ci.required_readings
+
+
 def test_journal_records_the_host_and_refuses_rounds_of_another(tmp_path):
     from perfcast.warmup.journal import HostMismatchError, host_metadata
 
