@@ -116,18 +116,24 @@ def _midranks(sorted_vals: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def normal_scores(x: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+def ranks_of(x: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """Mid-ranks (1-based) of ``x`` in its own order; ``order`` is ``argsort(x)`` if known."""
+    if order is None:
+        order = np.argsort(x, kind="stable")
+    ranks = np.empty(x.shape[0])
+    ranks[order] = _midranks(x[order])
+    return ranks
+
+
+def normal_scores(x: np.ndarray, order: np.ndarray | None = None,
+                  ranks: np.ndarray | None = None) -> np.ndarray:
     """Van der Waerden scores ``Phi^-1(rank / (m + 1))`` of ``x`` (mid-ranks for ties).
 
     A fixed set of values whatever the distribution of ``x``: tests built on them are
     distribution-free, and unlike plain ranks they keep a large shift large.
     """
-    m = x.shape[0]
-    if order is None:
-        order = np.argsort(x, kind="stable")
-    scores = np.empty(m)
-    scores[order] = special.ndtri(_midranks(x[order]) / (m + 1))
-    return scores
+    ranks = ranks_of(x, order) if ranks is None else ranks
+    return special.ndtri(ranks / (x.shape[0] + 1))
 
 
 def _profile(scores: np.ndarray, min_size: int) -> np.ndarray | None:
@@ -167,7 +173,8 @@ def rank_scan(
     return _scan(normal_scores(x, order), min_size)
 
 
-def spread_scores(x: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+def spread_scores(x: np.ndarray, order: np.ndarray | None = None,
+                  ranks: np.ndarray | None = None) -> np.ndarray:
     """Normal scores of the readings' distance from the middle, in ranks: the rank ``r_i`` of
     each reading gives ``d_i = |2 r_i - (m + 1)|`` (0 for the median, ``m - 1`` for the extremes,
     as in Ansari & Bradley's dispersion test), and the scores are ``Phi^-1(rank(d_i) / (m + 1))``
@@ -178,10 +185,7 @@ def spread_scores(x: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     ``m``, counted, not sorted.
     """
     m = x.shape[0]
-    if order is None:
-        order = np.argsort(x, kind="stable")
-    ranks = np.empty(m)
-    ranks[order] = _midranks(x[order])
+    ranks = ranks_of(x, order) if ranks is None else ranks
     d = np.abs(2 * ranks - (m + 1)).astype(np.int64)  # 2 r is an integer even for mid-ranks
     counts = np.bincount(d)
     below = np.cumsum(counts) - counts
@@ -194,7 +198,8 @@ def _half_mean_square_difference(scores: np.ndarray, lag: int) -> float:
     chi-square(1) below its 90th percentile is 0.6230 of the untrimmed one). A step between
     segments spoils only ``h`` differences, which the trimming drops: the changes to be
     detected are not taken for dependence."""
-    d = scores[lag:] - scores[:-lag]
+    head = scores[:BATCH_PREFIX * 5]  # 10^5 differences are plenty for one number
+    d = head[lag:] - head[:-lag]
     d2 = d * d
     cut = np.partition(d2, int(0.9 * (d2.shape[0] - 1)))[int(0.9 * (d2.shape[0] - 1))]
     return float(d2[d2 <= cut].mean()) / 0.62302 / 2
@@ -281,11 +286,10 @@ def best_split(x: np.ndarray, order: np.ndarray | None, min_size: int, alpha: fl
     m = x.shape[0]
     if m < 2 * min_size:
         return None
-    if order is None:
-        order = np.argsort(x, kind="stable")
+    ranks = ranks_of(x, order)
     parts = []
-    for kind, scores, share in (("level", normal_scores(x, order), LEVEL_SHARE),
-                                ("spread", spread_scores(x, order), 1 - LEVEL_SHARE)):
+    for kind, scores, share in (("level", normal_scores(x, ranks=ranks), LEVEL_SHARE),
+                                ("spread", spread_scores(x, ranks=ranks), 1 - LEVEL_SHARE)):
         z = _profile(scores, min_size)
         if z is None:
             continue
