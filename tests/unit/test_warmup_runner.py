@@ -203,6 +203,12 @@ def test_journal_records_the_host_and_refuses_rounds_of_another(tmp_path):
     from perfcast.warmup.settings import warmup_settings
 
     assert warmup_settings({}).session.allow_other_host is False  # refused unless allowed
+    # a journal that records no host cannot say which machine measured it: set aside
+    old = tmp_path / "old.jsonl"
+    old.write_text(json.dumps({"kind": "header", "key": "k1", "version": 1}) + "\n" +
+                   json.dumps({"kind": "round", **_record(0).to_json()}) + "\n")
+    assert Journal(old, "k1").load() == []
+    assert (tmp_path / "old.jsonl.stale").exists()
 
 
 def test_cpu_model_from_cpuinfo(tmp_path):

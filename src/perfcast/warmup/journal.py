@@ -4,7 +4,8 @@ A JSON-lines file: a header line with the measurement key and the host (its name
 model), then one line per round. A run that is killed keeps every round it finished; the next
 run reads them back and carries on. A last line cut off by the kill is dropped (and truncated
 away before new rounds are appended). A journal with another key (another command or planner)
-is set aside as ``*.stale`` and a new one started.
+is set aside as ``*.stale`` and a new one started, and so is one that records no host (written
+before hosts were recorded).
 
 Rounds from two machines must not be pooled into one mean and CI (pyperf likewise refuses to
 merge runs whose checked metadata, host name and CPU model among them, differ): resuming a
@@ -100,14 +101,14 @@ class Journal:
                     break
                 if header is None:
                     header = obj
-                    if obj.get("kind") != "header" or obj.get("key") != self.key:
+                    if not self._ours(obj):
                         break
                 elif obj.get("kind") == "round":
                     records.append(RoundRecord.from_json(obj))
                 elif obj.get("kind") == "host":
                     hosts.append(obj.get("host") or {})
                 good_bytes += len(raw)
-        if header is None or header.get("kind") != "header" or header.get("key") != self.key:
+        if header is None or not self._ours(header):
             stale = self.path.with_suffix(self.path.suffix + ".stale")
             log.warning("journal %s belongs to other settings; moved to %s", self.path, stale)
             os.replace(self.path, stale)
@@ -127,6 +128,12 @@ class Journal:
         self._check_host(len(records))
         log.info("journal %s: %d round(s) recorded", self.path, len(records))
         return records
+
+    def _ours(self, header: dict) -> bool:
+        """A header of this key that records its host (an older journal without one cannot say
+        which machine measured its rounds: set aside like one of another key)."""
+        return header.get("kind") == "header" and header.get("key") == self.key and \
+            isinstance(header.get("host"), dict)
 
     def _check_host(self, rounds: int) -> None:
         last = self.hosts[-1]
