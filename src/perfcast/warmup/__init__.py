@@ -47,7 +47,7 @@ _EXPORTS = {
     "Phases": "segments", "detect_phases": "segments", "dominant_segment": "segments",
     "PRESETS": "subsession", "PRESET_MIN_SAMPLES": "subsession", "subsession_size": "subsession",
     "WpsResult": "wps", "wps_regression": "wps",
-    "Watcher": "watch", "watch": "watch",
+    "Watcher": "watch",
 }
 
 __all__ = sorted(_EXPORTS)
