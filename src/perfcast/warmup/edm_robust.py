@@ -136,17 +136,29 @@ def normal_scores(x: np.ndarray, order: np.ndarray | None = None,
     return special.ndtri(ranks / (x.shape[0] + 1))
 
 
-def _profile(scores: np.ndarray, min_size: int) -> np.ndarray | None:
+def _inverse_sd(m: int, min_size: int) -> np.ndarray:
+    """``1 / sqrt(k (m - k) / (m - 1))`` for ``k = min_size .. m - min_size``."""
+    k = np.arange(min_size, m - min_size + 1, dtype=float)
+    return 1.0 / np.sqrt(k * (m - k) / (m - 1))
+
+
+def _profile(scores: np.ndarray, min_size: int,
+             inverse_sd: np.ndarray | None = None) -> np.ndarray | None:
     """``|Z_k|`` for ``k = min_size .. m - min_size``: the permutation-standardised partial sums
-    of the centred scores (None for constant scores)."""
+    of the centred scores (None for constant scores); ``inverse_sd`` is
+    :func:`_inverse_sd` when the caller has it."""
     m = scores.shape[0]
     centred = scores - scores.mean()
-    var = float(np.mean(centred**2))
+    var = float(np.dot(centred, centred)) / m
     if var <= 1e-300:
         return None
-    k = np.arange(min_size, m - min_size + 1)
-    csum = np.cumsum(centred)[k - 1]
-    return np.abs(csum) / np.sqrt(var * k * (m - k) / (m - 1))
+    if inverse_sd is None:
+        inverse_sd = _inverse_sd(m, min_size)
+    z = np.cumsum(centred)[min_size - 1: m - min_size]
+    np.abs(z, out=z)
+    z *= inverse_sd
+    z /= math.sqrt(var)
+    return z
 
 
 def _scan(scores: np.ndarray, min_size: int) -> tuple[int, float]:
@@ -189,7 +201,8 @@ def spread_scores(x: np.ndarray, order: np.ndarray | None = None,
     d = np.abs(2 * ranks - (m + 1)).astype(np.int64)  # 2 r is an integer even for mid-ranks
     counts = np.bincount(d)
     below = np.cumsum(counts) - counts
-    return special.ndtri((below[d] + (counts[d] + 1) / 2) / (m + 1))
+    table = special.ndtri((below + (counts + 1) / 2) / (m + 1))  # one score per distance
+    return table[d]
 
 
 def _half_mean_square_difference(scores: np.ndarray, lag: int) -> float:
@@ -287,10 +300,11 @@ def best_split(x: np.ndarray, order: np.ndarray | None, min_size: int, alpha: fl
     if m < 2 * min_size:
         return None
     ranks = ranks_of(x, order)
+    inverse_sd = _inverse_sd(m, min_size)
     parts = []
     for kind, scores, share in (("level", normal_scores(x, ranks=ranks), LEVEL_SHARE),
                                 ("spread", spread_scores(x, ranks=ranks), 1 - LEVEL_SHARE)):
-        z = _profile(scores, min_size)
+        z = _profile(scores, min_size, inverse_sd)
         if z is None:
             continue
         i = int(np.argmax(z))
