@@ -75,7 +75,7 @@ def ar1(rng: np.random.Generator, n: int, phi: float) -> np.ndarray:
     return lfilter([1], [1, -phi], rng.normal(size=n + 300))[300:]
 
 
-def calibration(series: int = 200) -> dict:
+def calibration(series: int = 500) -> dict:
     """False-alarm rates under AR(1) dependence and the power for level/spread changes."""
     rng = np.random.default_rng(11)
     rates = {}
@@ -199,7 +199,7 @@ def main(quick: bool = False) -> dict:
     print(f"step at 40 (n=1000, 3 sd): within 2 samples robust {step['robust_within_2']:.0%}, "
           f"pilot {step['pilot_within_2']:.0%} (median error {step['robust_median_error']:.0f} "
           f"vs {step['pilot_median_error']:.0f})")
-    cal = calibration(100 if quick else 200)
+    cal = calibration(200 if quick else 500)
     print("\nshare of AR(1) series without change given a change point (alpha 0.01, "
           "min_effect 0) [target <= 5 %]")
     print(f"{'phi':>5} " + " ".join(f"{'n=' + str(n):>9}" for n in (60, 200, 1000, 10000)))

@@ -97,6 +97,10 @@ def run_session(settings: SessionSettings, journal_path: str | Path
     cache: dict[int, RoundAnalysis] = {}
     while True:
         an = analyze_session(records, settings.analysis, cache)
+        if an.unit_ci is not None:
+            log.info("%d stable readings of the %d required (q %d, at least %d blocks)",
+                     an.unit_ci.n, an.unit_ci.required_readings, an.unit_ci.q,
+                     an.unit_ci.min_samples)
         reason = stop_reason(records, an, settings)
         if reason:
             break
