@@ -118,6 +118,12 @@ def test_watch_end_of_input_and_bad_lines(tmp_path, capsys):
     assert main(["watch", str(f)]) == 2
     err = capsys.readouterr().err
     assert "line 3" in err and "'fast'" in err and len(err.strip().splitlines()) == 1
+    for bad, what in (("1_000", "is not a number"), ("nan", "not a finite number"),
+                      ("-2", "negative reading"), ("inf", "not a finite number")):
+        f.write_text(f"1.0\n# a comment\n\n{bad}\n")
+        assert main(["watch", str(f)]) == 2
+        err = capsys.readouterr().err
+        assert "line 4: " in err and what in err, err
     f.write_text("")
     assert main(["watch", str(f)]) == 2
     assert "no readings" in capsys.readouterr().err

@@ -175,6 +175,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     def values():
         for lineno, line in enumerate(_lines(args.file), start=1):
+            try:  # the common case, fast; anything else gets parse_reading's checks
+                v = float(line)
+                if v >= 0 and v != math.inf and "_" not in line:
+                    yield v
+                    continue
+            except ValueError:
+                pass
             v = parse_reading(line, name, lineno)
             if v is not None:
                 yield v
@@ -262,7 +269,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-readings", type=int, default=None, metavar="N",
                    help="no analysis before N readings (default 30)")
     p.add_argument("--growth", type=_number, default=None, metavar="G",
-                   help="next analysis after at most G times the readings so far (1.25)")
+                   help="next analysis after at most G times the readings so far (1.5)")
     p.add_argument("--min-size", type=int, default=None, help="shortest segment (default 10)")
     p.add_argument("--alpha", type=_number, default=None,
                    help="false-alarm probability of the change-point detector (0.01)")

@@ -22,6 +22,7 @@ doi:10.1109/MASCOTS.2016.31 (the stop rule and the dominant stable segment).
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -67,20 +68,19 @@ class Watcher:
 
     def __init__(self, settings: WatchSettings) -> None:
         self.settings = settings
-        self._buf = np.empty(1024)
+        self._buf = array("d")  # amortised O(1) appends, copied to numpy at checkpoints
         self.n = 0
         self.analyses = 0
         self._next = max(settings.min_readings, 2)
 
     @property
     def readings(self) -> np.ndarray:
-        return self._buf[: self.n]
+        """A copy of the readings so far."""
+        return np.array(self._buf, dtype=float)
 
     def add(self, value: float) -> Update | None:
         """Append one reading; the analysis when this reading is a checkpoint, else None."""
-        if self.n == self._buf.shape[0]:
-            self._buf = np.resize(self._buf, 2 * self.n)
-        self._buf[self.n] = value
+        self._buf.append(value)
         self.n += 1
         if self.n < self._next:
             return None
