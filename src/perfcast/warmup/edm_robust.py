@@ -25,8 +25,9 @@ What it fixes in Pilot's EDM_percent (see :mod:`perfcast.warmup.edm_pilot`):
   split (:func:`dependence_factor`). The factor is never below 1, so the i.i.d. false-alarm
   rate stays at most alpha;
 * it is O(n log n): one sort, then each split costs O(m) (the sorted order of a segment is
-  split stably in two, so mid-ranks of a child segment never need a new sort); re-location sorts
-  segments that together cover the series at most twice.
+  split stably in two, so mid-ranks of a child segment never need a new sort); pruning and
+  re-location test each change point between its neighbours, taking a long segment's order
+  from the global sort and sorting only short ones.
 
 ``min_effect`` optionally drops change points whose two sides differ in median and in spread by
 less than that fraction of the overall median (statistically real but practically irrelevant
