@@ -23,6 +23,7 @@ and writes benchmarks/out/warmup.json.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -116,15 +117,20 @@ def watch_bench() -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:
         np.savetxt(fh, 1.0 + 0.05 * rng.normal(size=1_000_000), fmt="%.6f")
         path = fh.name
+    import resource
+
     with open(path) as stdin:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         proc = subprocess.run([str(exe), "watch", "-", "--target", "1e-9"], stdin=stdin,
                               capture_output=True, text=True)
         wall = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     Path(path).unlink()
     lines = proc.stdout.splitlines()
-    streamed = {"readings": 1_000_000, "wall_s": wall, "analyses": len(lines),
-                "exit_status": proc.returncode}
+    streamed = {"readings": 1_000_000, "wall_s": wall, "cpu_s": cpu, "analyses": len(lines),
+                "exit_status": proc.returncode, "load_average_1min": os.getloadavg()[0]}
 
     settings = command_settings("watch", {"target_relative_width": 0.005})
     stops = []
@@ -211,7 +217,8 @@ def main(quick: bool = False) -> dict:
         print(f"{name}: {share:.0%} of {cal['series']} series (n=600) [target >= 90 %]")
     wb = watch_bench()
     st = wb["streamed"]
-    print(f"\nperfcast watch: {st['readings']} piped readings in {st['wall_s']:.2f} s, "
+    print(f"\nperfcast watch: {st['readings']} piped readings in {st['wall_s']:.2f} s "
+          f"({st['cpu_s']:.2f} s CPU; load average {st['load_average_1min']:.1f}), "
           f"{st['analyses']} analyses [target < 10 s]")
     for r in wb["stop_points"]:
         print(f"  warm-up 150, target 0.5 %: watch stops at n={r['watch_stop']} (stable from "
