@@ -317,11 +317,13 @@ def test_session_analysis_of_recorded_rounds():
 
 
 def test_a_command_without_unit_readings_is_judged_by_wps(tmp_path):
-    # a real process whose duration is 0.05 s + work / 2000 units per second, plus start-up
+    # a real process whose duration is 0.05 s + work / 2000 units per second, plus start-up;
+    # (preset quick: on a loaded host the durations of 14 rounds can stay autocorrelated beyond
+    # the normal preset's 0.2 for every subsession size, and WPS would give no result at all)
     cmd = '{python} -c "import sys, time; time.sleep(0.05 + int(sys.argv[1]) / 2000)" {work}'
     settings = session(
         {"command": cmd, "work_min": 50, "work_max": 600}, name="sleep",
-        round_lower_bound_s=0.0, ci={"target_relative_width": 0.25},
+        round_lower_bound_s=0.0, ci={"target_relative_width": 0.25, "preset": "quick"},
         session={"max_rounds": 14, "min_rounds": 6, "max_time_s": 30,
                  "first_estimate_s": 1, "first_estimate_rounds": 4})
     records, an, reason = run_session(settings, tmp_path / "j.jsonl")
