@@ -106,6 +106,21 @@ def test_wps(capsys, tmp_path):
         assert key in out
 
 
+def test_wps_warns_when_the_line_does_not_fit(capsys, tmp_path):
+    rng = np.random.default_rng(3)
+    w = rng.uniform(100, 1000, size=30).round()
+    t = 0.2 + (w / 300) ** 3 + rng.normal(0, 0.05, size=30)  # cubic, not linear, in the work
+    path = tmp_path / "rounds.csv"
+    path.write_text("work,duration_s\n" + "".join(f"{a:g},{b:.6f}\n"
+                                                  for a, b in zip(w, t, strict=True)))
+    rc, out, err = run(capsys, "wps", str(path))
+    assert rc == 0 and out["prediction_error"] > 0.1 and out["warning"]
+    assert err.startswith("perfcast wps: warning: ") and str(path) in err
+    assert len(err.strip().splitlines()) == 1
+    rc, out, err = run(capsys, "wps", str(path), "--max-prediction-error", "0.9")
+    assert rc == 0 and out["warning"] is None and err == ""
+
+
 BAD_READINGS = {
     "empty": ("", "no readings"),
     "text": ("1\n2\nfast\n", "line 3: 'fast' is not a number"),

@@ -152,6 +152,85 @@ def test_robust_ignores_short_range_autocorrelation():
     assert false <= 4
 
 
+def _ar1(rng, n, phi):
+    from scipy.signal import lfilter
+
+    return lfilter([1], [1, -phi], rng.normal(size=n + 300))[300:]  # burn-in: stationary
+
+
+@pytest.mark.parametrize("phi", [0.5, 0.9])
+@pytest.mark.parametrize("n,series", [(60, 150), (200, 150), (1000, 100), (10_000, 20)])
+def test_robust_is_calibrated_under_ar1_dependence(phi, n, series):
+    """No change, AR(1) readings, alpha 0.01, no effect filter: a change point in at most 5 %
+    of series (the detector this replaced: 5 of 40 at phi 0.5, n 60; 7 of 40 at 0.9, 1000)."""
+    rng = np.random.default_rng([int(phi * 10), n])
+    false = sum(bool(edm_robust(_ar1(rng, n, phi), alpha=0.01)) for _ in range(series))
+    assert false <= 0.05 * series
+
+
+def test_dependence_factor_is_the_long_run_variance_of_ar1():
+    from perfcast.warmup.edm_robust import dependence_factor, normal_scores
+
+    rng = np.random.default_rng(8)
+    for phi in (0.0, 0.5, 0.9):
+        s = normal_scores(_ar1(rng, 100_000, phi))
+        # (1 + phi) / (1 - phi) for the normal scores of a Gaussian AR(1): 1, 3, 19
+        assert dependence_factor(s, 50_000) == pytest.approx((1 + phi) / (1 - phi), rel=0.12)
+
+
+def test_spread_scores_are_distribution_free_and_symmetric():
+    from perfcast.warmup.edm_robust import spread_scores
+
+    rng = np.random.default_rng(1)
+    a = np.sort(spread_scores(rng.normal(size=201)))
+    b = np.sort(spread_scores(rng.exponential(size=201) ** 3))
+    assert a == pytest.approx(b)  # the same set of values whatever the readings
+    assert a.mean() == pytest.approx(0, abs=1e-3)  # nearly centred: not skewed like a^2
+    # the median reading gets the lowest score, the two extremes share the highest
+    x = np.arange(11.0)
+    s = spread_scores(x)
+    assert s.argmin() == 5 and s[0] == s[10] == s.max()
+
+
+def test_robust_sees_a_tenfold_change_of_spread():
+    rng = np.random.default_rng(21)
+    hits = 0
+    for _ in range(40):
+        x = 100 + rng.normal(size=600)
+        x[300:] = 100 + (x[300:] - 100) * 10  # same mean, 10x the standard deviation
+        hits += min((abs(c - 300) for c in edm_robust(x)), default=10**9) <= 15
+    assert hits / 40 >= 0.9
+
+
+def test_robust_keeps_the_power_for_a_one_sd_shift():
+    rng = np.random.default_rng(22)
+    hits = 0
+    for _ in range(40):
+        x = rng.normal(size=600)
+        x[300:] += 1.0
+        hits += min((abs(c - 300) for c in edm_robust(x)), default=10**9) <= 10
+    assert hits / 40 >= 0.9
+
+
+def test_robust_reports_a_change_of_level_and_spread_once():
+    rng = np.random.default_rng(23)
+    once = 0
+    for _ in range(40):
+        x = rng.normal(size=600)
+        x[300:] = x[300:] * 5 + 3
+        cps = edm_robust(x)
+        once += len(cps) == 1 and abs(cps[0] - 300) <= 10
+    assert once / 40 >= 0.9
+
+
+def test_min_effect_counts_changes_of_spread():
+    rng = np.random.default_rng(24)
+    x = 10 + rng.normal(size=2000) * 0.1
+    x[1000:] = 10 + (x[1000:] - 10) * 10  # spread 0.1 -> 1: 9 % of the median
+    assert edm_robust(x, min_effect=0.05) == pytest.approx([1000], abs=15)
+    assert edm_robust(x, min_effect=0.2) == []
+
+
 def test_min_effect_drops_small_but_significant_shifts():
     rng = np.random.default_rng(2)
     x = 100 + rng.normal(size=20_000) * 0.5

@@ -136,6 +136,96 @@ def _settings(max_rounds):
                  session_params("units", validate(_section(max_rounds), "warmup"), {}, 0))
 
 
+@pytest.mark.parametrize("preset,blocks", [("quick", 30), ("normal", 50), ("strict", 200)])
+def test_the_session_stops_on_the_required_sample_size(preset, blocks):
+    from perfcast.warmup.analysis import analyze_session
+    from perfcast.warmup.session import stop_reason
+
+    settings = session({"command": "w {work}"}, round_lower_bound_s=0.0,
+                       ci={"preset": preset, "target_relative_width": 0.1},
+                       session={"min_rounds": 1, "stop_on": ["readings"]})
+    rng = np.random.default_rng(blocks)
+
+    def rounds(k, per_round=10):  # i.i.d. readings, 1 % spread: the CI is narrow at once
+        out = []
+        for i in range(k):
+            x = 1.0 + 0.01 * rng.normal(size=per_round)
+            out.append(RoundRecord(round=i, work=per_round, stage="dyadic",
+                                   duration_s=float(x.sum()), returncode=0, user_s=0.0,
+                                   sys_s=0.0, max_rss_kb=1, readings=list(x),
+                                   reading_times=list(np.cumsum(x))))
+        return out
+
+    if blocks > 30:  # (quick: 30 readings are the least a CI takes, and already enough)
+        few = rounds(blocks // 10 - 1)  # 40 or 190 readings
+        an = analyze_session(few, settings.analysis)
+        assert an.throughput()["relative_width"] < 0.01  # far within the 10 % target ...
+        ci = an.unit_ci
+        assert ci.required_readings == ci.q * blocks and ci.min_samples == blocks
+        assert ci.n < ci.required_readings  # ... yet below Pilot's minimum: no stop
+        assert stop_reason(few, an, settings) is None
+    enough = rounds(blocks // 10 + 2)
+    an = analyze_session(enough, settings.analysis)
+    assert an.unit_ci.enough and stop_reason(enough, an, settings) == "target"
+    assert an.summary(settings, "target")["required_readings"] == an.unit_ci.required_readings
+
+
+def test_journal_records_the_host_and_refuses_rounds_of_another(tmp_path):
+    from perfcast.warmup.journal import HostMismatchError, host_metadata
+
+    path = tmp_path / "j.jsonl"
+    here = host_metadata()
+    j = Journal(path, "k1")
+    j.load()
+    j.append(_record(0))
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["host"] == here and header["host"]["cpu_model"]
+    other = {**here, "hostname": here["hostname"] + "-other"}
+    with pytest.raises(HostMismatchError) as err:
+        Journal(path, "k1", host=other).load()
+    msg = str(err.value)
+    assert str(path) in msg and repr(here["hostname"]) in msg and "allow_other_host" in msg
+    assert "\n" not in msg
+    # the same name on another CPU model is another machine too
+    with pytest.raises(HostMismatchError, match="cpu_model"):
+        Journal(path, "k1", host={**here, "cpu_model": "Other CPU 9000"}).load()
+    # allowed: resumed, and the switch is recorded before the new rounds
+    allowed = Journal(path, "k1", host=other, allow_other_host=True)
+    assert [r.round for r in allowed.load()] == [0]
+    allowed.append(_record(1))
+    assert [h["hostname"] for h in allowed.hosts] == [here["hostname"], other["hostname"]]
+    kinds = [json.loads(line)["kind"] for line in path.read_text().splitlines()]
+    assert kinds == ["header", "round", "host", "round"]
+    # back on the first host, the last recorded host (the other one) no longer matches
+    with pytest.raises(HostMismatchError):
+        Journal(path, "k1").load()
+    assert [r.round for r in Journal(path, "k1", host=other).load()] == [0, 1]
+    from perfcast.warmup.settings import warmup_settings
+
+    assert warmup_settings({}).session.allow_other_host is False  # refused unless allowed
+    # a journal that records no host cannot say which machine measured it: set aside
+    old = tmp_path / "old.jsonl"
+    old.write_text(json.dumps({"kind": "header", "key": "k1", "version": 1}) + "\n" +
+                   json.dumps({"kind": "round", **_record(0).to_json()}) + "\n")
+    assert Journal(old, "k1").load() == []
+    assert (tmp_path / "old.jsonl.stale").exists()
+
+
+def test_cpu_model_from_cpuinfo(tmp_path):
+    from perfcast.warmup.journal import cpu_model
+
+    x86 = tmp_path / "x86"
+    x86.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\n"
+                   "model name\t: Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz\n\n"
+                   "processor\t: 1\nmodel name\t: Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz\n")
+    assert cpu_model(x86) == "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz"
+    arm = tmp_path / "arm"
+    arm.write_text("processor\t: 0\nBogoMIPS\t: 243.75\nCPU implementer\t: 0x41\n"
+                   "CPU part\t: 0xd0c\n")
+    assert cpu_model(arm) == "implementer 0x41 part 0xd0c"
+    assert cpu_model(tmp_path / "missing")  # falls back to platform.processor() or "unknown"
+
+
 def test_a_killed_session_resumes_from_its_journal(tmp_path):
     journal = tmp_path / "units.jsonl"
     code = ("from perfcast.settings import build, validate\n"
@@ -227,11 +317,13 @@ def test_session_analysis_of_recorded_rounds():
 
 
 def test_a_command_without_unit_readings_is_judged_by_wps(tmp_path):
-    # a real process whose duration is 0.05 s + work / 2000 units per second, plus start-up
+    # a real process whose duration is 0.05 s + work / 2000 units per second, plus start-up;
+    # (preset quick: on a loaded host the durations of 14 rounds can stay autocorrelated beyond
+    # the normal preset's 0.2 for every subsession size, and WPS would give no result at all)
     cmd = '{python} -c "import sys, time; time.sleep(0.05 + int(sys.argv[1]) / 2000)" {work}'
     settings = session(
         {"command": cmd, "work_min": 50, "work_max": 600}, name="sleep",
-        round_lower_bound_s=0.0, ci={"target_relative_width": 0.25},
+        round_lower_bound_s=0.0, ci={"target_relative_width": 0.25, "preset": "quick"},
         session={"max_rounds": 14, "min_rounds": 6, "max_time_s": 30,
                  "first_estimate_s": 1, "first_estimate_rounds": 4})
     records, an, reason = run_session(settings, tmp_path / "j.jsonl")

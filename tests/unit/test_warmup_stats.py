@@ -117,6 +117,23 @@ def test_required_sample_size_formula():
     assert mean_ci(x, target_relative_width=0.5).required_readings == 30
 
 
+def test_required_sample_size_uses_pilots_preset_minimums():
+    from perfcast.warmup.settings import warmup_settings
+
+    rng = np.random.default_rng(6)
+    x = rng.normal(100, 1, size=120)  # tiny variance: the minimum number of blocks decides
+    normal = mean_ci(x, target_relative_width=0.5, min_samples=50)
+    strict = mean_ci(x, target_relative_width=0.5, min_samples=200)
+    assert normal.required_readings == normal.q * 50 and normal.enough
+    assert strict.required_readings == strict.q * 200 and not strict.enough
+    assert strict.to_dict()["enough"] is False
+    # the workflow's presets: Pilot's quick 30, normal 50, strict 200; an explicit value wins
+    assert warmup_settings({}).ci.samples_min == 50
+    assert warmup_settings({"ci": {"preset": "strict"}}).ci.samples_min == 200
+    assert warmup_settings({"ci": {"preset": "quick"}}).ci.samples_min == 30
+    assert warmup_settings({"ci": {"preset": "strict", "min_samples": 7}}).ci.samples_min == 7
+
+
 def test_ci_refuses_too_few_or_too_correlated_readings():
     with pytest.raises(NotEnoughDataError, match="at least 30"):
         mean_ci(np.ones(29))
@@ -170,6 +187,26 @@ def test_wps_merges_correlated_rounds_into_block_means():
     # the fit is OLS on block means: intercept stays alpha (not q * alpha as with block sums)
     bw, bt = block_means(w, res.q), block_means(t, res.q)
     assert res.alpha == pytest.approx(ols(bw, bt).a)
+
+
+def test_wps_prediction_error_is_the_residual_se_over_the_mean_duration():
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(15)
+    w = rng.uniform(1000, 10000, size=40).round()
+    t = 2.0 + w / 500.0 + rng.normal(0, 0.3, size=40)
+    res = wps_regression(w, t)
+    fit = sm.OLS(t, sm.add_constant(w)).fit()
+    assert res.residual_se == pytest.approx(np.sqrt(fit.scale))  # statsmodels' s^2 = SSR/(n-2)
+    assert res.prediction_error == pytest.approx(np.sqrt(fit.scale) / t.mean())
+    assert res.prediction_error < 0.05 and res.warning is None  # a line fits: no warning
+    # durations that are not linear in the work (a quadratic term): high error, a warning
+    t2 = 2.0 + w / 500.0 + (w / 2500.0) ** 2 * rng.choice([0.2, 3.0], size=40)
+    bad = wps_regression(w, t2)
+    assert bad.prediction_error > 0.1
+    assert bad.warning and f"{bad.prediction_error:.1%}" in bad.warning
+    assert bad.to_dict()["warning"] == bad.warning
+    assert wps_regression(w, t2, max_prediction_error=0.9).warning is None
 
 
 def test_wps_refuses_what_it_cannot_fit():

@@ -7,7 +7,13 @@ Each reads a user's own data and prints JSON on stdout:
 * ``perfcast ci FILE [--ac-limit X | --preset P] [--cl X] [--harmonic]``: mean, subsession
   size q, CI, variance, autocorrelation, required sample size;
 * ``perfcast wps FILE``: a CSV with columns work,duration_s (one row per round); alpha, v and
-  its CI, q, rounds used.
+  its CI, q, rounds used, prediction error;
+* ``perfcast watch [FILE|-] [--target REL] [--cl X] [--min-readings N]``: readings of a running
+  benchmark, one per line as they come (a pipe); one JSON line per analysis (``n``, ``phase``,
+  the stable segment, ``mean``, ``lower``, ``upper``, ``q``, ``required_readings``) and, once
+  the stable readings reach their required sample size within the target, a last line with
+  ``"stop": true`` and exit status 0. Input that ends first: the last line says
+  ``"end_of_input": true`` and the exit status is 1.
 
 ``FILE`` may be ``-`` for stdin. The flags are settings of
 ``workflow/schemas/warmup_cli.schema.yaml``, which gives their defaults and checks them (a value
@@ -102,7 +108,8 @@ def cmd_ci(args: argparse.Namespace) -> int:
     from perfcast.warmup.readings import read_readings
 
     settings = _settings(args, preset=args.preset, ac_limit=args.ac_limit, confidence=args.cl,
-                         target_relative_width=args.target, harmonic=args.harmonic)
+                         target_relative_width=args.target, harmonic=args.harmonic,
+                         min_samples=args.min_samples)
     x = read_readings(args.file)
     if settings.harmonic and (x <= 0).any():
         i = int((x <= 0).argmax())
@@ -111,7 +118,8 @@ def cmd_ci(args: argparse.Namespace) -> int:
     try:
         ci = mean_ci(x, ac_limit=settings.limit, confidence=settings.confidence,
                      harmonic=settings.harmonic,
-                     target_relative_width=settings.target_relative_width)
+                     target_relative_width=settings.target_relative_width,
+                     min_samples=settings.samples_min)
     except NotEnoughDataError as exc:
         raise InputError(args.file, str(exc)) from exc
     _print({"file": args.file, **ci.to_dict()})
@@ -124,15 +132,73 @@ def cmd_wps(args: argparse.Namespace) -> int:
     from perfcast.warmup.wps import wps_regression
 
     settings = _settings(args, preset=args.preset, ac_limit=args.ac_limit, confidence=args.cl,
-                         lower_bound_s=args.lower_bound)
+                         lower_bound_s=args.lower_bound,
+                         max_prediction_error=args.max_prediction_error)
     work, dur = read_rounds(args.file)
     try:
         res = wps_regression(work, dur, lower_bound_s=settings.lower_bound_s,
-                             ac_limit=settings.limit, confidence=settings.confidence)
+                             ac_limit=settings.limit, confidence=settings.confidence,
+                             max_prediction_error=settings.max_prediction_error)
     except NotEnoughDataError as exc:
         raise InputError(args.file, str(exc)) from exc
+    if res.warning:
+        print(f"perfcast wps: warning: {args.file}: {res.warning}", file=sys.stderr)
     _print({"file": args.file, "rounds": int(work.shape[0]), **res.to_dict()})
     return 0
+
+
+def _lines(path: str) -> Any:
+    """The lines of ``path`` (``-``: stdin) as they arrive."""
+    if path == "-":
+        yield from sys.stdin
+        return
+    try:
+        fh = open(path)  # noqa: SIM115 (a generator: closed when exhausted)
+    except FileNotFoundError as exc:
+        raise InputError(path, "file not found") from exc
+    except IsADirectoryError as exc:
+        raise InputError(path, "is a directory", expected="a file") from exc
+    with fh:
+        yield from fh
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from perfcast.warmup.readings import parse_reading
+    from perfcast.warmup.watch import watch
+
+    settings = _settings(args, target_relative_width=args.target, confidence=args.cl,
+                         preset=args.preset, ac_limit=args.ac_limit,
+                         min_samples=args.min_samples, min_readings=args.min_readings,
+                         growth=args.growth, min_size=args.min_size, alpha=args.alpha,
+                         min_effect=args.min_effect)
+    name = "<stdin>" if args.file == "-" else args.file
+
+    def values():
+        for lineno, line in enumerate(_lines(args.file), start=1):
+            try:  # the common case, fast; anything else gets parse_reading's checks
+                v = float(line)
+                if v >= 0 and v != math.inf and "_" not in line:
+                    yield v
+                    continue
+            except ValueError:
+                pass
+            v = parse_reading(line, name, lineno)
+            if v is not None:
+                yield v
+
+    pending = None
+    for up in watch(values(), settings):
+        if pending is not None:
+            print(json.dumps(pending.to_dict(), sort_keys=True), flush=True)
+        pending = up
+    if pending is None:
+        raise InputError(name, "no readings (the input is empty)",
+                         expected="one number per line")
+    line = pending.to_dict()
+    if not pending.stop:
+        line["end_of_input"] = True
+    print(json.dumps(line, sort_keys=True), flush=True)
+    return 0 if pending.stop else 1
 
 
 def _stats_options(p: argparse.ArgumentParser) -> None:
@@ -170,6 +236,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="harmonic mean (for rates), CI by the reciprocal of the 1/x interval")
     p.add_argument("--target", type=_number, default=None, metavar="X",
                    help="target CI width as a fraction of the mean (default 0.1)")
+    p.add_argument("--min-samples", type=int, default=None, metavar="N",
+                   help="fewest subsession means the required sample size asks for "
+                        "(default: preset, Pilot's quick 30, normal 50, strict 200)")
     p.set_defaults(func=cmd_ci)
 
     p = sub.add_parser("wps", help="work-per-second regression t = alpha + w / v",
@@ -179,4 +248,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     _stats_options(p)
     p.add_argument("--lower-bound", type=_number, default=None, metavar="S",
                    help="drop rounds shorter than S seconds (Pilot: 20 strict, 3 quick)")
+    p.add_argument("--max-prediction-error", type=_number, default=None, metavar="X",
+                   help="warn when a round's residual standard error is above this fraction of "
+                        "the mean duration (default 0.1)")
     p.set_defaults(func=cmd_wps)
+
+    p = sub.add_parser("watch", help="live phases of a running benchmark's readings; says stop",
+                       description="Readings one per line as a benchmark prints them (a pipe): "
+                                   "one JSON line per analysis, a last line with \"stop\": "
+                                   "true (exit 0) once the stable readings reach their "
+                                   "required sample size within the target; exit 1 if the "
+                                   "input ends first.")
+    p.add_argument("file", nargs="?", default="-", help="readings, one per line ('-' or none: "
+                                                        "stdin)")
+    _stats_options(p)
+    p.add_argument("--target", type=_number, default=None, metavar="REL",
+                   help="CI width as a fraction of the mean to stop at (default 0.1)")
+    p.add_argument("--min-samples", type=int, default=None, metavar="N",
+                   help="fewest subsession means (default: preset, Pilot's 30/50/200)")
+    p.add_argument("--min-readings", type=int, default=None, metavar="N",
+                   help="no analysis before N readings (default 30)")
+    p.add_argument("--growth", type=_number, default=None, metavar="G",
+                   help="next analysis after at most G times the readings so far (1.5)")
+    p.add_argument("--min-size", type=int, default=None, help="shortest segment (default 10)")
+    p.add_argument("--alpha", type=_number, default=None,
+                   help="false-alarm probability of the change-point detector (0.01)")
+    p.add_argument("--min-effect", type=_number, default=None,
+                   help="drop changes smaller than this fraction of the median (0)")
+    p.set_defaults(func=cmd_watch)

@@ -3,7 +3,7 @@
 Modules, one concept each:
 
 * :mod:`~perfcast.warmup.settings`: the stage's settings, built from the validated ``warmup``
-  config section (or the flags of ``perfcast edm|ci|wps``);
+  config section (or the flags of ``perfcast edm|ci|wps|watch``);
 * :mod:`~perfcast.warmup.edm_pilot` / :mod:`~perfcast.warmup.edm_robust` /
   :mod:`~perfcast.warmup.changepoint`: change points of unit readings (Pilot's EDM_percent, and
   the calibrated robust default);
@@ -16,6 +16,8 @@ Modules, one concept each:
   :mod:`~perfcast.warmup.journal`, :mod:`~perfcast.warmup.session`: running a real command
   round after round (durably journalled, resumable) and analysing it
   (:mod:`~perfcast.warmup.analysis`);
+* :mod:`~perfcast.warmup.watch`: the same analysis, live, on a running benchmark's readings
+  (``perfcast watch``);
 * :mod:`~perfcast.warmup.counters`: the same phases on the counters stage's traces;
 * :mod:`~perfcast.warmup.figures`: the Fig. 2-like figure and the paper tables;
 * :mod:`~perfcast.warmup.rules` / :mod:`~perfcast.warmup.artifacts`: one function per rule of
@@ -43,8 +45,9 @@ _EXPORTS = {
     "MeanCI": "ci", "NotEnoughDataError": "ci", "mean_ci": "ci", "required_sample_size": "ci",
     "PlannerSettings": "planner", "dyadic_fraction": "planner", "next_round": "planner",
     "Phases": "segments", "detect_phases": "segments", "dominant_segment": "segments",
-    "PRESETS": "subsession", "subsession_size": "subsession",
+    "PRESETS": "subsession", "PRESET_MIN_SAMPLES": "subsession", "subsession_size": "subsession",
     "WpsResult": "wps", "wps_regression": "wps",
+    "Watcher": "watch",
 }
 
 __all__ = sorted(_EXPORTS)

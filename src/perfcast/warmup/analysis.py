@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci
+from perfcast.warmup.journal import host_metadata
 from perfcast.warmup.runner import RoundRecord
 from perfcast.warmup.segments import Phases, detect_phases
 from perfcast.warmup.settings import AnalysisSettings, SessionSettings
@@ -114,12 +115,13 @@ class SessionAnalysis:
                 "confidence": ci.confidence, "unit": "units/s"}
 
     def criterion_met(self, criterion: str, target: float) -> bool:
-        """Whether the CI of ``criterion`` (``"readings"`` or ``"wps"``) is at most ``target``
-        of its estimate wide."""
+        """Whether ``criterion`` is met: ``"readings"``, the stable readings reach the required
+        sample size of their CI (Pilot's stop rule: ``q * max(ceil(var_q (t/e)^2),
+        min_samples)``, :func:`perfcast.warmup.ci.required_sample_size`, for ``target``, the
+        one the analysis settings give); ``"wps"``, the CI of the WPS speed is at most
+        ``target`` of it wide."""
         if criterion == "readings":
-            tp = self.throughput()
-            return tp is not None and tp["relative_width"] is not None and \
-                tp["relative_width"] <= target
+            return self.unit_ci is not None and self.unit_ci.enough
         if criterion == "wps":
             return self.wps is not None and self.wps.relative_width <= target
         raise ValueError(criterion)
@@ -200,6 +202,7 @@ class SessionAnalysis:
             "total_round_time_s": float(sum(r.record.duration_s for r in self.rounds)),
             "readings": int(sum(r.phases.n for r in self.rounds)),
             "stable_readings": int(self.stable_readings.shape[0]),
+            "required_readings": self.unit_ci.required_readings if self.unit_ci else None,
             "throughput": self.throughput(),
             "unit_duration_s": self.unit_ci.to_dict() if self.unit_ci else None,
             "unit_duration_reason": self.unit_ci_reason,
@@ -207,9 +210,10 @@ class SessionAnalysis:
             "cooldown": _lengths(cd, [s[1] for s in secs]),
             "setup_s": {"median": _median(setups), "max": max(setups) if setups else None},
             "wps": self.wps.to_dict() if self.wps else None,
+            "warnings": [f"wps: {self.wps.warning}"] if self.wps and self.wps.warning else [],
             "wps_reason": self.wps_reason,
             "settings": session.to_dict(),
-            "host": {"machine": platform.machine(), "cpus": os.cpu_count(),
+            "host": {**host_metadata(), "cpus": os.cpu_count(),
                      "python": platform.python_version()},
         }
 
@@ -265,7 +269,8 @@ def analyze_session(
     try:
         an.unit_ci = mean_ci(stable, ac_limit=settings.ci.limit,
                              confidence=settings.ci.confidence,
-                             target_relative_width=settings.ci.target_relative_width)
+                             target_relative_width=settings.ci.target_relative_width,
+                             min_samples=settings.ci.samples_min)
     except NotEnoughDataError as exc:
         an.unit_ci_reason = str(exc)
     try:
@@ -273,7 +278,8 @@ def analyze_session(
             np.array([r.work for r in records], dtype=float),
             np.array([r.duration_s for r in records], dtype=float),
             lower_bound_s=settings.round_lower_bound_s, ac_limit=settings.ci.limit,
-            confidence=settings.ci.confidence)
+            confidence=settings.ci.confidence,
+            max_prediction_error=settings.wps_max_prediction_error)
     except NotEnoughDataError as exc:
         an.wps_reason = str(exc)
     return an

@@ -6,7 +6,9 @@ After subsession analysis (block size ``q``, ``h = n // q`` block means with var
     mean +- t(1 - (1 - CL)/2, h - 1) * sqrt(var_q / h)        (width = 2 x that)
 
 and the number of readings for a target width ``w`` (default 10% of the mean) is
-``q * max(ceil(var_q * (t / e)^2), min_samples)`` with ``e = w / 2`` (Pilot's formula).
+``q * max(ceil(var_q * (t / e)^2), min_samples)`` with ``e = w / 2`` (Pilot's formula;
+``min_samples`` is Pilot's per-preset minimum number of subsession means: quick 30, normal 50,
+strict 200).
 
 The harmonic mean ``H = 1 / mean(1 / x)`` (the right mean of rates, e.g. throughputs) gets its
 interval by the same analysis of ``1 / x``: the interval ``[L, U]`` of ``mean(1/x)`` maps to
@@ -59,6 +61,12 @@ class MeanCI:
     t: float
     target_width: float
     required_readings: int
+    min_samples: int
+
+    @property
+    def enough(self) -> bool:
+        """Whether the readings reach the required sample size (Pilot's stop rule)."""
+        return self.n >= self.required_readings
 
     @property
     def relative_width(self) -> float:
@@ -67,6 +75,7 @@ class MeanCI:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["relative_width"] = self.relative_width
+        d["enough"] = self.enough
         for k, v in d.items():
             if isinstance(v, float) and not math.isfinite(v):
                 d[k] = None
@@ -114,6 +123,7 @@ def mean_ci(
     harmonic: bool = False,
     target_relative_width: float = 0.1,
     min_readings: int = MIN_READINGS,
+    min_samples: int = MIN_READINGS,
 ) -> MeanCI:
     """Mean of ``x`` (arithmetic, or harmonic) with its subsession-analysis CI.
 
@@ -126,6 +136,8 @@ def mean_ci(
     harmonic : the harmonic mean (of rates), its interval mapped from that of ``mean(1 / x)``.
     target_relative_width : the width, relative to the mean, that ``required_readings`` is for.
     min_readings : fewer readings are refused.
+    min_samples : the required sample size asks for at least this many subsession means
+        (Pilot's per-preset minimum, :data:`perfcast.warmup.subsession.PRESET_MIN_SAMPLES`).
 
     Returns
     -------
@@ -172,7 +184,7 @@ def mean_ci(
     half = t * math.sqrt(var_q / h)
     lo, hi = m - half, m + half
     target = target_relative_width * abs(m)
-    required = required_sample_size(var_q, q, t, target) if target > 0 else n
+    required = required_sample_size(var_q, q, t, target, min_samples) if target > 0 else n
     if harmonic:
         est = 1.0 / m
         lower = 1.0 / hi
@@ -183,5 +195,5 @@ def mean_ci(
         mean=est, lower=lower, upper=upper, width=upper - lower, confidence=confidence,
         harmonic=harmonic, n=n, n_used=h * q, q=q, blocks=h, variance=var_q, autocorrelation=r,
         ac_limit=ac_limit, t=t, target_width=target_relative_width * abs(est),
-        required_readings=required,
+        required_readings=required, min_samples=min_samples,
     )

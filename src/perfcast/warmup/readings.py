@@ -107,26 +107,41 @@ def _open_text(path: str | Path) -> tuple[str, str]:
         raise InputError(p, "is a directory", expected="a file") from exc
 
 
+def parse_reading(line: str, name: str, lineno: int, *, allow_negative: bool = False
+                  ) -> float | None:
+    """The reading on one line of a readings file or stream: None for a blank line or a ``#``
+    comment; otherwise a finite number (>= 0 unless ``allow_negative``).
+
+    Raises
+    ------
+    InputError
+        naming ``name``, ``lineno`` and the text, when the line is not such a number.
+    """
+    s = line.strip()
+    if not s or s.startswith("#"):
+        return None
+    v = _parse_float(s)
+    if v is None:
+        raise InputError(name, f"{_short(s)!r} is not a number", row=lineno,
+                         expected="one number per line")
+    if not math.isfinite(v):
+        raise InputError(name, f"{s!r} is not a finite number", row=lineno,
+                         expected="a finite number")
+    if v < 0 and not allow_negative:
+        raise InputError(name, f"negative reading {s}", row=lineno,
+                         expected="a duration or rate >= 0")
+    return v
+
+
 def read_readings(path: str | Path, *, allow_negative: bool = False) -> np.ndarray:
     """One reading per line (blank lines and ``#`` comments skipped); every other line must be a
-    finite number (>= 0 unless ``allow_negative``)."""
+    finite number (>= 0 unless ``allow_negative``; :func:`parse_reading`)."""
     name, text = _open_text(path)
     values: list[float] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        v = _parse_float(s)
-        if v is None:
-            raise InputError(name, f"{_short(s)!r} is not a number", row=lineno,
-                             expected="one number per line")
-        if not math.isfinite(v):
-            raise InputError(name, f"{s!r} is not a finite number", row=lineno,
-                             expected="a finite number")
-        if v < 0 and not allow_negative:
-            raise InputError(name, f"negative reading {s}", row=lineno,
-                             expected="a duration or rate >= 0")
-        values.append(v)
+        v = parse_reading(line, name, lineno, allow_negative=allow_negative)
+        if v is not None:
+            values.append(v)
     if not values:
         raise InputError(name, "no readings (the file is empty)", expected="one number per line")
     return np.asarray(values, dtype=float)

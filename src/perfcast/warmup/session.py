@@ -35,7 +35,9 @@ def stop_reason(records: list[RoundRecord], an: SessionAnalysis,
     Returns
     -------
     str or None
-        ``"target"`` (at least ``min_rounds`` and every CI of ``stop_on`` no wider than
+        ``"target"`` (at least ``min_rounds`` and every criterion of ``stop_on`` met: the stable
+        unit readings reach the required sample size of their CI, with Pilot's per-preset
+        minimum number of subsession means, and the WPS speed's CI is no wider than
         ``ci.target_relative_width``; a command that prints no unit readings is judged by the
         WPS regression alone), ``"max_rounds"``, ``"max_time"``, or None.
     """
@@ -78,6 +80,9 @@ def run_session(settings: SessionSettings, journal_path: str | Path
     ------
     RoundFailedError
         a round's command failed (the rounds before it stay in the journal).
+    HostMismatchError
+        the journal's rounds were measured on another host or CPU model, and
+        ``session.allow_other_host`` is false.
 
     References
     ----------
@@ -86,11 +91,16 @@ def run_session(settings: SessionSettings, journal_path: str | Path
     doi:10.1109/MASCOTS.2016.31.
     """
     limits = settings.limits
-    journal = Journal(journal_path, settings.measurement_key())
+    journal = Journal(journal_path, settings.measurement_key(),
+                      allow_other_host=limits.allow_other_host)
     records = journal.load()
     cache: dict[int, RoundAnalysis] = {}
     while True:
         an = analyze_session(records, settings.analysis, cache)
+        if an.unit_ci is not None:
+            log.info("%d stable readings of the %d required (q %d, at least %d blocks)",
+                     an.unit_ci.n, an.unit_ci.required_readings, an.unit_ci.q,
+                     an.unit_ci.min_samples)
         reason = stop_reason(records, an, settings)
         if reason:
             break

@@ -31,7 +31,7 @@ from perfcast.settings import as_params, build, from_section, validate
 from perfcast.warmup.planner import PlannerSettings
 
 #: the keys of the ``warmup`` section that every workload's measurement session depends on
-SESSION_KEYS = ("edm", "ci", "round_lower_bound_s", "session")
+SESSION_KEYS = ("edm", "ci", "round_lower_bound_s", "wps_max_prediction_error", "session")
 #: placeholders of a workload's command besides ``{python}``; ``{work}`` is required
 WORKLOAD_PLACEHOLDERS = ("work", "seed")
 
@@ -85,14 +85,28 @@ def resolve_limit(ac_limit: float | None, preset: str) -> float:
     return PRESETS[preset]
 
 
+def resolve_min_samples(min_samples: int | None, preset: str) -> int:
+    """The smallest number of subsession means a required sample size asks for:
+    ``min_samples`` when given, else the preset's (Pilot: quick 30, normal 50, strict 200;
+    :data:`perfcast.warmup.subsession.PRESET_MIN_SAMPLES`)."""
+    if min_samples is not None:
+        return int(min_samples)
+    from perfcast.warmup.subsession import PRESET_MIN_SAMPLES
+
+    return PRESET_MIN_SAMPLES[preset]
+
+
 @dataclass(frozen=True)
 class CiSettings:
     """Confidence interval of the stable throughput (``warmup.ci``).
 
     Attributes
     ----------
-    preset : Pilot's autocorrelation limit of subsession means: quick, normal or strict.
+    preset : Pilot's autocorrelation limit of subsession means and smallest number of them:
+        quick, normal or strict.
     ac_limit : an explicit limit instead of the preset's, or None.
+    min_samples : an explicit smallest number of subsession means instead of the preset's, or
+        None.
     confidence : confidence level of every interval.
     target_relative_width : a session stops when its CIs are at most this fraction of the
         estimate wide.
@@ -100,6 +114,7 @@ class CiSettings:
 
     preset: str
     ac_limit: float | None
+    min_samples: int | None
     confidence: float
     target_relative_width: float
 
@@ -107,6 +122,11 @@ class CiSettings:
     def limit(self) -> float:
         """The autocorrelation limit used (:func:`resolve_limit`)."""
         return resolve_limit(self.ac_limit, self.preset)
+
+    @property
+    def samples_min(self) -> int:
+        """The smallest number of subsession means used (:func:`resolve_min_samples`)."""
+        return resolve_min_samples(self.min_samples, self.preset)
 
 
 @dataclass(frozen=True)
@@ -124,6 +144,8 @@ class SessionLimits:
         give a first estimate in ``t`` seconds from ``n`` rounds (the planner's ramp).
     stop_on : the CIs that must meet the target: ``"readings"`` (unit readings), ``"wps"``
         (the work-per-second regression).
+    allow_other_host : resume a journal whose rounds were measured on another host or CPU
+        model (:mod:`perfcast.warmup.journal`; refused by default).
     """
 
     max_rounds: int
@@ -132,6 +154,7 @@ class SessionLimits:
     first_estimate_s: float
     first_estimate_rounds: int
     stop_on: tuple[str, ...]
+    allow_other_host: bool
 
 
 @dataclass(frozen=True)
@@ -195,6 +218,7 @@ class WarmupSettings:
     edm: EdmSettings
     ci: CiSettings
     round_lower_bound_s: float
+    wps_max_prediction_error: float
     session: SessionLimits
     workloads: Mapping[str, WorkloadSettings]
     counters: CounterPhaseSettings
@@ -202,12 +226,13 @@ class WarmupSettings:
 
 @dataclass(frozen=True)
 class AnalysisSettings:
-    """What the analysis of a session's rounds depends on (keys ``edm``, ``ci`` and
-    ``round_lower_bound_s`` of the ``warmup`` section)."""
+    """What the analysis of a session's rounds depends on (keys ``edm``, ``ci``,
+    ``round_lower_bound_s`` and ``wps_max_prediction_error`` of the ``warmup`` section)."""
 
     edm: EdmSettings
     ci: CiSettings
     round_lower_bound_s: float
+    wps_max_prediction_error: float
 
 
 @dataclass(frozen=True)
@@ -217,7 +242,7 @@ class SessionSettings:
     Built from the dict of :func:`session_params`: the workload's ``name`` and its settings
     (``workload``), the entry of the top-level ``programs:`` it names (``programs``, empty for
     a workload with its own ``command``), the workflow's ``seed``, and the ``warmup`` section's
-    ``edm``, ``ci``, ``round_lower_bound_s`` and ``session``.
+    ``edm``, ``ci``, ``round_lower_bound_s``, ``wps_max_prediction_error`` and ``session``.
 
     Raises
     ------
@@ -234,6 +259,7 @@ class SessionSettings:
     edm: EdmSettings
     ci: CiSettings
     round_lower_bound_s: float
+    wps_max_prediction_error: float
     session: SessionLimits
 
     def __post_init__(self) -> None:
@@ -278,7 +304,8 @@ class SessionSettings:
     def analysis(self) -> AnalysisSettings:
         """The analysis settings (:func:`perfcast.warmup.analysis.analyze_session`)."""
         return AnalysisSettings(edm=self.edm, ci=self.ci,
-                                round_lower_bound_s=self.round_lower_bound_s)
+                                round_lower_bound_s=self.round_lower_bound_s,
+                                wps_max_prediction_error=self.wps_max_prediction_error)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as the session's summary records them (``summary.json``)."""
@@ -295,6 +322,7 @@ class SessionSettings:
             "planner": dataclasses.asdict(self.planner),
             "analysis": {
                 "edm": self.edm.to_dict(), "ac_limit": self.ci.limit,
+                "min_samples": self.ci.samples_min,
                 "confidence": self.ci.confidence,
                 "target_relative_width": self.ci.target_relative_width,
                 "round_lower_bound_s": self.round_lower_bound_s, "min_readings": MIN_READINGS,
@@ -367,6 +395,7 @@ class CiCommandSettings:
 
     preset: str
     ac_limit: float | None
+    min_samples: int | None
     confidence: float
     target_relative_width: float
     harmonic: bool
@@ -375,6 +404,11 @@ class CiCommandSettings:
     def limit(self) -> float:
         """The autocorrelation limit used (:func:`resolve_limit`)."""
         return resolve_limit(self.ac_limit, self.preset)
+
+    @property
+    def samples_min(self) -> int:
+        """The smallest number of subsession means used (:func:`resolve_min_samples`)."""
+        return resolve_min_samples(self.min_samples, self.preset)
 
 
 @dataclass(frozen=True)
@@ -385,6 +419,7 @@ class WpsCommandSettings:
     ac_limit: float | None
     confidence: float
     lower_bound_s: float
+    max_prediction_error: float
 
     @property
     def limit(self) -> float:
@@ -393,22 +428,67 @@ class WpsCommandSettings:
 
 
 @dataclass(frozen=True)
+class WatchSettings:
+    """``perfcast watch``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags).
+
+    Attributes
+    ----------
+    target_relative_width, confidence : stop when the stable readings' CI at this level is at
+        most this fraction of their mean wide ...
+    preset, ac_limit, min_samples : ... and they reach its required sample size (subsession
+        analysis: :class:`CiSettings`).
+    min_readings : no analysis before this many readings.
+    growth : the next checkpoint is at most this many times the readings so far
+        (:mod:`perfcast.warmup.watch`).
+    min_size, alpha, min_effect : the robust change-point detector (:class:`EdmSettings`).
+    """
+
+    target_relative_width: float
+    confidence: float
+    preset: str
+    ac_limit: float | None
+    min_samples: int | None
+    min_readings: int
+    growth: float
+    min_size: int | None
+    alpha: float
+    min_effect: float
+
+    @property
+    def limit(self) -> float:
+        """The autocorrelation limit used (:func:`resolve_limit`)."""
+        return resolve_limit(self.ac_limit, self.preset)
+
+    @property
+    def samples_min(self) -> int:
+        """The smallest number of subsession means used (:func:`resolve_min_samples`)."""
+        return resolve_min_samples(self.min_samples, self.preset)
+
+    @property
+    def edm(self) -> EdmSettings:
+        """The change-point detector (robust mode)."""
+        return EdmSettings(mode="robust", min_size=self.min_size, alpha=self.alpha,
+                           min_effect=self.min_effect)
+
+
+@dataclass(frozen=True)
 class CommandSettings:
-    """The settings of ``perfcast edm``, ``perfcast ci`` and ``perfcast wps``
-    (``workflow/schemas/warmup_cli.schema.yaml``)."""
+    """The settings of ``perfcast edm``, ``perfcast ci``, ``perfcast wps`` and
+    ``perfcast watch`` (``workflow/schemas/warmup_cli.schema.yaml``)."""
 
     edm: EdmSettings
     ci: CiCommandSettings
     wps: WpsCommandSettings
+    watch: WatchSettings
 
 
 def command_settings(command: str, values: Mapping[str, Any] | None = None
-                     ) -> EdmSettings | CiCommandSettings | WpsCommandSettings:
+                     ) -> EdmSettings | CiCommandSettings | WpsCommandSettings | WatchSettings:
     """The settings of ``perfcast COMMAND`` from the values of its flags.
 
     Parameters
     ----------
-    command : ``"edm"``, ``"ci"`` or ``"wps"``.
+    command : ``"edm"``, ``"ci"``, ``"wps"`` or ``"watch"``.
     values : setting -> value for the flags given (a None value counts as not given: the
         schema's default is used).
 

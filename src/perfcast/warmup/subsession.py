@@ -23,6 +23,10 @@ import numpy as np
 #: Pilot's autocorrelation limits of subsession means by preset (``warmup.ci.preset``; an
 #: explicit ``ac_limit`` overrides them: :func:`perfcast.warmup.settings.resolve_limit`)
 PRESETS: dict[str, float] = {"quick": 0.8, "normal": 0.2, "strict": 0.1}
+#: Pilot's smallest number of subsession means a required sample size asks for, by preset
+#: (pilot-bench's ``bench`` tool: quick 30, normal 50, strict 200; ``warmup.ci.min_samples``
+#: overrides them)
+PRESET_MIN_SAMPLES: dict[str, int] = {"quick": 30, "normal": 50, "strict": 200}
 
 
 def block_means(x: np.ndarray, q: int) -> np.ndarray:
@@ -44,13 +48,15 @@ def lag1_autocorrelation(x: np.ndarray) -> float:
     return float(np.dot(d[:-1], d[1:]) / den)
 
 
-def subsession_size(x: np.ndarray, limit: float) -> tuple[int | None, float]:
+def subsession_size(x: np.ndarray, limit: float, q_max: int | None = None
+                    ) -> tuple[int | None, float]:
     """First ``q`` whose block means have ``|lag-1 autocorrelation| <= limit``, and that value.
 
     Parameters
     ----------
     x : the readings, in order.
     limit : the autocorrelation limit (Pilot's presets, :data:`PRESETS`).
+    q_max : try no ``q`` above this (default ``n // 3``).
 
     Returns
     -------
@@ -63,7 +69,8 @@ def subsession_size(x: np.ndarray, limit: float) -> tuple[int | None, float]:
     x = np.asarray(x, dtype=float)
     n = x.shape[0]
     r = float("nan")
-    for q in range(1, n // 3 + 1):
+    top = n // 3 if q_max is None else min(q_max, n // 3)
+    for q in range(1, top + 1):
         r = lag1_autocorrelation(block_means(x, q))
         if abs(r) <= limit:
             return q, r

@@ -15,11 +15,17 @@ stable time their work would have taken), ``v`` is the stable speed. Here:
    ``b - d <= 0``);
 4. rounds whose work is below the work ``alpha`` stands for (``alpha * v``) are dropped and the
    fit repeated until none is (Pilot's rule for work amounts shorter than ``alpha``), unless
-   fewer than 3 rounds would remain.
+   fewer than 3 rounds would remain;
+5. the prediction error: the residual standard error of the rounds used about the fitted
+   line, ``sqrt(sum (t_i - alpha - w_i / v)^2 / (n - 2))``, relative to their mean duration. The
+   method description takes a high prediction error (or a very wide CI) as the sign that the
+   model does not hold (durations not linear in the work, non-stable phases that vary from
+   round to round); above ``max_prediction_error`` the result carries a warning.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 
@@ -29,6 +35,7 @@ from perfcast.warmup.ci import NotEnoughDataError, t_quantile
 from perfcast.warmup.subsession import block_means, lag1_autocorrelation, subsession_size
 
 MIN_ROUNDS = 3
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,9 @@ class WpsResult:
     r2: float
     residual_autocorrelation: float
     naive_v: float  # total work / total time of the rounds used (what ignoring alpha gives)
+    residual_se: float  # s of a round's duration about the fitted line (seconds)
+    prediction_error: float  # residual_se / mean duration of the rounds used
+    max_prediction_error: float
     rounds_used: list[int] = field(default_factory=list)
     rounds_short: list[int] = field(default_factory=list)
     rounds_below_alpha: list[int] = field(default_factory=list)
@@ -95,6 +105,16 @@ class WpsResult:
         return self.v_width / self.v if self.v > 0 else math.inf
 
     @property
+    def warning(self) -> str | None:
+        """Why the fit should not be trusted, or None."""
+        if self.prediction_error > self.max_prediction_error:
+            return (f"prediction error {self.prediction_error:.1%} of the mean round duration "
+                    f"is above {self.max_prediction_error:.1%}: t = alpha + w / v does not fit "
+                    "these rounds (durations not linear in the work, or non-stable phases that "
+                    "vary from round to round)")
+        return None
+
+    @property
     def alpha_work(self) -> float:
         """Work the non-stable phases are worth at the stable speed (0 if alpha <= 0)."""
         return max(0.0, self.alpha * self.v)
@@ -102,7 +122,8 @@ class WpsResult:
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d.update(v_width=self.v_width, relative_width=self.relative_width,
-                 alpha_work=self.alpha_work, rounds_used_count=len(self.rounds_used))
+                 alpha_work=self.alpha_work, rounds_used_count=len(self.rounds_used),
+                 warning=self.warning)
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                 for k, v in d.items()}
 
@@ -128,6 +149,7 @@ def wps_regression(
     ac_limit: float = 0.2,
     confidence: float = 0.95,
     max_iter: int = 20,
+    max_prediction_error: float = 0.1,
 ) -> WpsResult:
     """Fit ``duration = alpha + work / v`` as the module docstring describes.
 
@@ -138,6 +160,8 @@ def wps_regression(
     ac_limit : largest ``|lag-1 autocorrelation|`` of the subsession means of the residuals.
     confidence : confidence level of the interval of ``v``.
     max_iter : at most this many fits while rounds below ``alpha * v`` are dropped.
+    max_prediction_error : warn (:attr:`WpsResult.warning`, and the log) above this prediction
+        error.
 
     Returns
     -------
@@ -188,9 +212,16 @@ def wps_regression(
     v = 1.0 / fit.b
     v_lower = 1.0 / (fit.b + d_b)
     v_upper = 1.0 / (fit.b - d_b) if fit.b - d_b > 0 else math.inf
-    return WpsResult(
+    resid = t - (fit.a + fit.b * w)
+    residual_se = math.sqrt(float(np.dot(resid, resid)) / (len(used) - 2))
+    result = WpsResult(
         alpha=fit.a, alpha_lower=fit.a - d_a, alpha_upper=fit.a + d_a, v=v, v_lower=v_lower,
         v_upper=v_upper, confidence=confidence, q=q, blocks=fit.h, t=tq, r2=fit.r2,
-        residual_autocorrelation=r, naive_v=float(w.sum() / t.sum()), rounds_used=used,
+        residual_autocorrelation=r, naive_v=float(w.sum() / t.sum()),
+        residual_se=residual_se, prediction_error=residual_se / float(t.mean()),
+        max_prediction_error=max_prediction_error, rounds_used=used,
         rounds_short=short, rounds_below_alpha=sorted(below),
     )
+    if result.warning:
+        log.warning("WPS: %s", result.warning)
+    return result
