@@ -14,6 +14,7 @@ import joblib
 import numpy as np
 import pandas as pd
 
+from perfcast.checks import require_values
 from perfcast.errors import InputError
 from perfcast.io import (
     atomic_path,
@@ -28,8 +29,9 @@ from perfcast.io import (
 from perfcast.model import plots
 from perfcast.model.align import align_runs
 from perfcast.model.knn import evaluate_lobo, fit, model_card, predict_run
-from perfcast.model.settings import AlignSettings, KnnSettings
+from perfcast.model.settings import AlignSettings, KnnSettings, PredictSettings
 from perfcast.model.trainset import (
+    GROUP,
     benchmark_rows,
     build_trainset,
     feature_columns,
@@ -118,8 +120,18 @@ def trainset_files(aligned: Sequence[str], old_counters: Sequence[str], out: str
     parts = []
     for i, bench in enumerate(benchmarks):
         keep = stable_intervals(phases[i]) if phases else None
-        parts.append(benchmark_rows(bench, read_counters(old_counters[i]),
-                                    read_parquet(aligned[i]), keep))
+        old = read_counters(old_counters[i])
+        # a counter without any reading would drop every row of the benchmark: fail instead
+        require_readings(old, feature_columns(old), old_counters[i])
+        pairs = read_parquet(aligned[i])
+        rows = benchmark_rows(bench, old, pairs, keep)
+        if rows.empty:
+            raise InputError(aligned[i], f"benchmark {bench!r} gives no training row: none of "
+                             f"its {len(pairs)} aligned pairs has finite counters and IPC ratio"
+                             + (" in its stable phase" if keep is not None else ""),
+                             expected="aligned pairs with readings")
+        log.info("%s: %d of %d aligned pairs are training rows", bench, len(rows), len(pairs))
+        parts.append(rows)
     train = build_trainset(parts)
     log.info("training set: %d rows, %d benchmarks, stable_only=%s", len(train), len(parts),
              bool(phases))
@@ -169,6 +181,10 @@ def evaluate_files(trainset: str, old: Sequence[str], new: Sequence[str], out: s
     """
     train = read_parquet(trainset)
     features = feature_columns(train)
+    absent = sorted(set(benchmarks) - set(train[GROUP]))
+    if absent:  # every benchmark is evaluated, or the job says which is not and why
+        raise InputError(trainset, f"no training row of benchmark(s) {absent}: they cannot be "
+                         "evaluated", expected=f"rows of every benchmark {sorted(benchmarks)}")
     co = {b: read_counters(p) for b, p in zip(benchmarks, old, strict=True)}
     cn = {b: read_counters(p) for b, p in zip(benchmarks, new, strict=True)}
     results = [evaluate_lobo(train, co, cn, features, settings, clock_new_ghz, label="all")]
@@ -215,6 +231,45 @@ def evaluation_markdown(ev: pd.DataFrame, simulated: bool,
     return "\n".join(lines)
 
 
+def require_readings(table: pd.DataFrame, features: Sequence[str], path: str | Path) -> None:
+    """Every counter column holds at least one reading.
+
+    A counter that perf reported as ``<not supported>`` or ``<not counted>`` in every interval
+    is all NaN after post-processing: the model's input is then undefined, so the run fails
+    rather than leave the benchmark out or predict from nothing.
+
+    Raises
+    ------
+    InputError
+        naming the file and the counter.
+    """
+    for f in features:
+        if not np.isfinite(table[f].to_numpy(dtype=float)).any():
+            raise InputError(path, f"counter {f.removesuffix('_pki')!r} ({f}) has no reading in "
+                             f"any of its {len(table)} intervals (perf's <not supported> or "
+                             "<not counted>)", expected="a counter the PMU counts on this run")
+
+
+def check_prediction(pred: pd.DataFrame, path: str | Path, settings: PredictSettings) -> None:
+    """A prediction's invariants: new-generation cycles and runtime finite and positive, IPC
+    within ``settings.ipc_range``.
+
+    Raises
+    ------
+    InputError
+        naming the counter file, the interval and the value.
+    """
+    low, high = settings.ipc_range
+    labels = pred["interval"].tolist()
+    require_values(pred["ipc_new_pred"], path, "predicted new-generation IPC", low=low,
+                   high=high, low_inclusive=True, labels=labels)
+    require_values(pred["cycles_new_pred"], path, "predicted new-generation cycles", low=0,
+                   labels=labels)
+    if "runtime_new_pred_s" in pred:
+        require_values(pred["runtime_new_pred_s"], path, "predicted runtime (s)", low=0,
+                       labels=labels)
+
+
 def load_model(path: str | Path) -> dict:
     """A model written by :func:`train_files`: ``{"model", "features", "versions"}``.
 
@@ -233,7 +288,7 @@ def load_model(path: str | Path) -> dict:
 
 
 def predict_files(model: str, counters: str, out: str, summary: str, *, benchmark: str,
-                  clock_new_ghz: float | None) -> dict[str, Any]:
+                  clock_new_ghz: float | None, settings: PredictSettings) -> dict[str, Any]:
     """Rule ``model_predict`` (and ``perfcast predict``): the new generation's IPC, cycles and
     runtime of a benchmark measured on the old generation only
     (:func:`perfcast.model.knn.predict_run`).
@@ -246,6 +301,7 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
     summary : the summary (JSON): totals and means, predicted and measured.
     benchmark : the benchmark's name (in the summary).
     clock_new_ghz : the new generation's clock (adds the predicted runtime; None: cycles only).
+    settings : the ``predict`` section (the plausible IPC range).
 
     Returns
     -------
@@ -255,7 +311,9 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
     Raises
     ------
     InputError
-        an unreadable model or table, or a table without the model's counters.
+        an unreadable model or table, a table without the model's counters or with a counter
+        that has no reading in any interval, or a prediction that is not finite and plausible
+        (:func:`check_prediction`): nothing is written then.
     """
     bundle = load_model(model)
     table = read_counters(counters)
@@ -263,7 +321,9 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
     if missing:
         raise InputError(counters, f"lacks the model's counters {missing}",
                          expected="the events the model was trained on")
+    require_readings(table, bundle["features"], counters)
     pred = predict_run(bundle["model"], table, bundle["features"], clock_new_ghz)
+    check_prediction(pred, counters, settings)
     total_cycles = float(pred["cycles_new_pred"].sum())
     info = {
         "benchmark": benchmark,
@@ -279,6 +339,7 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
     }
     if clock_new_ghz:
         info["predicted_new_runtime_s"] = total_cycles / (clock_new_ghz * 1e9)
+    info["ipc_range"] = list(settings.ipc_range)
     write_parquet(pred, out, metadata=info)
     write_json(info, summary)
     return info
