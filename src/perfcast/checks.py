@@ -55,7 +55,7 @@ def read_text(path: str | Path) -> str:
 def require_values(values: Sequence[float] | np.ndarray, path: str | Path | None, what: str, *,
                    low: float | None = None, high: float | None = None,
                    low_inclusive: bool = False, labels: Sequence[object] | None = None,
-                   label: str = "interval", line_offset: int | None = None) -> None:
+                   label: str = "interval", lines: Sequence[int] | None = None) -> None:
     """Every value finite and within ``(low, high]`` (``[low, high]`` with ``low_inclusive``).
 
     Parameters
@@ -66,7 +66,7 @@ def require_values(values: Sequence[float] | np.ndarray, path: str | Path | None
     low, high : the plausible range (None: unbounded on that side).
     labels : per value, its name in the message (e.g. the interval number); None: its position.
     label : what a label is (``"interval"``, ``"row"``).
-    line_offset : with it, the error names line ``position + line_offset`` of ``path``.
+    lines : per value, its line in ``path`` (1-based), named in the error instead of a label.
 
     Raises
     ------
@@ -74,7 +74,7 @@ def require_values(values: Sequence[float] | np.ndarray, path: str | Path | None
         naming the file, the first offending value and where it is.
     """
     x = np.asarray(values, dtype=float)
-    ok = np.isfinite(x)
+    ok = np.isfinite(x) & (np.abs(x) <= MAX_MAGNITUDE)
     if low is not None:
         ok &= (x >= low) if low_inclusive else (x > low)
     if high is not None:
@@ -82,10 +82,26 @@ def require_values(values: Sequence[float] | np.ndarray, path: str | Path | None
     if ok.all():
         return
     i = int(np.flatnonzero(~ok)[0])
-    where = "" if line_offset is not None else \
+    where = "" if lines is not None else \
         f" in {label} {labels[i] if labels is not None else i}"
     lo = "" if low is None else (f"{low:g} <= " if low_inclusive else f"{low:g} < ")
     hi = "" if high is None else f" <= {high:g}"
-    raise InputError(path, f"{what} {float(x[i])!r}{where} ({int((~ok).sum())} of {len(x)} such)",
-                     row=None if line_offset is None else i + line_offset,
-                     expected=f"a finite {lo}{what}{hi}")
+    bad = f"{int((~ok).sum())} of {len(x)} values"
+    size = f", of magnitude at most {MAX_MAGNITUDE:g}" if abs(x[i]) > MAX_MAGNITUDE else ""
+    raise InputError(path, f"{what} {float(x[i])!r}{where} ({bad})",
+                     row=None if lines is None else int(lines[i]),
+                     expected=f"a finite {lo}{what}{hi}{size}")
+
+
+def require_magnitude(value: float, path: str | Path, text: str, row: int | None) -> None:
+    """A number read from ``path`` (line ``row``) is within :data:`MAX_MAGNITUDE`: beyond it the
+    sums and squares of an estimate overflow, and the estimate would fail for a wrong reason.
+
+    Raises
+    ------
+    InputError
+        naming the file, the line and the text read.
+    """
+    if abs(value) > MAX_MAGNITUDE:
+        raise InputError(path, f"{text!r} is too large to compute with", row=row,
+                         expected=f"a magnitude of at most {MAX_MAGNITUDE:g}")
