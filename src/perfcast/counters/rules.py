@@ -79,11 +79,12 @@ def postprocess_files(group_files: Sequence[str | Path], out: str | Path,
     pandas.DataFrame
         the table written.
     """
+    from perfcast.checks import input_file
     from perfcast.counters.postprocess import postprocess
     from perfcast.io import write_parquet
 
-    table = postprocess(list(group_files), list(settings.events), settings.base_events,
-                        settings.join)
+    table = postprocess([input_file(f) for f in group_files], list(settings.events),
+                        settings.base_events, settings.join)
     log.info("%d intervals, %d counters, join=%s", len(table), len(settings.events),
              settings.join)
     write_parquet(table, out, metadata={**(provenance or {}), "join": settings.join,
