@@ -91,7 +91,10 @@ def align_files(old: str, new: str, out: str, figure: str | None, settings: Alig
     (pairs, cost) as :func:`~perfcast.model.align.align_runs`.
     """
     o, n = read_counters(old), read_counters(new)
+    for table, path in ((o, old), (n, new)):
+        check_alignable(table, path)
     pairs, cost = align_runs(o, n, settings)
+    require_values([cost], old, f"DTW cost of {old} and {new}", low=0, low_inclusive=True)
     log.info("%s: %d x %d intervals -> %d pairs, DTW cost %.6g (%s)", benchmark, len(o), len(n),
              len(pairs), cost, settings.method)
     meta = {"benchmark": benchmark, "method": settings.method,
@@ -101,6 +104,29 @@ def align_files(old: str, new: str, out: str, figure: str | None, settings: Alig
     if figure:
         plots.alignment(o, n, pairs, generations, benchmark, Path(figure))
     return pairs, cost
+
+
+def check_alignable(table: pd.DataFrame, path: str | Path) -> None:
+    """A run's table can be aligned: its cumulative instructions are finite and grow strictly,
+    its IPC is finite and positive in every interval.
+
+    Raises
+    ------
+    InputError
+        naming the file, the interval and the value.
+    """
+    labels = table["interval"].tolist()
+    if table.empty:
+        raise InputError(path, "no intervals", expected="a run of at least one interval")
+    require_values(table["ipc"], path, "IPC", low=0, labels=labels)
+    cum = table["instructions_cumulative_sum"].to_numpy(dtype=float)
+    require_values(cum, path, "cumulative instructions", low=0, labels=labels)
+    step = np.diff(cum)
+    if (step <= 0).any():
+        k = int(np.flatnonzero(step <= 0)[0]) + 1
+        raise InputError(path, f"cumulative instructions {cum[k]!r} in interval {labels[k]} do "
+                         f"not exceed the previous interval's {cum[k - 1]!r}",
+                         expected="strictly growing cumulative instructions")
 
 
 def trainset_files(aligned: Sequence[str], old_counters: Sequence[str], out: str, figure: str, *,
@@ -322,6 +348,8 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
         raise InputError(counters, f"lacks the model's counters {missing}",
                          expected="the events the model was trained on")
     require_readings(table, bundle["features"], counters)
+    for col in ("duration_s", "cycles", "instructions"):
+        require_values(table[col], counters, col, low=0, labels=table["interval"].tolist())
     pred = predict_run(bundle["model"], table, bundle["features"], clock_new_ghz)
     check_prediction(pred, counters, settings)
     total_cycles = float(pred["cycles_new_pred"].sum())
