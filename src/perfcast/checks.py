@@ -94,14 +94,17 @@ def require_values(values: Sequence[float] | np.ndarray, path: str | Path | None
 
 
 def require_magnitude(value: float, path: str | Path, text: str, row: int | None) -> None:
-    """A number read from ``path`` (line ``row``) is within :data:`MAX_MAGNITUDE`: beyond it the
-    sums and squares of an estimate overflow, and the estimate would fail for a wrong reason.
+    """A number read from ``path`` (line ``row``) is 0 or of a magnitude within
+    ``[1 / MAX_MAGNITUDE, MAX_MAGNITUDE]``: beyond it the sums, squares and reciprocals of an
+    estimate overflow or underflow, and the estimate would fail for a wrong reason.
 
     Raises
     ------
     InputError
         naming the file, the line and the text read.
     """
-    if abs(value) > MAX_MAGNITUDE:
-        raise InputError(path, f"{text!r} is too large to compute with", row=row,
-                         expected=f"a magnitude of at most {MAX_MAGNITUDE:g}")
+    if abs(value) > MAX_MAGNITUDE or 0 < abs(value) < 1 / MAX_MAGNITUDE:
+        size = "large" if abs(value) > 1 else "small"
+        raise InputError(path, f"{text!r} is too {size} to compute with", row=row,
+                         expected=f"0 or a magnitude between {1 / MAX_MAGNITUDE:g} and "
+                                  f"{MAX_MAGNITUDE:g}")

@@ -408,3 +408,10 @@ def test_the_console_script_prints_one_line_not_a_traceback(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "perfcast.cli", "fit", str(d), "--y", "y",
                            "--x", "x"], capture_output=True, text=True, check=False)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_readings_too_small_to_compute_with_are_named(tmp_path, capsys):
+    f = tmp_path / "r.txt"
+    f.write_text("0\n" * 29 + "1e-320\n")
+    code, _, err = _cli(capsys, "ci", f)
+    _one_line_error(code, err, f"{f}, line 30", "'1e-320' is too small to compute with")
