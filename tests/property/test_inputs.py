@@ -296,3 +296,42 @@ def test_align_and_predict_on_damaged_files(capsys, workdir, model, raw):
     run_cli(capsys, ["predict", f, "--model", model, "-o", workdir / "q.parquet"], [f])
     run_cli(capsys, ["predict", model.parent / "train.parquet", "--model", f, "-o",
                      workdir / "q.parquet"], [f, model.parent / "train.parquet"])
+
+
+# ------------------------------------------------------------------------------ the config
+
+
+def _section_keys() -> list[tuple[str, str]]:
+    """(section, key) of every top-level key of every section schema."""
+    import yaml
+
+    from perfcast.settings import SCHEMA_DIR
+
+    out = []
+    for section in ("align", "model", "predict", "warmup", "sensitivity", "sweep", "paper"):
+        schema = yaml.safe_load((SCHEMA_DIR / f"{section}.schema.yaml").read_text())
+        out += [(section, k) for k in sorted(schema.get("properties", {}))]
+    return out
+
+
+VALUE = st.recursive(
+    st.one_of(st.none(), st.booleans(), EXTREME, st.integers(-(10**6), 10**6),
+              st.sampled_from(["", "mcf", "mcf\n", "1\n", " ", "a b", "$(x)", "x;y"])),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.sampled_from(["a", "enabled", "x", "1"]), inner,
+                                            max_size=3)),
+    max_leaves=6)
+
+
+@given(key=st.sampled_from(_section_keys()), value=VALUE)
+def test_config_values_are_valid_or_refused_naming_the_key(key, value):
+    from perfcast.errors import InputError
+    from perfcast.settings import validate
+
+    section, name = key
+    try:
+        cfg = validate({section: {name: value}}, "config", where="my.yaml")
+    except InputError as exc:  # one line naming the file and the key
+        assert str(exc).startswith(f"my.yaml: config: {section}") and "\n" not in str(exc), exc
+        return
+    _finite_everywhere(cfg)  # what is accepted holds finite numbers only

@@ -415,3 +415,15 @@ def test_readings_too_small_to_compute_with_are_named(tmp_path, capsys):
     f.write_text("0\n" * 29 + "1e-320\n")
     code, _, err = _cli(capsys, "ci", f)
     _one_line_error(code, err, f"{f}, line 30", "'1e-320' is too small to compute with")
+
+
+def test_predict_refuses_a_run_where_no_interval_has_every_counter(runs, tmp_path):
+    t = read_parquet(runs / "counters/g2/mcf.parquet")
+    feats = [c for c in t.columns if c.endswith("_pki")]
+    for k, f in enumerate(feats):  # each counter has readings, never all in one interval
+        t.loc[t.index % len(feats) != k, f] = np.nan
+    bad = tmp_path / "holes.parquet"
+    write_parquet(t, bad)
+    with pytest.raises(InputError, match=rf"{re.escape(str(bad))}: none of its {len(t)} "
+                                         "intervals has a reading of every counter"):
+        _predict(runs, bad, tmp_path / "p.parquet")

@@ -351,6 +351,10 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
     for col in ("duration_s", "cycles", "instructions"):
         require_values(table[col], counters, col, low=0, labels=table["interval"].tolist())
     pred = predict_run(bundle["model"], table, bundle["features"], clock_new_ghz)
+    if len(pred) and pred["imputed"].all():  # nothing to borrow a ratio from
+        raise InputError(counters, f"none of its {len(pred)} intervals has a reading of every "
+                         f"counter {list(bundle['features'])}",
+                         expected="at least one interval with all the model's counters")
     check_prediction(pred, counters, settings)
     total_cycles = float(pred["cycles_new_pred"].sum())
     info = {
