@@ -6,15 +6,16 @@ import json
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from perfcast.counters.collect import check_perf_events, collect_perf, collect_simulated
 from perfcast.counters.events import BaseEvents, check_unique, make_groups
-from perfcast.counters.perfcsv import format_perf_csv, parse_perf_csv, to_wide
+from perfcast.counters.perfstat import format_perf_csv, parse_perf_stat, to_wide
 from perfcast.counters.postprocess import postprocess
-from perfcast.counters.settings import CollectSettings, collect_settings
+from perfcast.counters.settings import CollectSettings, PostprocessSettings, collect_settings
 from perfcast.counters.simulate import (
     GENERATIONS,
     SIM_EVENTS,
@@ -23,11 +24,18 @@ from perfcast.counters.simulate import (
     simulate_group_csv,
 )
 from perfcast.errors import HostCapabilityError, InputError
-from perfcast.settings import as_params, build, validate
+from perfcast.settings import as_params, build, from_section, validate
 
 BASE = BaseEvents("instructions", "cycles")
 #: the simulator's settings of the default config (counters.simulate)
-SIM = {"noise": 0.05, "jitter": 0.02}
+SIM = {"noise": 0.05, "jitter": 0.02, "run_variation": 0.03}
+
+
+def pp(files, events, base=BASE, join="instructions", **over):
+    """postprocess with the schema's defaults and ``over``."""
+    section = {"events": list(events), "join": join,
+               "base_events": {"instructions": base.instructions, "cycles": base.cycles}, **over}
+    return postprocess(files, from_section(PostprocessSettings, section, "counters_postprocess"))
 
 
 def test_duplicate_spellings_refused_and_groups_carry_base_events():
@@ -50,9 +58,15 @@ def test_simulator_is_deterministic_and_perf_shaped(tmp_path):
     assert a.startswith("# started on") and "SIMULATED" in a.splitlines()[0]
     f = tmp_path / "s.csv"
     f.write_text(a)
-    wide = to_wide(parse_perf_csv(f), f, required=["instructions", "cycles"])
+    wide = to_wide(parse_perf_stat(f), f, required=["instructions", "cycles"])
     assert wide["duration_s"].iloc[-1] < 0.1  # partial last interval
     total = sum(p.ginst for p in benchmark_phases("mcf", 3, 0.1)) * 1e9
+    # every phase retires its planned length within run_variation, so the total does too
+    assert wide["instructions"].sum() == pytest.approx(total, rel=SIM["run_variation"])
+    assert wide["instructions"].sum() != pytest.approx(total, rel=1e-6)
+    exact = simulate_group_csv("mcf", "old", 0, ev, **{**kw, "run_variation": 0.0})
+    f.write_text(exact)
+    wide = to_wide(parse_perf_stat(f), f, required=["instructions", "cycles"])
     assert wide["instructions"].sum() == pytest.approx(total, rel=1e-6)
 
 
@@ -75,7 +89,7 @@ def test_pki_and_ipc_known_answer(tmp_path):
     g1 = _write(tmp_path / "g1.csv", [0.1, 0.2], {"instructions": [1000, 2000],
                                                    "cycles": [500, 4000], "b": [3, 8]})
     for join in ("instructions", "row"):
-        t = postprocess([g0, g1], ["a", "b"], BASE, join)
+        t = pp([g0, g1], ["a", "b"], BASE, join)
         np.testing.assert_allclose(t["ipc"], [2.0, 0.5])
         np.testing.assert_allclose(t["a_pki"], [10.0, 20.0])
         np.testing.assert_allclose(t["b_pki"], [3.0, 4.0])
@@ -89,10 +103,10 @@ def test_instruction_axis_join_follows_the_program_not_the_clock(tmp_path):
     g1 = _write(tmp_path / "g1.csv", [0.1, 0.2, 0.3], {"instructions": [50, 50, 100],
                                                         "cycles": [100, 100, 100],
                                                         "b": [5, 5, 60]})
-    t = postprocess([g0, g1], ["a", "b"], BASE, "instructions")
+    t = pp([g0, g1], ["a", "b"], BASE, "instructions")
     np.testing.assert_allclose(t["b_pki"], [100.0, 600.0])  # 10 of 100, 60 of 100
     assert t["b_pki"].mul(t["instructions"]).sum() / 1000 == pytest.approx(70)  # conserved
-    r = postprocess([g0, g1], ["a", "b"], BASE, "row")
+    r = pp([g0, g1], ["a", "b"], BASE, "row")
     np.testing.assert_allclose(r["b_pki"], [100.0, 100.0])  # the row join of Patkar's method
     assert len(r) == 2
 
@@ -106,11 +120,78 @@ def test_each_group_pki_uses_its_own_runs_instructions(tmp_path):
                 {"instructions": i0, "cycles": i0, "a": i0 * 2e-3})
     g1 = _write(tmp_path / "g1.csv", np.arange(1, n + 1) / 10,
                 {"instructions": i1, "cycles": i1, "b": i1 * 2e-3})
-    t = postprocess([g0, g1], ["a", "b"], BASE, "instructions")
+    t = pp([g0, g1], ["a", "b"], BASE, "instructions")
     np.testing.assert_allclose(t["a_pki"], 2.0)
     np.testing.assert_allclose(t["b_pki"], 2.0)
     # and B's count is conserved: its run's instructions times its PKI give its total
     assert (t["b_pki"] * t["instructions"] * 1.15).sum() / 1000 == pytest.approx(2.3e6)
+
+
+def _phased_run(path, bounds, times, total, pct=None):
+    """A run of a two-phase program: event b at 1 per kilo-instruction over the first half of
+    the program, 3 over the second; ``bounds`` are the run's interval ends as fractions of it."""
+    frac = np.asarray(bounds, float)
+    instr = np.diff(frac, prepend=0.0) * total
+    rate = lambda f: np.where(f <= 0.5, f * 1e-3, 0.5e-3 + (f - 0.5) * 3e-3)  # noqa: E731
+    b = np.diff(rate(frac), prepend=0.0) * total
+    counts = {"instructions": instr, "cycles": instr * 1.5, "b": b}
+    text = format_perf_csv(np.asarray(times, float), counts)
+    if pct is not None:  # perf multiplexed b in interval pct[0] (pct[1] % of the time)
+        lines = text.splitlines()
+        k = [i for i, ln in enumerate(lines) if ln.endswith(",b,0,100.00,,") or ",b," in ln]
+        lines[k[pct[0]]] = lines[k[pct[0]]].replace(",100.00,", f",{pct[1]:.2f},")
+        text = "\n".join(lines) + "\n"
+    path.write_text(text)
+    return path
+
+
+def test_runs_that_differ_in_totals_intervals_and_start_join_on_the_program(tmp_path):
+    """Group 1 retired 8 % more, in 13 uneven intervals, its first ending at 0.037 s: each
+    reference interval gets b at exactly the rate of the stretch of program it covers."""
+    g0 = _write(tmp_path / "g0.csv", np.arange(1, 11) / 10,
+                {"instructions": np.full(10, 1e8), "cycles": np.full(10, 2e8),
+                 "a": np.full(10, 5e5)})
+    bounds = [0.03, 0.1, 0.22, 0.3, 0.41, 0.5, 0.55, 0.61, 0.7, 0.8, 0.88, 0.93, 1.0]
+    times = 0.037 + np.cumsum(np.linspace(0.05, 0.12, 13))
+    g1 = _phased_run(tmp_path / "g1.csv", bounds, times, 1.08e9)
+    t = pp([g0, g1], ["a", "b"])
+    assert len(t) == 10
+    np.testing.assert_allclose(t["a_pki"], 5.0)
+    np.testing.assert_allclose(t["b_pki"], [1.0] * 5 + [3.0] * 5, rtol=1e-9)
+    # b's count is conserved: its own run's instructions over each stretch times its PKI
+    assert (t["b_pki"] * t["instructions"] * 1.08).sum() / 1000 == pytest.approx(2e-3 * 1.08e9)
+    # the row join of Patkar's method misreads it (interval k of one run is not of the other)
+    r = pp([g0, g1], ["a", "b"], join="row")
+    assert not np.allclose(r["b_pki"], [1.0] * 5 + [3.0] * 5, rtol=0.05)
+
+
+def test_a_run_cut_short_is_refused_naming_both_totals(tmp_path):
+    """A group file that stops at 60 % of the program (the run was killed) is not stretched over
+    the reference run's axis: the job fails naming both files and totals."""
+    g0 = _write(tmp_path / "g0.csv", np.arange(1, 11) / 10,
+                {"instructions": np.full(10, 1e8), "cycles": np.full(10, 2e8),
+                 "a": np.full(10, 5e5)})
+    g1 = _phased_run(tmp_path / "g1.csv", np.arange(1, 7) / 10, np.arange(1, 7) / 10, 1e9)
+    with pytest.raises(InputError) as err:
+        pp([g0, g1], ["a", "b"])
+    msg = str(err.value)
+    assert str(g1) in msg and str(g0) in msg and "6e+08" in msg and "1e+09" in msg
+    assert "run_tolerance" in msg
+    # a tolerance that admits it is the user's explicit choice
+    assert len(pp([g0, g1], ["a", "b"], run_tolerance=1.0)) == 10
+
+
+def test_multiplexed_intervals_are_kept_and_flagged(tmp_path):
+    g0 = _write(tmp_path / "g0.csv", np.arange(1, 11) / 10,
+                {"instructions": np.full(10, 1e8), "cycles": np.full(10, 2e8),
+                 "a": np.full(10, 5e5)})
+    g1 = _phased_run(tmp_path / "g1.csv", np.arange(1, 11) / 10, np.arange(1, 11) / 10, 1e9,
+                     pct=(3, 62.5))
+    t = pp([g0, g1], ["a", "b"])
+    assert t["multiplexed"].tolist() == [k == 3 for k in range(10)]
+    assert t["b_pct_running"].iloc[3] == 62.5 and t["a_pct_running"].eq(100).all()
+    assert t["pct_running_min"].iloc[3] == 62.5
+    assert not pp([g0, g1], ["a", "b"], min_pct_running=50)["multiplexed"].any()
 
 
 def test_not_counted_interval_stays_nan_never_zero(tmp_path):
@@ -123,7 +204,7 @@ def test_not_counted_interval_stays_nan_never_zero(tmp_path):
         "0.2,<not counted>,,b,1,0.00,,",
         "0.3,100,,instructions,1,100.00,,", "0.3,100,,cycles,1,100.00,,", "0.3,6,,b,1,100.00,,",
     ]) + "\n")
-    t = postprocess([g0, g1], ["a", "b"], BASE, "instructions")
+    t = pp([g0, g1], ["a", "b"], BASE, "instructions")
     assert np.isnan(t["b_pki"].iloc[1]) and t["b_pki"].iloc[0] == pytest.approx(40)
     assert t["pct_running_min"].iloc[1] == 0.0
 
@@ -132,11 +213,11 @@ def test_missing_event_and_zero_instructions_are_named(tmp_path):
     g0 = _write(tmp_path / "g0.csv", [0.1, 0.2], {"instructions": [100, 100],
                                                    "cycles": [100, 100], "a": [1, 2]})
     with pytest.raises(InputError, match=r"no group run counted \['b'\]"):
-        postprocess([g0], ["a", "b"], BASE, "instructions")
+        pp([g0], ["a", "b"], BASE, "instructions")
     g2 = _write(tmp_path / "g2.csv", [0.1, 0.2, 0.3], {"instructions": [100, 0, 100],
                                                         "cycles": [100, 100, 100], "a": [1, 2, 3]})
     with pytest.raises(InputError, match="instructions is missing or zero in interval 1"):
-        postprocess([g2], ["a"], BASE, "instructions")
+        pp([g2], ["a"], BASE, "instructions")
 
 
 def test_simulated_group_runs_join_into_consistent_pki(tmp_path):
@@ -147,7 +228,7 @@ def test_simulated_group_runs_join_into_consistent_pki(tmp_path):
         collect_simulated("gcc", "old", k, g, f, seed=5, interval_ms=100, base=BASE.names,
                           clock_ghz=None, scale=0.2, **SIM)
         files.append(f)
-    t = postprocess(files, list(SIM_EVENTS), BASE, "instructions")
+    t = pp(files, list(SIM_EVENTS), BASE, "instructions")
     assert not t.isna().any().any()
     # the simulator's identities survive the join: l2d_cache = l1d refills + l1i refills
     ratio = t["l2d_cache_pki"] / (t["l1d_cache_refill_pki"] + t["l1i_cache_refill_pki"])
@@ -182,8 +263,7 @@ def test_perf_backend_multi_group_real_run(tmp_path):
         f = tmp_path / f"group{k}.csv"
         collect_perf(prog, g, f, interval_ms=100, perf="perf")
         files.append(f)
-    t = postprocess(files, ["page-faults", "context-switches", "minor-faults"], base,
-                    "instructions")
+    t = pp(files, ["page-faults", "context-switches", "minor-faults"], base, "instructions")
     assert len(t) >= 5 and t["time"].iloc[-1] >= 0.5
     assert (t["page-faults_pki"] >= 0).all() and t["page-faults_pki"].sum() > 0
     # page faults of this program are minor faults, counted in two separate runs: the rates over
@@ -255,8 +335,31 @@ def test_cli_postprocess_writes_the_rules_metadata_and_checks_flags_by_the_schem
                                                    "cycles": [500, 4000], "a": [10, 40]})
     out = tmp_path / "t.parquet"
     assert main(["postprocess", str(g0), "--events", "a", "-o", str(out)]) == 0
-    assert json.loads(capsys.readouterr().out) == {"intervals": 2, "output": str(out)}
+    assert json.loads(capsys.readouterr().out) == {"intervals": 2, "multiplexed_intervals": 0,
+                                                   "output": str(out)}
     # the rule's function wrote it: join from the schema's default, groups counted
     assert parquet_metadata(out) == {"join": "instructions", "groups": 1}
     assert main(["postprocess", str(g0), "--events", "a;b", "-o", str(out)]) == 2
     assert "counters_postprocess: events.0: 'a;b' does not match" in capsys.readouterr().err
+
+
+def test_cli_postprocess_reads_per_cpu_perf_output_with_a_selection(tmp_path, capsys):
+    """perf -A output of this machine (tests/data/perf): the rows of the selected CPU only,
+    with software events in the base roles."""
+    from perfcast.cli import main
+    from perfcast.io import read_parquet
+
+    data = Path(__file__).parent.parent / "data" / "perf"
+    out = tmp_path / "t.parquet"
+    flags = ["--events", "page-faults", "--instructions-event", "task-clock",
+             "--cycles-event", "cpu-clock", "-o", str(out)]
+    assert main(["postprocess", str(data / "no_aggr_pipe.csv"), "--select", "CPU1",
+                 "--separator", "|", *flags]) == 0
+    capsys.readouterr()
+    cpu1 = read_parquet(out)
+    assert main(["postprocess", str(data / "per_core.json"), "--select", "S0-D0-C1",
+                 *flags]) == 0
+    np.testing.assert_allclose(read_parquet(out)["page-faults_pki"], cpu1["page-faults_pki"],
+                               rtol=1e-3)
+    assert main(["postprocess", str(data / "no_aggr.csv"), "--separator", "|", *flags]) == 2
+    assert "the separator is ','" in capsys.readouterr().err

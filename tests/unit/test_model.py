@@ -10,6 +10,7 @@ import yaml
 from perfcast.counters.collect import collect_simulated
 from perfcast.counters.events import BaseEvents, make_groups
 from perfcast.counters.postprocess import postprocess
+from perfcast.counters.settings import PostprocessSettings
 from perfcast.model.align import align_runs
 from perfcast.model.knn import evaluate_lobo, fit, predict_run
 from perfcast.model.settings import AlignSettings, KnnSettings
@@ -71,7 +72,7 @@ def test_default_config_median_error_below_5_percent(tmp_path, repo):
                                   interval_ms=c["interval_ms"], base=base.names,
                                   clock_ghz=c["clock_ghz"][gen], **c["simulate"])
                 files.append(f)
-            runs.setdefault(gen, {})[bench] = postprocess(files, c["events"], base, c["join"])
+            runs.setdefault(gen, {})[bench] = postprocess(files, build(PostprocessSettings, c))
     parts = []
     for bench in c["benchmarks"]:
         pairs, _ = align_runs(runs[old_gen][bench], runs[new_gen][bench],

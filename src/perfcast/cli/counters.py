@@ -25,6 +25,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cycles-event", help="the event counting cycles (default: cycles)")
     p.add_argument("--join", choices=["instructions", "row"],
                    help="how group runs are joined (default: instructions)")
+    p.add_argument("--separator", help="perf's -x separator (default: auto, detected)")
+    p.add_argument("--select", help="comma-separated ids (shell patterns: CPU[0-3], S0-*) whose "
+                   "rows are summed in -A / --per-* files (default: all)")
+    p.add_argument("--run-tolerance", type=float, help="largest relative difference of total "
+                   "instructions between group runs (default: 0.2)")
+    p.add_argument("--min-pct-running", type=float, help="flag intervals where a counter ran "
+                   "less of the time, in per cent (default: 99)")
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=_postprocess)
 
@@ -58,11 +65,16 @@ def _postprocess(args: argparse.Namespace) -> int:
     from perfcast.settings import from_section
 
     base = _given(instructions=args.instructions_event, cycles=args.cycles_event)
+    read = _given(separator=args.separator,
+                  select=[i for i in args.select.split(",") if i] if args.select else None)
     section = _given(events=[e for e in args.events.split(",") if e], join=args.join,
-                     base_events=base or None)
+                     base_events=base or None, read=read or None,
+                     run_tolerance=args.run_tolerance, min_pct_running=args.min_pct_running)
     settings = from_section(PostprocessSettings, section, "counters_postprocess")
     table = postprocess_files(args.groups, args.output, settings)
-    print(json.dumps({"intervals": len(table), "output": args.output}))
+    print(json.dumps({"intervals": len(table),
+                      "multiplexed_intervals": int(table["multiplexed"].sum()),
+                      "output": args.output}))
     return 0
 
 

@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from perfcast.counters.perfcsv import parse_perf_csv, to_wide
+from perfcast.counters.perfstat import parse_perf_stat, resolve_event, to_wide
 from perfcast.counters.simulate import simulate_group_csv
 from perfcast.errors import HostCapabilityError, InputError
 from perfcast.io import atomic_path
@@ -102,14 +102,15 @@ def collect_perf(
         if not res.ok:
             why = "timed out" if res.timed_out else f"exit code {res.returncode}"
             raise RuntimeError(f"'{command}' under perf failed ({why}):\n{res.stderr[-2000:]}")
-        long = parse_perf_csv(tmp)
-        missing = sorted(set(events) - set(long["event"]))
+        long = parse_perf_stat(tmp)
+        missing = sorted(e for e in events if not resolve_event(e, set(long["event"])))
         if missing:
             raise RuntimeError(f"perf wrote no lines for {missing} in {out}")
 
 
 def import_perf_csv(source: str | Path, out: str | Path, events: Sequence[str]) -> None:
-    """Validate an already-collected perf CSV (parses, has ``events``) and copy it to ``out``.
+    """Validate an already-collected perf file (any form :mod:`.perfstat` reads; parses, has
+    ``events`` under their names or as modified / hybrid copies) and copy it to ``out``.
 
     Raises
     ------
@@ -118,12 +119,13 @@ def import_perf_csv(source: str | Path, out: str | Path, events: Sequence[str]) 
         every event.
     """
     source = Path(source)
-    long = parse_perf_csv(source)
-    missing = [e for e in events if e not in set(long["event"])]
+    long = parse_perf_stat(source)
+    present = set(long["event"])
+    missing = [e for e in events if not resolve_event(e, present)]
     if missing:
         raise InputError(source, f"missing event(s) {missing}",
-                         expected=f"this group's events {events}")
-    to_wide(long, source)
+                         expected=f"this group's events {list(events)}")
+    to_wide(long, source, wanted=events)
     with atomic_path(out) as tmp:
         shutil.copyfile(source, tmp)
 
@@ -142,11 +144,13 @@ def collect_simulated(
     scale: float,
     noise: float,
     jitter: float,
+    run_variation: float = 0.0,
 ) -> None:
     """Write the simulator's CSV of group run ``group`` (see
     :func:`perfcast.counters.simulate.simulate_group_csv` for the parameters)."""
     text = simulate_group_csv(benchmark, role, group, list(events), seed=seed,
                               interval_ms=interval_ms, clock_ghz=clock_ghz, scale=scale,
-                              noise=noise, jitter=jitter, base=base)
+                              noise=noise, jitter=jitter, run_variation=run_variation,
+                              base=base)
     with atomic_path(out) as tmp:
         tmp.write_text(text)

@@ -49,7 +49,8 @@ def collect_group(settings: CollectSettings, out: str | Path, *, generation: str
         collect_simulated(benchmark, sim.role, group, settings.events, out, seed=sim.seed,
                           interval_ms=settings.interval_ms, base=settings.base_events.names,
                           clock_ghz=sim.clock_ghz, scale=sim.simulate.scale,
-                          noise=sim.simulate.noise, jitter=sim.simulate.jitter)
+                          noise=sim.simulate.noise, jitter=sim.simulate.jitter,
+                          run_variation=sim.simulate.run_variation)
     elif settings.backend == "perf":
         run = settings.perf
         collect_perf(run.command, settings.events, out, interval_ms=settings.interval_ms,
@@ -83,10 +84,9 @@ def postprocess_files(group_files: Sequence[str | Path], out: str | Path,
     from perfcast.counters.postprocess import postprocess
     from perfcast.io import write_parquet
 
-    table = postprocess([input_file(f) for f in group_files], list(settings.events),
-                        settings.base_events, settings.join)
-    log.info("%d intervals, %d counters, join=%s", len(table), len(settings.events),
-             settings.join)
+    table = postprocess([input_file(f) for f in group_files], settings)
+    log.info("%d intervals, %d counters, join=%s, %d multiplexed intervals", len(table),
+             len(settings.events), settings.join, int(table["multiplexed"].sum()))
     write_parquet(table, out, metadata={**(provenance or {}), "join": settings.join,
                                         "groups": len(group_files)})
     return table

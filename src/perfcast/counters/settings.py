@@ -35,23 +35,37 @@ class BaseEvents:
 
 
 @dataclass(frozen=True)
+class ReadSettings:
+    """``counters.read``: the ``-x`` separator (``auto``: detected) and the aggregation ids
+    whose rows are summed (shell patterns; empty: all)."""
+
+    separator: str
+    select: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class PostprocessSettings:
     """How the group runs of one benchmark on one generation become its table: ``events``,
-    ``base_events`` and ``join`` of the ``counters`` section (schema
-    ``counters_postprocess``)."""
+    ``base_events``, ``join``, ``read``, ``run_tolerance`` and ``min_pct_running`` of the
+    ``counters`` section (schema ``counters_postprocess``)."""
 
     events: tuple[str, ...]
     base_events: BaseEvents
     join: str
+    read: ReadSettings
+    run_tolerance: float
+    min_pct_running: float
 
 
 @dataclass(frozen=True)
 class SimulateSettings:
-    """``counters.simulate``: the two-generation simulator's length scale and noise."""
+    """``counters.simulate``: the two-generation simulator's length scale, noise and run-to-run
+    variation."""
 
     scale: float
     noise: float
     jitter: float
+    run_variation: float
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from perfcast.counters.perfcsv import format_perf_csv
+from perfcast.counters.perfstat import format_perf_csv
 
 SIMULATED_HEADER = "Thu Jan  1 00:00:00 1970 (SIMULATED by perfcast: synthetic counters)"
 
@@ -307,6 +307,7 @@ def simulate_group_csv(
     noise: float,
     jitter: float,
     base: tuple[str, str],
+    run_variation: float = 0.0,
 ) -> str:
     """perf ``-I -x,`` text of group run ``group`` of ``benchmark`` on generation ``role``.
 
@@ -321,6 +322,9 @@ def simulate_group_csv(
     clock_ghz : the generation's clock (None: the simulated core's own).
     scale, noise, jitter : ``counters.simulate`` (see :func:`simulate_run`).
     base : the events playing instructions and cycles (``counters.base_events``).
+    run_variation : ``counters.simulate.run_variation``: each phase of this run retires a factor
+        drawn uniformly from ``[1 - v, 1 + v]`` of its instructions (separate runs of one program
+        differ: allocator paths, spin loops, timers), so no two group runs have equal totals.
 
     Raises
     ------
@@ -330,6 +334,9 @@ def simulate_group_csv(
     phases = benchmark_phases(benchmark, seed, scale)
     gen = generation_for(role, clock_ghz)
     rng = np.random.default_rng(stable_seed(seed, "run", benchmark, role, group))
+    if run_variation:
+        phases = [replace(p, ginst=p.ginst * (1.0 + run_variation * rng.uniform(-1.0, 1.0)))
+                  for p in phases]
     sim_events = [
         "instructions" if e == base[0] else "cycles" if e == base[1] else e for e in events
     ]

@@ -1,0 +1,453 @@
+"""Read what ``perf stat -I <ms>`` writes, in every machine-readable form.
+
+Two forms are read (both as perf writes them to stderr, ``-o FILE`` or ``--log-fd``, with or
+without the ``# started on`` header):
+
+- ``-x SEP`` (any one-character separator, detected from the first line or given): one line per
+  event and interval, ``time[,id[,n]],value,unit,event,run_ns,pct_running[,metric,metric_unit]``.
+  ``id`` is present in the aggregation modes: ``CPU3`` (``-A``/``--no-aggr``), ``comm-pid``
+  (``--per-thread``), and with the count ``n`` of CPUs it covers: ``S0`` (``--per-socket``),
+  ``S0-D0`` (``--per-die``), ``S0-D0-C1`` (``--per-core``), ``N0`` (``--per-node``), cache and
+  cluster ids. Event names may contain the separator (``cha/event=0x34,umask=0x1fe001/``): the
+  fixed fields are taken from both ends. Lines that only continue a metric are skipped.
+- ``-j`` JSON lines: ``{"interval": ..., "counter-value": "...", "event": ..., "event-runtime":
+  ..., "pcnt-running": ..., ["cpu"|"core"|"socket"|"die"|"node"|"thread"...: id]}``.
+
+``value`` is the count in that interval (a delta) or ``<not counted>`` / ``<not supported>``.
+Rows of one interval and event in an aggregation mode are summed (optionally over a chosen subset
+of ids, :func:`aggregate`); perf's counts are already scaled when the counter was multiplexed, so
+``pct_running`` is kept (the lowest over the summed rows) and flagged downstream.
+
+Forms that are not read get an error naming the form and the flag to use instead: the
+human-readable table (no ``-x``), output without ``-I``, and locale-formatted numbers.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from perfcast.errors import HostCapabilityError, InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+FIELDS = "time[,id[,n]],value,unit,event,run_ns,pct_running,metric_value,metric_unit"
+NOT_COUNTED = "<not counted>"
+NOT_SUPPORTED = "<not supported>"
+LONG_COLUMNS = ["time", "event", "value", "status", "run_ns", "pct_running", "id"]
+
+# ids of the aggregation modes that carry a count of CPUs after them
+_AGG_WITH_COUNT = re.compile(r"S\d+(-D\d+)?(-(C|CL|L\d+-ID)\d+)?|N\d+")
+_CPU_ID = re.compile(r"CPU\d+")
+_THREAD_ID = re.compile(r".+-\d+")
+_JSON_IDS = ("cpu", "core", "die", "socket", "node", "thread", "cache", "cluster")
+_LOCALE_NUMBER = re.compile(r"\d{1,3}([.,'\u202f\u00a0]\d{3})+([.,]\d+)?|\d+,\d+")
+_TIME = re.compile(r"\s*\d+\.\d+")  # perf prints the interval end as %.9f
+_HINT = "collect with `perf stat -I <ms> -x,` (or -j), in the C locale (LC_ALL=C)"
+
+
+class Row(NamedTuple):
+    time: float
+    event: str
+    value: float
+    status: str
+    run_ns: float
+    pct_running: float
+    id: str
+
+
+def _number(s: str) -> float | None:
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def _count(value_s: str, path: Path, lineno: int) -> tuple[float, str]:
+    """A count field: ``(value, status)``; NaN for not counted / not supported."""
+    value_s = value_s.strip()
+    if value_s == NOT_COUNTED:
+        return math.nan, "not counted"
+    if value_s == NOT_SUPPORTED:
+        return math.nan, "not supported"
+    value = _number(value_s)
+    if value is None:
+        if _LOCALE_NUMBER.fullmatch(value_s):
+            raise InputError(path, f"count {value_s!r} is a locale-formatted number",
+                             row=lineno, expected=f"plain numbers: {_HINT}")
+        raise InputError(path, f"count {value_s!r} is not a number", row=lineno,
+                         expected="a count, <not counted> or <not supported>")
+    if not math.isfinite(value) or value < 0:
+        raise InputError(path, f"count {value_s!r} is negative or not finite", row=lineno,
+                         expected="a non-negative count")
+    return value, "ok"
+
+
+def detect_form(line: str, path: Path, lineno: int) -> str:
+    """``"json"`` or the ``-x`` separator, from the first data line.
+
+    perf prints the interval time first, so the separator is the character right after it; a
+    space there is perf's human-readable table, which is refused (it is aligned for reading, and
+    its numbers follow the locale).
+    """
+    s = line.lstrip()
+    if s.startswith("{"):
+        return "json"
+    m = _TIME.match(line)
+    if not m and re.match(r"\s*\d+,\d+", line):
+        raise InputError(path, "the interval time has a decimal comma (a locale-formatted "
+                               "number)", row=lineno, expected=_HINT)
+    if not m or m.end() >= len(line):
+        raise InputError(path, f"no interval time at the start of {line.strip()!r}",
+                         row=lineno, expected=f"perf stat -I output: {_HINT}")
+    sep = line[m.end()]
+    if sep.isdigit() or sep in ".":
+        raise InputError(path, f"cannot tell the separator of {line.strip()!r}", row=lineno,
+                         expected=f"perf stat -I output: {_HINT}")
+    if sep == " ":
+        raise InputError(path, "human-readable perf stat output (no -x separator)", row=lineno,
+                         expected=_HINT)
+    return sep
+
+
+def _split_ids(fields: list[str], path: Path, lineno: int) -> tuple[str, list[str]]:
+    """``(id, rest)``: the aggregation id (``""`` aggregated) and the fields from ``value`` on."""
+    second = fields[1].strip()
+    if second in ("", NOT_COUNTED, NOT_SUPPORTED) or _number(second) is not None:
+        return "", fields[1:]
+    if _AGG_WITH_COUNT.fullmatch(second):
+        if len(fields) < 3 or _number(fields[2].strip()) is None:
+            raise InputError(path, f"aggregation id {second!r} is not followed by its CPU count",
+                             row=lineno, expected=FIELDS)
+        return second, fields[3:]
+    if _CPU_ID.fullmatch(second) or _THREAD_ID.fullmatch(second):
+        return second, fields[2:]
+    if _LOCALE_NUMBER.fullmatch(second):
+        raise InputError(path, f"count {second!r} is a locale-formatted number", row=lineno,
+                         expected=f"plain numbers: {_HINT}")
+    raise InputError(path, f"count {second!r} is not a number", row=lineno,
+                     expected="a count, <not counted>, <not supported>, or an aggregation id "
+                              "(CPU3, S0-D0-C1, S0, N0, comm-pid)")
+
+
+def _parse_sv(line: str, sep: str, path: Path, lineno: int) -> Row | None:
+    fields = line.split(sep)
+    time_s = fields[0].strip()
+    t = _number(time_s)
+    if t is None:
+        raise InputError(path, f"interval time {time_s!r} is not a number", row=lineno,
+                         expected=f"perf stat -I output (first column: seconds since start; "
+                                  f"separator {sep!r})")
+    if len(fields) < 2:
+        raise InputError(path, f"malformed perf line {line.strip()!r}", row=lineno,
+                         expected=FIELDS)
+    second, third = fields[1].strip(), fields[2].strip() if len(fields) > 2 else ""
+    if (_number(second) is None and not _AGG_WITH_COUNT.fullmatch(second)
+            and not _CPU_ID.fullmatch(second) and not _THREAD_ID.fullmatch(second)
+            and third and _number(third) is None and third not in (NOT_COUNTED, NOT_SUPPORTED)):
+        raise InputError(path, f"no interval time: {line.strip()!r} reads as value,unit,event "
+                               "(perf stat without -I)", row=lineno, expected=_HINT)
+    agg, rest = _split_ids(fields, path, lineno)
+    # rest: value, unit, event..., run_ns, pct_running[, metric_value, metric_unit]
+    if len(rest) >= 3 and rest[0].strip() == "" and all(f.strip() == "" for f in rest[1:-2]):
+        return None  # a line that only continues the previous event's metric
+    short = (len(rest) >= 5 and _number(rest[-1].strip()) is not None
+             and _number(rest[-2].strip()) is not None)  # perf without metric columns
+    if short:
+        event_f, run_s, pct_s = rest[2:-2], rest[-2], rest[-1]
+    elif len(rest) >= 7:
+        event_f, run_s, pct_s = rest[2:-4], rest[-4], rest[-3]
+    else:
+        raise InputError(path, f"malformed perf line {line.strip()!r}", row=lineno,
+                         expected=FIELDS)
+    event = sep.join(event_f).strip()
+    if not event:
+        raise InputError(path, "empty event name", row=lineno, expected=FIELDS)
+    value, status = _count(rest[0], path, lineno)
+    run_ns = _number(run_s.strip()) if run_s.strip() else math.nan
+    pct = _number(pct_s.strip()) if pct_s.strip() else math.nan
+    if run_ns is None or pct is None:
+        raise InputError(path, "run time or percent-running is not a number", row=lineno,
+                         expected=FIELDS)
+    return Row(t, event, value, status, run_ns, pct, agg)
+
+
+def _parse_json(line: str, path: Path, lineno: int) -> Row | None:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"malformed JSON line ({exc.msg})", row=lineno,
+                         expected="perf stat -j output, one JSON object per line") from exc
+    if not isinstance(obj, dict):
+        raise InputError(path, "a JSON line that is not an object", row=lineno,
+                         expected="perf stat -j output, one JSON object per line")
+    if "event" not in obj and "counter-value" not in obj:
+        return None  # a metric-only object
+    if "interval" not in obj:
+        raise InputError(path, "no \"interval\" key: perf stat ran without -I", row=lineno,
+                         expected="perf stat -I <ms> -j output")
+    t = obj["interval"]
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
+        raise InputError(path, f"interval time {t!r} is not a number", row=lineno,
+                         expected="perf stat -I <ms> -j output")
+    event = str(obj.get("event", "")).strip()
+    if not event:
+        raise InputError(path, "empty event name", row=lineno, expected="an \"event\" key")
+    value, status = _count(str(obj.get("counter-value", "")), path, lineno)
+    agg = next((str(obj[k]) for k in _JSON_IDS if k in obj), "")
+    if "cpu" in obj and agg == str(obj["cpu"]):
+        agg = f"CPU{agg}"
+    try:
+        run_ns = float(obj.get("event-runtime", math.nan))
+        pct = float(obj.get("pcnt-running", math.nan))
+    except (TypeError, ValueError) as exc:
+        raise InputError(path, "event-runtime or pcnt-running is not a number", row=lineno,
+                         expected="perf stat -j output") from exc
+    return Row(float(t), event, value, status, run_ns, pct, agg)
+
+
+def read_rows(path: str | Path, separator: str = "auto") -> list[Row]:
+    """Every event line of a perf ``-I`` file, in file order (``separator``: ``auto`` or the
+    ``-x`` character; JSON is always detected)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError as exc:
+        raise InputError(path, "file not found") from exc
+    except IsADirectoryError as exc:
+        raise InputError(path, "is a directory", expected="a perf stat output file") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(path, "not a text file", expected="perf stat output") from exc
+    form: str | None = None
+    rows: list[Row] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        if form is None:
+            form = detect_form(raw, path, lineno)
+            if separator != "auto" and form not in ("json", separator):
+                raise InputError(path, f"the separator is {form!r}, not the configured "
+                                       f"{separator!r}", row=lineno,
+                                 expected="counters.read.separator: auto, or perf's -x")
+        row = (_parse_json(raw, path, lineno) if form == "json"
+               else _parse_sv(raw, form, path, lineno))
+        if row is not None:
+            rows.append(row)
+    if not rows:
+        raise InputError(path, "no counter lines", expected=f"perf stat -I output: {_HINT}")
+    return rows
+
+
+def aggregate(rows: Sequence[Row], path: str | Path, select: Sequence[str] = ()) -> pd.DataFrame:
+    """Long form with one row per interval and event: rows of the aggregation modes summed.
+
+    ``select`` keeps only the ids matching one of its shell patterns (``CPU[0-3]``,
+    ``S0-*``, ``python3-*``) for events perf reports on those ids; an event that perf reports on
+    none of them (an uncore PMU read on one CPU per socket) keeps all its rows, since its count
+    belongs to the socket, not to a CPU. A row ``<not counted>`` among counted ones is left out
+    of the sum and sets the interval's ``pct_running`` to 0, so the gap is flagged, never
+    hidden.
+    """
+    import pandas as pd
+
+    df = pd.DataFrame(rows, columns=LONG_COLUMNS)
+    ids = sorted(set(df["id"]) - {""})
+    if select:
+        unknown = [p for p in select if not any(fnmatch.fnmatchcase(i, p) for i in ids)]
+        if unknown:
+            raise InputError(path, f"counters.read.select {unknown} matches none of the ids in "
+                                   f"the file", expected=f"ids among {ids[:12]}" if ids
+                             else "an aggregation mode (-A, --per-core, ...) for select")
+        keep = df["id"].map(lambda i: any(fnmatch.fnmatchcase(i, p) for p in select))
+        df = df[keep | ~df["event"].isin(set(df.loc[keep, "event"]))]
+    if not ids:
+        return df.drop(columns="id").reset_index(drop=True)
+    df = df.assign(ok=df["status"] == "ok")
+    df["pct_eff"] = np.where(df["ok"], df["pct_running"], 0.0)
+    df["value0"] = df["value"].where(df["ok"], 0.0)
+    g = df.groupby(["time", "event"], sort=False)
+    out = pd.DataFrame({
+        "value": g["value0"].sum(),
+        "n_ok": g["ok"].sum(),
+        "any_ns": g["status"].agg(lambda s: bool((s == "not supported").all())),
+        "run_ns": g["run_ns"].sum(min_count=1),
+        "pct_running": g["pct_eff"].min(),
+    }).reset_index()
+    out["status"] = np.where(out["n_ok"] > 0, "ok",
+                             np.where(out["any_ns"], "not supported", "not counted"))
+    out.loc[out["n_ok"] == 0, "value"] = math.nan
+    return out[LONG_COLUMNS[:-1]].reset_index(drop=True)
+
+
+def parse_perf_stat(path: str | Path, separator: str = "auto",
+                    select: Sequence[str] = ()) -> pd.DataFrame:
+    """Parse one perf ``-I`` file (``-x`` or ``-j``) into long form, one row per interval and
+    event: ``time`` (s), ``event``, ``value`` (float, NaN when not counted), ``status``
+    (``ok`` / ``not counted`` / ``not supported``), ``run_ns``, ``pct_running``.
+
+    Raises :class:`~perfcast.errors.InputError` naming the file and line for anything else.
+    """
+    df = aggregate(read_rows(path, separator), path, select)
+    for ev, sub in df.groupby("event", sort=False):
+        if (np.diff(sub["time"].to_numpy()) <= 0).any():
+            raise InputError(path, f"interval times of event {ev!r} do not increase",
+                             expected="one line per event (and id) per interval, in time order")
+    return df
+
+
+# --- event names: modifiers and hybrid PMUs ------------------------------------------------------
+
+_PMU_EVENT = re.compile(r"(?P<pmu>[A-Za-z0-9_]+)/(?P<body>[^/]*)/(?P<mods>[A-Za-z]*)")
+_PLAIN_EVENT = re.compile(r"(?P<body>[^:/]+)(:(?P<mods>[A-Za-z]+))?")
+
+
+#: modifiers that change what is counted (privilege level, guest/host, idle); the others (``p``
+#: precise, ``D`` pinned, ``S`` sampled read, ``e`` exclusive, ``W`` weak group, ...) only change
+#: how, so ``instructions:D`` still plays the role of ``instructions``
+_COUNTING_MODIFIERS = frozenset("ukhGHI")
+
+
+def split_event(name: str) -> tuple[str, str, str]:
+    """``(pmu, name, modifiers)`` of an event as perf prints it: ``cpu_core/instructions/u``
+    -> ``("cpu_core", "instructions", "u")``, ``cycles:kpp`` -> ``("", "cycles", "k")``; raw
+    events keep their whole text as the name. Only the modifiers that change what is counted
+    are kept, sorted."""
+    m = _PMU_EVENT.fullmatch(name)
+    if m and "=" not in m["body"]:
+        body, mods = m["body"], m["mods"]
+        if ":" in body:
+            body, _, inner = body.partition(":")
+            mods += inner
+        return m["pmu"], body, _counting(mods)
+    m = _PLAIN_EVENT.fullmatch(name)
+    if m:
+        return "", m["body"], _counting(m["mods"] or "")
+    return "", name, ""
+
+
+def _counting(mods: str) -> str:
+    return "".join(sorted(set(mods) & _COUNTING_MODIFIERS))
+
+
+def resolve_event(wanted: str, available: Iterable[str]) -> list[str]:
+    """The events of a file that ``wanted`` (a configured name) stands for.
+
+    The exact name if present. Otherwise a name without a PMU stands for that event with the
+    same counting modifiers (``u``, ``k``, ...; ``:D`` or ``:pp`` do not change the count) on
+    every PMU that reports it (``instructions`` -> ``cpu_core/instructions/``
+    and ``cpu_atom/instructions/`` on a hybrid CPU: the program ran on both kinds of core, so
+    its count is their sum); a name with a PMU stands for that PMU's event only.
+    """
+    available = list(available)
+    if wanted in available:
+        return [wanted]
+    pmu, body, mods = split_event(wanted)
+    found = []
+    for ev in available:
+        p, b, m = split_event(ev)
+        if b == body and m == mods and (p == pmu or not pmu):
+            found.append(ev)
+    return found
+
+
+def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
+            wanted: Iterable[str] = ()) -> pd.DataFrame:
+    """One row per interval: ``time``, ``duration_s``, a column per event, ``pct_running_min``
+    and ``<event>__pct`` (percent-running per event).
+
+    ``required`` and ``wanted`` are configured names, resolved by :func:`resolve_event`: their
+    columns take the configured name (hybrid copies summed, a copy <not counted> in an interval
+    counting zero there). Every event must appear in every interval. A ``required`` event that
+    is ``<not supported>`` throughout raises :class:`HostCapabilityError` (a host without a
+    hardware PMU): never zeros.
+    """
+    import pandas as pd
+
+    present = list(long["event"].unique())
+    required = list(required)
+    rename: dict[str, str] = {}
+    for ev in dict.fromkeys([*required, *wanted]):
+        matches = resolve_event(ev, present)
+        if not matches and ev in required:
+            raise InputError(path, f"event {ev!r} is missing", expected=f"{ev} in every group "
+                             f"run (found {present[:10]})")
+        for m in matches:
+            rename[m] = ev
+    for ev in required:
+        sub = long[long["event"].map(lambda e, ev=ev: rename.get(e) == ev)]
+        if (sub["status"] == "not supported").all():
+            raise HostCapabilityError(
+                f"{path}: event {ev!r} reads <not supported> in every interval: the host that "
+                "collected this file exposes no hardware PMU for it (common in VMs); collect on a "
+                "host with PMU access or import files collected there"
+            )
+    counts = long.groupby("time").size()
+    n_events = len(present)
+    bad = counts[counts != n_events]
+    if len(bad):
+        raise InputError(path, f"interval at t={bad.index[0]:.9f}s has {int(bad.iloc[0])} of "
+                               f"{n_events} events", expected="every event in every interval")
+    long = long.assign(event=long["event"].map(lambda e: rename.get(e, e)))
+    merged = long.groupby("event")["event"].transform("size") > len(counts)
+    if merged.any():  # hybrid copies: a copy not counted in an interval ran no instructions there
+        part = long[merged]
+        agg = part.assign(v=part["value"].fillna(0.0), ok=part["status"] == "ok",
+                          p=part["pct_running"].where(part["status"] == "ok"))
+        agg = agg.groupby(["time", "event"], sort=False).agg(
+            value=("v", "sum"), n_ok=("ok", "sum"), pct_running=("p", "min"),
+            status=("status", "first")).reset_index()
+        agg.loc[agg["n_ok"] == 0, "value"] = math.nan
+        agg.loc[agg["n_ok"] > 0, "status"] = "ok"
+        long = pd.concat([long[~merged], agg[["time", "event", "value", "status",
+                                              "pct_running"]]], ignore_index=True)
+    order = list(dict.fromkeys(long["event"]))
+    wide = long.pivot_table(index="time", columns="event", values="value", aggfunc="first",
+                            dropna=False, sort=True)[order]
+    pct = long.pivot_table(index="time", columns="event", values="pct_running",
+                           aggfunc="first", dropna=False, sort=True)[order]
+    wide.columns.name = None
+    out = wide.reset_index()
+    t = out["time"].to_numpy()
+    out.insert(1, "duration_s", np.diff(t, prepend=0.0))
+    out["pct_running_min"] = pct.min(axis=1, skipna=True).fillna(0.0).to_numpy()
+    for ev in order:
+        out[pct_column(ev)] = pct[ev].to_numpy()
+    return out
+
+
+def pct_column(event: str) -> str:
+    """The wide table's percent-running column of ``event``."""
+    return f"{event}__pct"
+
+
+def format_perf_csv(
+    times: np.ndarray,
+    counts: dict[str, np.ndarray],
+    units: dict[str, str] | None = None,
+    header: str = "",
+) -> str:
+    """Write counts in exactly perf's ``-I -x,`` layout (used by the simulator and tests)."""
+    units = units or {}
+    out = [f"# started on {header}".rstrip(), ""]
+    prev = 0.0
+    for k, t in enumerate(times):
+        run_ns = int(round((t - prev) * 1e9))
+        prev = t
+        for ev, arr in counts.items():
+            v = arr[k]
+            if isinstance(v, str):
+                value = v
+            elif units.get(ev) == "msec":
+                value = f"{v:.2f}"
+            else:
+                value = str(int(round(v)))
+            out.append(f"{t:16.9f},{value},{units.get(ev, '')},{ev},{run_ns},100.00,,")
+    return "\n".join(out) + "\n"
