@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from perfcast.cli import main
@@ -88,6 +88,7 @@ def run_cli(capsys, argv: list[object], names: list[Path]) -> tuple[int, str]:
     capsys.readouterr()
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
+    event(f"{argv[0]} exit {code}")  # --hypothesis-show-statistics: how often each way ends
     if code == 0:
         if out.strip():
             _finite_everywhere(json.loads(out, parse_constant=_no_constant))
@@ -127,6 +128,7 @@ def test_ci_on_generated_numbers(capsys, workdir, values):
         assert r["lower"] is None or r["lower"] <= r["mean"] <= r["upper"]
 
 
+@example(rows=[(str(w), repr(0.5 + 0.1 * w + 0.001 * (w % 3))) for w in range(1, 12)])
 @given(rows=st.lists(st.tuples(CELL, CELL), min_size=0, max_size=40))
 def test_wps_on_generated_rounds(capsys, workdir, rows):
     workdir = fresh(workdir)
@@ -164,6 +166,7 @@ def test_fit_on_generated_numbers(capsys, workdir, x, data):
     run_cli(capsys, ["fit", f, "--y", "y", "--x", "x"], [f])
 
 
+@example(timed=b"1.5 0.5 0.1 1 2\n")  # a valid run: imported
 @given(timed=st.one_of(RAW, st.lists(CELL, min_size=0, max_size=7).map(
     lambda c: " ".join(c).encode())))
 def test_sweep_import_on_generated_timings(capsys, workdir, timed):
@@ -183,6 +186,7 @@ def test_sweep_import_on_generated_timings(capsys, workdir, timed):
 # ------------------------------------------------------------------------ sensitivity replay
 
 
+@example(values=["10", "5", "3.4", "2.5"], cores=["1", "2", "3", "4"])  # valid: evaluated
 @given(values=st.lists(CELL, min_size=0, max_size=8), cores=st.lists(CELL, min_size=0,
                                                                       max_size=8))
 def test_sensitivity_eval_on_generated_tables(capsys, workdir, values, cores):
@@ -215,6 +219,7 @@ GOOD_PERF = [
 ]
 
 
+@example(edits=[], cut=0)  # the intact file: post-processed
 @given(edits=st.lists(st.tuples(st.integers(0, len(GOOD_PERF) - 1), st.integers(0, 7), CELL),
                       max_size=6), cut=st.integers(0, len(GOOD_PERF)))
 def test_postprocess_on_damaged_perf_csv(capsys, workdir, edits, cut):
@@ -226,6 +231,7 @@ def test_postprocess_on_damaged_perf_csv(capsys, workdir, edits, cut):
     _write_lines(f, rows[:cut] if cut else rows)
     out = workdir / "run.parquet"
     code, _ = run_cli(capsys, ["postprocess", f, "--events", "l1d", "-o", out], [f])
+    assert code == 0 or edits or cut
     if code == 0:
         t = read_parquet(out)
         assert np.isfinite(t[["instructions", "cycles"]].to_numpy(dtype=float)).all()
@@ -248,9 +254,17 @@ def model(tmp_path_factory) -> Path:
     return d / "knn.joblib"
 
 
+#: a run's columns as a real run has them (so the valid path is exercised too)
+PLAUSIBLE = {"duration_s": st.floats(0.01, 1.0), "instructions": st.floats(1e6, 1e10),
+             "cycles": st.floats(1e6, 1e10), "f1_pki": st.floats(0, 10),
+             "f2_pki": st.floats(0, 10)}
+
+
 def _table(data, n: int) -> pd.DataFrame:
-    cols = {c: data.draw(st.lists(EXTREME, min_size=n, max_size=n)) for c in
-            ["duration_s", "instructions", "cycles", "f1_pki", "f2_pki"]}
+    """A counter table of ``n`` intervals: each column plausible or extreme."""
+    cols = {c: data.draw(st.lists(st.one_of(PLAUSIBLE[c], EXTREME) if data.draw(st.booleans())
+                                  else PLAUSIBLE[c], min_size=n, max_size=n))
+            for c in PLAUSIBLE}
     t = pd.DataFrame({"interval": np.arange(n), **cols})
     t["time"] = np.arange(1, n + 1) * 0.1
     with np.errstate(all="ignore"):
