@@ -106,7 +106,10 @@ def _check(name: str, schema: dict, data: Any, where: str | None) -> None:
         cls(schema, registry=Registry(retrieve=retrieve)).validate(data)
     except jsonschema.ValidationError as exc:
         key = ".".join(str(p) for p in exc.absolute_path) or "(top level)"
-        raise InputError(where, f"{name}: {key}: {exc.message}") from None
+        message = exc.message
+        if isinstance(exc.instance, float) and not math.isfinite(exc.instance):
+            message = f"{exc.instance} is not a finite number ({message})"
+        raise InputError(where, f"{name}: {key}: {message}") from None
 
 
 def _anchored(patrn: str) -> str:

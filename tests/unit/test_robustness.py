@@ -363,7 +363,7 @@ def test_every_schema_pattern_refuses_a_trailing_newline():
 
 def test_a_yaml_nan_or_inf_is_no_number():
     for v in (float("nan"), float("inf")):
-        with pytest.raises(InputError, match=r"sensitivity\.epsilon: (nan|inf) is not of type"):
+        with pytest.raises(InputError, match=r"sensitivity\.epsilon: (nan|inf) is not a finite"):
             validate({"sensitivity": {"epsilon": v}}, "config")
 
 
@@ -427,3 +427,10 @@ def test_predict_refuses_a_run_where_no_interval_has_every_counter(runs, tmp_pat
     with pytest.raises(InputError, match=rf"{re.escape(str(bad))}: none of its {len(t)} "
                                          "intervals has a reading of every counter"):
         _predict(runs, bad, tmp_path / "p.parquet")
+
+
+@pytest.mark.parametrize("epsilon", ["nan", "inf", "-1"])
+def test_sensitivity_eval_epsilon_is_checked_by_the_schema(tmp_path, capsys, epsilon):
+    code, _, err = _cli(capsys, "sensitivity-eval", "--data", _grid(tmp_path), "--program", "p",
+                        f"--epsilon={epsilon}")
+    _one_line_error(code, err, "replay.epsilons.0")

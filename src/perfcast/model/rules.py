@@ -222,6 +222,10 @@ def evaluate_files(trainset: str, old: Sequence[str], new: Sequence[str], out: s
     elif stable_not_run:
         log.warning("stable-interval evaluation not run: %s", stable_not_run)
     ev = pd.concat(results, ignore_index=True)
+    for col in ("predicted_cycles", "predicted_runtime_s"):  # what each benchmark's error is of
+        if col in ev:
+            require_values(ev[col], trainset, f"leave-one-out {col}", low=0,
+                           labels=ev["benchmark"].tolist(), label="benchmark")
     write_parquet(ev, out, metadata={"simulated": simulated})
     write_csv(ev, csv)
     write_text(evaluation_markdown(ev, simulated, None if phases else stable_not_run), md)
