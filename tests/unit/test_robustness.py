@@ -434,3 +434,19 @@ def test_sensitivity_eval_epsilon_is_checked_by_the_schema(tmp_path, capsys, eps
     code, _, err = _cli(capsys, "sensitivity-eval", "--data", _grid(tmp_path), "--program", "p",
                         f"--epsilon={epsilon}")
     _one_line_error(code, err, "replay.epsilons.0")
+
+
+def test_the_evaluation_refuses_a_prediction_that_is_not_finite_and_positive(runs, tmp_path):
+    old = {b: runs / "counters/g2" / f"{b}.parquet" for b in BENCHMARKS}
+    t = read_parquet(old["mcf"])
+    t["ipc"] = np.nan  # every predicted interval undefined: its total would read 0 cycles
+    old["mcf"] = tmp_path / "mcf.parquet"
+    write_parquet(t, old["mcf"])
+    out = {k: str(tmp_path / f"ev.{k}") for k in ("parquet", "csv", "md", "png")}
+    with pytest.raises(InputError, match=r"leave-one-out predicted_cycles 0\.0 in benchmark "
+                                         r"mcf \(1 of 3 values\)"):
+        evaluate_files(str(runs / "train.parquet"), [str(old[b]) for b in BENCHMARKS],
+                       [str(runs / "counters/g3" / f"{b}.parquet") for b in BENCHMARKS],
+                       out["parquet"], out["csv"], out["md"], out["png"], _knn(),
+                       benchmarks=BENCHMARKS, clock_new_ghz=2.6, simulated=True)
+    assert not any(Path(p).exists() for p in out.values())
