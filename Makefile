@@ -37,9 +37,15 @@ paper: venv
 test: venv system-deps
 	$(BIN)/python -m pytest -q
 
-# the unit tests only (tests/unit: no Snakemake run, no long measurement, no cluster)
+# the unit tests only (tests/unit: no Snakemake run, no long measurement, no cluster) and the
+# property-based tier (tests/property: generated inputs, a bounded number of examples)
 test-fast: venv
-	$(BIN)/python -m pytest -q tests/unit -m "not slow and not slurm"
+	$(BIN)/python -m pytest -q tests/unit tests/property -m "not slow and not slurm"
+
+# the property-based tier alone; HYPOTHESIS_PROFILE=thorough for many more examples
+.PHONY: test-property
+test-property: venv
+	$(BIN)/python -m pytest -q tests/property
 
 lint: venv
 	$(BIN)/ruff check .
@@ -62,4 +68,4 @@ test-lowest: venv system-deps
 	$(BIN)/pip install -q uv
 	$(BIN)/uv venv -q --clear --python $(LOWEST_PY) $(LOWEST)
 	$(BIN)/uv pip install -q --python $(LOWEST)/bin/python --resolution lowest-direct -e '.[dev]'
-	$(LOWEST)/bin/python -m pytest -q tests/unit -m "not slow and not slurm"
+	$(LOWEST)/bin/python -m pytest -q tests/unit tests/property -m "not slow and not slurm"

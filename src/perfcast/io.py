@@ -72,6 +72,8 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataF
     import pyarrow.parquet as pq
 
     path = Path(path)
+    if path.is_dir():  # pyarrow would read it as a data set of whatever files it holds
+        raise InputError(path, "is a directory", expected="a Parquet file")
     try:
         return pq.read_table(path, columns=columns).to_pandas()
     except FileNotFoundError as exc:

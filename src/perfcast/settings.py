@@ -14,9 +14,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import math
+import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -48,20 +50,31 @@ def validate(section: Mapping[str, Any] | None, name: str, *, where: str | None 
     """A copy of ``section`` validated against schema ``name`` with its defaults filled in.
 
     The same check as the workflow's (``snakemake.utils.validate`` with ``set_default``: JSON
-    Schema draft 2020-12, each missing property takes the schema's ``default``).
+    Schema draft 2020-12, each missing property takes the schema's ``default``), with JSON's
+    meaning where Python's differs: a number is finite (YAML's ``.nan`` and ``.inf`` are
+    refused) and a ``pattern`` ending in ``$`` does not accept a trailing newline. Then the
+    checks no schema can express (:data:`_CROSS_CHECKS`, e.g. two distinct generations).
 
     Raises
     ------
     InputError
         naming the key path, the offending value and what the schema expects.
     """
+    path = schema_path(name)
+    data = copy.deepcopy(dict(section or {}))
+    _check(name, {**_load(path), "$id": path.as_uri()}, data, where)
+    for check in _CROSS_CHECKS.get(name, ()):
+        check(data, name, where)
+    return data
+
+
+def _check(name: str, schema: dict, data: Any, where: str | None) -> None:
+    """Validate ``data`` in place (defaults filled) against ``schema`` (its ``$id`` a file URI,
+    for the ``$ref`` to sibling schemas)."""
     import jsonschema
     from jsonschema import Draft202012Validator, validators
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
-
-    path = schema_path(name)
-    schema = {**_load(path), "$id": path.as_uri()}
 
     def retrieve(uri: str) -> Resource:
         from urllib.parse import urlparse
@@ -80,14 +93,95 @@ def validate(section: Mapping[str, Any] | None, name: str, *, where: str | None 
         yield from Draft202012Validator.VALIDATORS["properties"](
             validator, properties, instance, subschema)
 
-    cls = validators.extend(Draft202012Validator, {"properties": set_defaults})
-    data = copy.deepcopy(dict(section or {}))
+    def pattern(validator, patrn, instance, subschema):
+        # the whole string must match: Python's ``$`` also matches before a trailing newline,
+        # so "mcf\n" would pass ``^[a-z]+$`` (ECMA-262's ``$``, JSON Schema's meaning, not)
+        if validator.is_type(instance, "string") and not re.search(_anchored(patrn), instance):
+            yield jsonschema.ValidationError(f"{instance!r} does not match {patrn!r}")
+
+    cls = validators.extend(Draft202012Validator, {"properties": set_defaults,
+                                                   "pattern": pattern},
+                            type_checker=_TYPE_CHECKER)
     try:
         cls(schema, registry=Registry(retrieve=retrieve)).validate(data)
     except jsonschema.ValidationError as exc:
         key = ".".join(str(p) for p in exc.absolute_path) or "(top level)"
-        raise InputError(where, f"{name}: {key}: {exc.message}") from None
-    return data
+        message = exc.message
+        if isinstance(exc.instance, float) and not math.isfinite(exc.instance):
+            message = f"{exc.instance} is not a finite number ({message})"
+        raise InputError(where, f"{name}: {key}: {message}") from None
+
+
+def _anchored(patrn: str) -> str:
+    """``patrn`` with a final unescaped ``$`` as ``\\Z`` (end of string, no newline before)."""
+    if patrn.endswith("$") and not patrn.endswith("\\$"):
+        return patrn[:-1] + r"\Z"
+    return patrn
+
+
+def _finite_number(checker: Any, instance: Any) -> bool:
+    """JSON numbers are finite: a YAML ``.nan`` or ``.inf`` passes no ``minimum``."""
+    return (isinstance(instance, int | float) and not isinstance(instance, bool)
+            and math.isfinite(instance))
+
+
+def _make_type_checker() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator.TYPE_CHECKER.redefine("number", _finite_number)
+
+
+_TYPE_CHECKER = _make_type_checker()
+
+
+def _distinct_generations(counters: Mapping[str, Any] | None, name: str, where: str | None,
+                          key: str = "counters.generations") -> None:
+    gens = (counters or {}).get("generations") or {}
+    if gens.get("old") is not None and gens.get("old") == gens.get("new"):
+        raise InputError(where, f"{name}: {key}: old and new are both {gens['old']!r}",
+                         expected="two different CPU generations")
+
+
+def _ascending_range(predict: Mapping[str, Any] | None, name: str, where: str | None,
+                     key: str = "predict.ipc_range") -> None:
+    low, high = (predict or {}).get("ipc_range") or (0, 1)
+    if not low < high:
+        raise InputError(where, f"{name}: {key}: [{low}, {high}] is empty",
+                         expected="[lowest, highest] with lowest < highest")
+
+
+#: checks no JSON schema can express (one key against another), per schema name
+_CROSS_CHECKS: dict[str, tuple[Callable[[dict, str, str | None], None], ...]] = {
+    "config": (lambda d, n, w: _distinct_generations(d.get("counters"), n, w),
+               lambda d, n, w: _ascending_range(d.get("predict"), n, w)),
+    "counters": (lambda d, n, w: _distinct_generations(d, n, w, "generations"),),
+    "predict": (lambda d, n, w: _ascending_range(d, n, w, "ipc_range"),),
+}
+
+
+def check_value(value: Any, name: str, pointer: str, *, flag: str, key: str) -> Any:
+    """``value`` checked against the sub-schema at ``pointer`` (``/properties/...``) of schema
+    ``name``: a command-line flag obeys the same rule as its config key ``key`` (one
+    definition).
+
+    Returns ``value``.
+
+    Raises
+    ------
+    InputError
+        naming the flag, the value and what the schema expects.
+    """
+    path = schema_path(name)
+    # a document of its own beside the schema, whose $ref the registry retrieves
+    wrapper = {"$id": path.with_name(f"{name}.flag").as_uri(), "type": "object",
+               "properties": {"value": {"$ref": f"{path.name}#{pointer}"}}}
+    try:
+        _check(name, wrapper, {"value": value}, None)
+    except InputError as exc:
+        message = str(exc).split(": value: ", 1)[-1]
+        raise InputError(None, f"{flag} {value!r}: {message}",
+                         expected=f"what the config's {key} accepts") from None
+    return value
 
 
 def build(cls: type[T], data: Mapping[str, Any], *, where: str = "") -> T:

@@ -137,6 +137,7 @@ rule model_predict:
         summary=f"{RESULTS}/predict/{{bench}}.json",
     params:
         clock_new_ghz=new_clock_ghz(),
+        settings=predict_settings(),
     log:
         f"{LOGS}/predict/{{bench}}.log",
     benchmark:

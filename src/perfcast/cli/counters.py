@@ -48,7 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("predict", help="new-generation IPC and runtime from old-gen counters")
     p.add_argument("counters", help="post-processed counters of the old generation (Parquet)")
     p.add_argument("--model", required=True, help="knn.joblib written by the train rule")
-    p.add_argument("--clock-ghz", type=float, default=None, help="new generation's clock")
+    p.add_argument("--clock-ghz", type=float, default=None, help="new generation's clock "
+                   "(checked as the config's counters.clock_ghz)")
+    p.add_argument("--ipc-range", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
+                   help="plausible IPC (default: the schema's predict.ipc_range)")
     p.add_argument("-o", "--output", required=True, help="per-interval prediction (Parquet)")
     p.set_defaults(func=_predict)
 
@@ -95,9 +98,16 @@ def _align(args: argparse.Namespace) -> int:
 
 def _predict(args: argparse.Namespace) -> int:
     from perfcast.model.rules import predict_files
+    from perfcast.model.settings import PredictSettings
+    from perfcast.settings import check_value, from_section
 
+    if args.clock_ghz is not None:
+        check_value(args.clock_ghz, "counters", "/properties/clock_ghz/additionalProperties",
+                    flag="--clock-ghz", key="counters.clock_ghz.<generation>")
+    settings = from_section(PredictSettings, _given(ipc_range=args.ipc_range), "predict")
     summary = args.output.rsplit(".", 1)[0] + ".json"
     predict_files(args.model, args.counters, args.output, summary,
-                  benchmark=Path(args.counters).stem, clock_new_ghz=args.clock_ghz)
+                  benchmark=Path(args.counters).stem, clock_new_ghz=args.clock_ghz,
+                  settings=settings)
     print(open(summary).read().strip())
     return 0

@@ -80,10 +80,11 @@ def postprocess_files(group_files: Sequence[str | Path], out: str | Path,
     pandas.DataFrame
         the table written.
     """
+    from perfcast.checks import input_file
     from perfcast.counters.postprocess import postprocess
     from perfcast.io import write_parquet
 
-    table = postprocess(list(group_files), settings)
+    table = postprocess([input_file(f) for f in group_files], settings)
     log.info("%d intervals, %d counters, join=%s, %d multiplexed intervals", len(table),
              len(settings.events), settings.join, int(table["multiplexed"].sum()))
     write_parquet(table, out, metadata={**(provenance or {}), "join": settings.join,

@@ -14,6 +14,7 @@ import joblib
 import numpy as np
 import pandas as pd
 
+from perfcast.checks import require_values
 from perfcast.errors import InputError
 from perfcast.io import (
     atomic_path,
@@ -30,8 +31,9 @@ from perfcast.model.align import align_runs, check_same_work
 from perfcast.model.conformal import Calibration, bounds, calibrate
 from perfcast.model.evaluation import empirical_coverage, evaluate_lobo
 from perfcast.model.knn import best_params, fit, model_card, predict_run
-from perfcast.model.settings import AlignSettings, KnnSettings
+from perfcast.model.settings import AlignSettings, KnnSettings, PredictSettings
 from perfcast.model.trainset import (
+    GROUP,
     benchmark_rows,
     build_trainset,
     feature_columns,
@@ -91,8 +93,11 @@ def align_files(old: str, new: str, out: str, figure: str | None, settings: Alig
     (pairs, cost) as :func:`~perfcast.model.align.align_runs`.
     """
     o, n = read_counters(old), read_counters(new)
+    for table, path in ((o, old), (n, new)):
+        check_alignable(table, path)
     check_same_work(o, n, settings.instruction_tolerance, old_path=old, new_path=new)
     pairs, cost = align_runs(o, n, settings)
+    require_values([cost], old, f"DTW cost of {old} and {new}", low=0, low_inclusive=True)
     log.info("%s: %d x %d intervals -> %d pairs, DTW cost %.6g (%s)", benchmark, len(o), len(n),
              len(pairs), cost, settings.method)
     meta = {"benchmark": benchmark, "method": settings.method,
@@ -102,6 +107,29 @@ def align_files(old: str, new: str, out: str, figure: str | None, settings: Alig
     if figure:
         plots.alignment(o, n, pairs, generations, benchmark, Path(figure))
     return pairs, cost
+
+
+def check_alignable(table: pd.DataFrame, path: str | Path) -> None:
+    """A run's table can be aligned: its cumulative instructions are finite and grow strictly,
+    its IPC is finite and positive in every interval.
+
+    Raises
+    ------
+    InputError
+        naming the file, the interval and the value.
+    """
+    labels = table["interval"].tolist()
+    if table.empty:
+        raise InputError(path, "no intervals", expected="a run of at least one interval")
+    require_values(table["ipc"], path, "IPC", low=0, labels=labels)
+    cum = table["instructions_cumulative_sum"].to_numpy(dtype=float)
+    require_values(cum, path, "cumulative instructions", low=0, labels=labels)
+    step = np.diff(cum)
+    if (step <= 0).any():
+        k = int(np.flatnonzero(step <= 0)[0]) + 1
+        raise InputError(path, f"cumulative instructions {cum[k]!r} in interval {labels[k]} do "
+                         f"not exceed the previous interval's {cum[k - 1]!r}",
+                         expected="strictly growing cumulative instructions")
 
 
 def trainset_files(aligned: Sequence[str], old_counters: Sequence[str], out: str, figure: str, *,
@@ -121,8 +149,18 @@ def trainset_files(aligned: Sequence[str], old_counters: Sequence[str], out: str
     parts = []
     for i, bench in enumerate(benchmarks):
         keep = stable_intervals(phases[i]) if phases else None
-        parts.append(benchmark_rows(bench, read_counters(old_counters[i]),
-                                    read_parquet(aligned[i]), keep))
+        old = read_counters(old_counters[i])
+        # a counter without any reading would drop every row of the benchmark: fail instead
+        require_readings(old, feature_columns(old), old_counters[i])
+        pairs = read_parquet(aligned[i])
+        rows = benchmark_rows(bench, old, pairs, keep)
+        if rows.empty:
+            raise InputError(aligned[i], f"benchmark {bench!r} gives no training row: none of "
+                             f"its {len(pairs)} aligned pairs has finite counters and IPC ratio"
+                             + (" in its stable phase" if keep is not None else ""),
+                             expected="aligned pairs with readings")
+        log.info("%s: %d of %d aligned pairs are training rows", bench, len(rows), len(pairs))
+        parts.append(rows)
     train = build_trainset(parts)
     log.info("training set: %d rows, %d benchmarks, stable_only=%s", len(train), len(parts),
              bool(phases))
@@ -197,6 +235,10 @@ def evaluate_files(trainset: str, old: Sequence[str], new: Sequence[str], out: s
     """
     train = read_parquet(trainset)
     features = feature_columns(train)
+    absent = sorted(set(benchmarks) - set(train[GROUP]))
+    if absent:  # every benchmark is evaluated, or the job says which is not and why
+        raise InputError(trainset, f"no training row of benchmark(s) {absent}: they cannot be "
+                         "evaluated", expected=f"rows of every benchmark {sorted(benchmarks)}")
     co = {b: read_counters(p) for b, p in zip(benchmarks, old, strict=True)}
     cn = {b: read_counters(p) for b, p in zip(benchmarks, new, strict=True)}
     results = [evaluate_lobo(train, co, cn, features, settings, clock_new_ghz, label="all")]
@@ -208,6 +250,10 @@ def evaluate_files(trainset: str, old: Sequence[str], new: Sequence[str], out: s
     elif stable_not_run:
         log.warning("stable-interval evaluation not run: %s", stable_not_run)
     ev = pd.concat(results, ignore_index=True)
+    for col in ("predicted_cycles", "predicted_runtime_s"):  # what each benchmark's error is of
+        if col in ev:
+            require_values(ev[col], trainset, f"leave-one-out {col}", low=0,
+                           labels=ev["benchmark"].tolist(), label="benchmark")
     write_parquet(ev, out, metadata={"simulated": simulated})
     write_csv(ev, csv)
     write_text(evaluation_markdown(ev, simulated, None if phases else stable_not_run), md)
@@ -252,6 +298,45 @@ def evaluation_markdown(ev: pd.DataFrame, simulated: bool,
     return "\n".join(lines)
 
 
+def require_readings(table: pd.DataFrame, features: Sequence[str], path: str | Path) -> None:
+    """Every counter column holds at least one reading.
+
+    A counter that perf reported as ``<not supported>`` or ``<not counted>`` in every interval
+    is all NaN after post-processing: the model's input is then undefined, so the run fails
+    rather than leave the benchmark out or predict from nothing.
+
+    Raises
+    ------
+    InputError
+        naming the file and the counter.
+    """
+    for f in features:
+        if not np.isfinite(table[f].to_numpy(dtype=float)).any():
+            raise InputError(path, f"counter {f.removesuffix('_pki')!r} ({f}) has no reading in "
+                             f"any of its {len(table)} intervals (perf's <not supported> or "
+                             "<not counted>)", expected="a counter the PMU counts on this run")
+
+
+def check_prediction(pred: pd.DataFrame, path: str | Path, settings: PredictSettings) -> None:
+    """A prediction's invariants: new-generation cycles and runtime finite and positive, IPC
+    within ``settings.ipc_range``.
+
+    Raises
+    ------
+    InputError
+        naming the counter file, the interval and the value.
+    """
+    low, high = settings.ipc_range
+    labels = pred["interval"].tolist()
+    require_values(pred["ipc_new_pred"], path, "predicted new-generation IPC", low=low,
+                   high=high, low_inclusive=True, labels=labels)
+    require_values(pred["cycles_new_pred"], path, "predicted new-generation cycles", low=0,
+                   labels=labels)
+    if "runtime_new_pred_s" in pred:
+        require_values(pred["runtime_new_pred_s"], path, "predicted runtime (s)", low=0,
+                       labels=labels)
+
+
 def load_model(path: str | Path) -> dict:
     """A model written by :func:`train_files`: ``{"model", "features", "versions"}``.
 
@@ -270,7 +355,7 @@ def load_model(path: str | Path) -> dict:
 
 
 def predict_files(model: str, counters: str, out: str, summary: str, *, benchmark: str,
-                  clock_new_ghz: float | None) -> dict[str, Any]:
+                  clock_new_ghz: float | None, settings: PredictSettings) -> dict[str, Any]:
     """Rule ``model_predict`` (and ``perfcast predict``): the new generation's IPC, cycles and
     runtime of a benchmark measured on the old generation only
     (:func:`perfcast.model.knn.predict_run`).
@@ -283,6 +368,7 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
     summary : the summary (JSON): totals and means, predicted and measured.
     benchmark : the benchmark's name (in the summary).
     clock_new_ghz : the new generation's clock (adds the predicted runtime; None: cycles only).
+    settings : the ``predict`` section (the plausible IPC range).
 
     Returns
     -------
@@ -292,7 +378,9 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
     Raises
     ------
     InputError
-        an unreadable model or table, or a table without the model's counters.
+        an unreadable model or table, a table without the model's counters or with a counter
+        that has no reading in any interval, or a prediction that is not finite and plausible
+        (:func:`check_prediction`): nothing is written then.
     """
     bundle = load_model(model)
     table = read_counters(counters)
@@ -304,7 +392,15 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
         raise InputError(model, "has no interval calibration (written by an older perfcast)",
                          expected="a model retrained by this version (rule model_train)")
     cal = Calibration(**bundle["calibration"])
+    require_readings(table, bundle["features"], counters)
+    for col in ("duration_s", "cycles", "instructions"):
+        require_values(table[col], counters, col, low=0, labels=table["interval"].tolist())
     pred = predict_run(bundle["model"], table, bundle["features"], clock_new_ghz)
+    if len(pred) and pred["imputed"].all():  # nothing to borrow a ratio from
+        raise InputError(counters, f"none of its {len(pred)} intervals has a reading of every "
+                         f"counter {list(bundle['features'])}",
+                         expected="at least one interval with all the model's counters")
+    check_prediction(pred, counters, settings)
     total_cycles = float(pred["cycles_new_pred"].sum())
     q, used = cal.quantile("cycles")
     lo, hi = bounds(total_cycles, q)
@@ -334,6 +430,7 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
         rt_lo, rt_hi = bounds(runtime, q_rt)
         info |= {"predicted_new_runtime_s": runtime, "predicted_new_runtime_s_lower": rt_lo,
                  "predicted_new_runtime_s_upper": rt_hi}
+    info["ipc_range"] = list(settings.ipc_range)
     write_parquet(pred, out, metadata=info)
     write_json(info, summary)
     return info

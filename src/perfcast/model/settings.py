@@ -52,3 +52,16 @@ class KnnSettings:
     log1p: bool
     max_rows_per_benchmark: int | None
     coverage: float
+
+
+@dataclass(frozen=True)
+class PredictSettings:
+    """The keys of the ``predict`` section the prediction uses.
+
+    Attributes
+    ----------
+    ipc_range : the plausible IPC ``(lowest, highest)``: a predicted or measured IPC outside it
+        fails the job (a counter that is wrong, not a slow or fast program).
+    """
+
+    ipc_range: tuple[float, float]

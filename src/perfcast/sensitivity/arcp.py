@@ -205,7 +205,7 @@ def _by_program(cells: Cells, wb: Workbook, where: str) -> Iterator[Row]:
                 yield _row(name, wb.metric, _value(cells, r, c, where), **{wb.column: level})
 
 
-_CODE = re.compile(r"^(\d)(\d(?:\.\d)?)(\d)$")
+_CODE = re.compile(r"(\d)(\d(?:\.\d)?)(\d)")
 
 
 def _coded_pairs(cells: Cells, wb: Workbook, where: str) -> Iterator[Row]:
@@ -225,7 +225,7 @@ def _coded_pairs(cells: Cells, wb: Workbook, where: str) -> Iterator[Row]:
         if (c - 1) % 3 != 0:
             raise _cell_error(where, r, c, f"holds {v!r} between two label/value pairs",
                               "an empty column after every pair")
-        m = _CODE.match(_text(v))
+        m = _CODE.fullmatch(_text(v))
         if not m:
             raise _cell_error(where, r, c, f"holds {v!r}",
                               "a cpu-mem-net label such as 232 or 23.52")

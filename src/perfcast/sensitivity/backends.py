@@ -203,9 +203,11 @@ class CgroupBackend:
     def probe(self) -> None:
         """Check that this host lets us restrict a run, before any run is made.
 
-        Creates (and removes) one empty group with the limits of the lowest level of every
-        dimension, which is what each restricted run needs: root (or a delegated cgroup v2
-        subtree) and the dimensions' controllers. Shaping a network interface needs root too.
+        First removes the groups of this prefix that a killed earlier job left
+        (:func:`~perfcast.sensitivity.cgroups.remove_stale`, logged). Creates (and removes) one
+        empty group with the limits of the lowest level of every dimension, which is what each
+        restricted run needs: root (or a delegated cgroup v2 subtree) and the dimensions'
+        controllers. Shaping a network interface needs root too.
 
         Raises
         ------
@@ -215,6 +217,9 @@ class CgroupBackend:
         lowest = {d.name: d.levels[0] for d in self.model.dims}
         limits, net_bits = self.limits(lowest)
         cg = self.settings.cgroup
+        if os.geteuid() == 0:  # groups a SIGKILLed earlier job left (only root made them)
+            for stale in cgroups.remove_stale(cg.prefix, cg.parent):
+                log.warning("%s", stale)
         with cgroups.fresh_cgroup(limits, version=cg.version, parent=cg.parent, prefix=cg.prefix):
             pass
         if net_bits is not None and os.geteuid() != 0:

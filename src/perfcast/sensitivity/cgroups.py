@@ -34,6 +34,7 @@ import contextlib
 import errno
 import itertools
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -402,6 +403,94 @@ class CgroupV2:
 
 
 Cgroup = CgroupV1 | CgroupV2
+
+
+@dataclass(frozen=True)
+class StaleGroup:
+    """A group a killed earlier run left behind, removed by :func:`remove_stale`."""
+
+    name: str
+    paths: tuple[Path, ...]
+    owner_pid: int
+    killed: int
+
+    def __str__(self) -> str:
+        return (f"removed cgroup {self.name} left by a killed earlier run (owner pid "
+                f"{self.owner_pid} is dead; {self.killed} leftover process(es) killed): "
+                + ", ".join(map(str, self.paths)))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _group_roots(parent: str) -> list[Path]:
+    """Where this process's runs make their groups: in each v1 hierarchy its own group; in v2
+    ``<mount>/<parent>``."""
+    roots = []
+    for ctrl, mnt in sorted(v1_mounts().items()):
+        root = Path(mnt) / own_cgroup(ctrl).lstrip("/")
+        if root not in roots and root.is_dir():
+            roots.append(root)
+    mnt2 = v2_mount()
+    if mnt2 is not None and (Path(mnt2) / (parent.strip("/") or "perfcast")).is_dir():
+        roots.append(Path(mnt2) / (parent.strip("/") or "perfcast"))
+    return roots
+
+
+def remove_stale(prefix: str, parent: str = "") -> list[StaleGroup]:
+    """Remove the groups ``<prefix>-<pid>-<n>`` whose owner ``pid`` is dead.
+
+    A run's group is removed when the run ends, also when it fails; only a SIGKILLed job (or a
+    crashed host) leaves one, with the killed job's program possibly still running in it. The
+    next profiling run calls this first: it kills what is left in such a group and removes it.
+    A group whose owner lives (a concurrent job) is left alone.
+
+    Parameters
+    ----------
+    prefix : the groups' name prefix (``sensitivity.cgroup.prefix``).
+    parent : v2 only, the group the runs' groups go under (empty: ``perfcast``).
+
+    Returns
+    -------
+    list of StaleGroup
+        the groups removed, by name (each with its directory in every v1 hierarchy).
+
+    Raises
+    ------
+    HostCapabilityError
+        a stale group that cannot be removed.
+    """
+    pattern = re.compile(rf"{re.escape(prefix)}-(\d+)-\d+")
+    stale: dict[str, list[Path]] = {}
+    for root in _group_roots(parent):
+        for d in sorted(root.iterdir()):
+            m = pattern.fullmatch(d.name)
+            if m is not None and d.is_dir() and not _pid_alive(int(m.group(1))):
+                stale.setdefault(d.name, []).append(d)
+    removed = []
+    for name, dirs in sorted(stale.items()):
+        procs = [d / "cgroup.procs" for d in dirs]
+        left: set[str] = set()
+        for f in procs:
+            with contextlib.suppress(OSError):
+                left.update(f.read_text().split())
+        for d in dirs:
+            if (d / "cgroup.kill").exists():
+                with contextlib.suppress(OSError):
+                    (d / "cgroup.kill").write_text("1")
+        _kill_and_wait(procs)
+        for d in dirs:
+            _rmdir(d)
+        owner = int(pattern.fullmatch(name).group(1))  # type: ignore[union-attr]
+        removed.append(StaleGroup(name, tuple(dirs), owner, len(left)))
+    return removed
 
 
 def make_cgroup(limits: Limits, *, version: str = "auto", parent: str = "",

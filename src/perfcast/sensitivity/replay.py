@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from perfcast.checks import input_file, require_values
 from perfcast.errors import InputError
 from perfcast.sensitivity.backends import RunOutcome
 from perfcast.sensitivity.metrics import sensitivity_array
@@ -91,11 +92,11 @@ def read_measurements(path: str | Path) -> pd.DataFrame:
         the file is missing or unreadable, a column is missing, or a cell is not a number
         (naming the file and line).
     """
-    path = Path(path)
+    path = input_file(path)
     try:
         df = pd.read_csv(path)
-    except FileNotFoundError as exc:
-        raise InputError(path, "measurement table not found") from exc
+    except pd.errors.EmptyDataError:
+        raise InputError(path, "empty file", expected="a CSV table with a header row") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InputError(path, f"not a readable CSV: {exc}") from exc
     missing = [c for c in REQUIRED if c not in df.columns]
@@ -111,6 +112,10 @@ def read_measurements(path: str | Path) -> pd.DataFrame:
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(path, f"column {col!r} holds {df[col].iloc[i]!r}", row=i + 2,
                              expected="a number or an empty cell")
+        # a level or a measurement is a finite number >= 0 (an empty cell: a failed run)
+        given = num.notna().to_numpy()
+        require_values(num.to_numpy()[given], path, col, low=0,
+                       low_inclusive=True, lines=np.flatnonzero(given) + 2)
         df[col] = num
     df["program"] = df["program"].astype(str)
     df.attrs["path"] = str(path)

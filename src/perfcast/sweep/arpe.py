@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from perfcast.checks import read_text, require_values
 from perfcast.errors import InputError
 from perfcast.sweep.space import point_id
 from perfcast.sweep.table import runs_frame
@@ -84,7 +85,7 @@ def read_iteration(run_dir: Path, parameters: Sequence[str]) -> dict[str, Any]:
                               "returncode": None, "signal": None, "timed_out": False}
     values: list[int | float] | None = None
     if timed.exists():
-        tokens = timed.read_text().split()
+        tokens = read_text(timed).split()
         if len(tokens) < 3:
             raise InputError(timed, f"{len(tokens)} fields", row=1,
                              expected="REAL USER SYS and the parameter values")
@@ -96,10 +97,14 @@ def read_iteration(run_dir: Path, parameters: Sequence[str]) -> dict[str, Any]:
                                  row=1, expected=f"{len(parameters)} for {list(parameters)}")
             values = [_value(t, timed) for t in tokens[3:]]
     elif (run_dir / RAW_TIMED).exists():
-        real, user, sys_ = parse_time_p((run_dir / RAW_TIMED).read_text(), run_dir / RAW_TIMED)
+        timed = run_dir / RAW_TIMED
+        real, user, sys_ = parse_time_p(read_text(timed), timed)
     else:
         real = user = sys_ = math.nan
         record["status"] = "missing"
+    if record["status"] == "ok":  # time -p gives finite seconds >= 0
+        require_values([real, user, sys_], timed, "time (s)", low=0, low_inclusive=True,
+                       labels=["real", "user", "sys"], label="field")
     from_name = config_dir.name.split("-")
     if values is None:
         if len(from_name) != len(parameters):
@@ -116,7 +121,7 @@ def read_iteration(run_dir: Path, parameters: Sequence[str]) -> dict[str, Any]:
                   cpu_util=(user + sys_) / real if real > 0 else math.nan,
                   max_rss_kb=math.nan, source=str(run_dir))
     if (run_dir / PIDSTAT).exists():
-        record["custom"] = {"pidstat_cpu_util": parse_pidstat((run_dir / PIDSTAT).read_text())}
+        record["custom"] = {"pidstat_cpu_util": parse_pidstat(read_text(run_dir / PIDSTAT))}
     return record
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfcast.checks import input_file, require_values
 from perfcast.errors import InputError
 from perfcast.sweep.space import is_numeric
 
@@ -93,9 +94,7 @@ def summary(df: pd.DataFrame, parameters: Sequence[str]) -> dict[str, Any]:
 def load_table(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
     """A CSV (or Parquet) table to fit: the named columns must exist and hold numbers; rows of
     a run table whose ``status`` is not ok are left out (failed runs have no timings)."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(path, "file not found")
+    path = input_file(path)
     if path.suffix == ".parquet":
         from perfcast.io import read_parquet
 
@@ -116,5 +115,8 @@ def load_table(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(path, f"column {c!r} holds {df[c].iloc[i]!r}, not a number",
                              row=i + 2, expected="numbers (or an empty cell)")
+        given = values.notna().to_numpy()
+        require_values(values.to_numpy()[given], path, f"column {c!r} value",
+                       lines=np.flatnonzero(given) + 2)
         df[c] = values
     return ok_rows(df).reset_index(drop=True)

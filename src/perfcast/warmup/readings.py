@@ -19,14 +19,15 @@ from pathlib import Path
 
 import numpy as np
 
+from perfcast.checks import require_magnitude
 from perfcast.errors import InputError
 
-_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
 def _parse_float(text: str) -> float | None:
     text = text.strip()
-    if _NUMBER.match(text):
+    if _NUMBER.fullmatch(text):
         return float(text)
     if text.lower() in {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "-infinity"}:
         return float(text)
@@ -88,6 +89,7 @@ class ReadingParser:
             if not math.isfinite(v) or v < 0:
                 raise InputError(source, f"unit reading {line.strip()!r} is not a duration",
                                  row=lineno, expected="a finite number >= 0")
+            require_magnitude(v, source, line.strip(), lineno)
             values.append(v * self.scale)
             times.append(t)
         return np.asarray(values, dtype=float), np.asarray(times, dtype=float), ignored
@@ -130,6 +132,7 @@ def parse_reading(line: str, name: str, lineno: int, *, allow_negative: bool = F
     if v < 0 and not allow_negative:
         raise InputError(name, f"negative reading {s}", row=lineno,
                          expected="a duration or rate >= 0")
+    require_magnitude(v, name, s, lineno)
     return v
 
 
@@ -175,6 +178,8 @@ def read_rounds(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         if t is None or not math.isfinite(t) or t <= 0:
             raise InputError(name, f"duration_s {r[it].strip()!r} is not a positive duration",
                              row=lineno, expected="duration_s > 0 seconds")
+        require_magnitude(w, name, r[iw].strip(), lineno)
+        require_magnitude(t, name, r[it].strip(), lineno)
         work.append(w)
         dur.append(t)
     if not work:

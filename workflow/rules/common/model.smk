@@ -8,11 +8,12 @@
 # says in evaluation.md that its stable-interval half was not run, and why.
 from snakemake.exceptions import WorkflowError
 
-from perfcast.model.settings import AlignSettings, KnnSettings
+from perfcast.model.settings import AlignSettings, KnnSettings, PredictSettings
 from perfcast.settings import as_params, build
 
 MODEL = section("model")
 ALIGN = section("align")
+PREDICT = section("predict")
 #: why the stable-interval evaluation is missing when the warmup stage labels no phases
 STABLE_NOT_RUN = (
     "the intervals labelled stable come from the warmup stage's phase analysis of the counter "
@@ -104,3 +105,9 @@ def stable_evaluation_not_run():
 def new_clock_ghz():
     """counters.clock_ghz of the new generation (None: runtimes are not predicted)."""
     return COUNTERS["clock_ghz"].get(NEW) if COUNTERS else None
+
+
+def predict_settings():
+    """The predict section's keys the prediction uses (perfcast.model.settings.PredictSettings):
+    a change of predict.benchmarks reruns nothing by itself."""
+    return as_params(build(PredictSettings, PREDICT))

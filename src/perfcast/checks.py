@@ -1,0 +1,110 @@
+"""Checks every stage shares: an input is a readable file, a result is a finite, plausible number.
+
+Each failure is an :class:`~perfcast.errors.InputError` naming the file (and the line or row) and
+what was expected, so a bad input ends in one line, never in a traceback or a silent NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from perfcast.errors import InputError
+
+#: the largest magnitude a reading may have: sums and squares of a few million of them stay
+#: finite in double precision (1.8e308), so an estimate never fails for an overflow it hides
+MAX_MAGNITUDE = 1e150
+
+
+def input_file(path: str | Path) -> Path:
+    """``path`` as a Path, when it names an existing file (not a directory).
+
+    Raises
+    ------
+    InputError
+        the path does not exist or is a directory.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(p, "is a directory", expected="a file")
+    if not p.exists():
+        raise InputError(p, "file not found")
+    return p
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a file (UTF-8).
+
+    Raises
+    ------
+    InputError
+        missing, a directory, unreadable, or not text (binary bytes).
+    """
+    p = input_file(path)
+    try:
+        return p.read_text()
+    except UnicodeDecodeError as exc:
+        raise InputError(p, f"not a text file (byte {exc.start}: {exc.reason})",
+                         expected="UTF-8 text") from None
+    except OSError as exc:
+        raise InputError(p, f"cannot be read: {exc.strerror}") from None
+
+
+def require_values(values: Sequence[float] | np.ndarray, path: str | Path | None, what: str, *,
+                   low: float | None = None, high: float | None = None,
+                   low_inclusive: bool = False, labels: Sequence[object] | None = None,
+                   label: str = "interval", lines: Sequence[int] | None = None) -> None:
+    """Every value finite and within ``(low, high]`` (``[low, high]`` with ``low_inclusive``).
+
+    Parameters
+    ----------
+    values : the numbers to check.
+    path : the file they come from (or belong to).
+    what : their name in the message (``"predicted cycles"``).
+    low, high : the plausible range (None: unbounded on that side).
+    labels : per value, its name in the message (e.g. the interval number); None: its position.
+    label : what a label is (``"interval"``, ``"row"``).
+    lines : per value, its line in ``path`` (1-based), named in the error instead of a label.
+
+    Raises
+    ------
+    InputError
+        naming the file, the first offending value and where it is.
+    """
+    x = np.asarray(values, dtype=float)
+    ok = np.isfinite(x) & (np.abs(x) <= MAX_MAGNITUDE)
+    if low is not None:
+        ok &= (x >= low) if low_inclusive else (x > low)
+    if high is not None:
+        ok &= x <= high
+    if ok.all():
+        return
+    i = int(np.flatnonzero(~ok)[0])
+    where = "" if lines is not None else \
+        f" in {label} {labels[i] if labels is not None else i}"
+    lo = "" if low is None else (f"{low:g} <= " if low_inclusive else f"{low:g} < ")
+    hi = "" if high is None else f" <= {high:g}"
+    bad = f"{int((~ok).sum())} of {len(x)} values"
+    size = f", of magnitude at most {MAX_MAGNITUDE:g}" if abs(x[i]) > MAX_MAGNITUDE else ""
+    raise InputError(path, f"{what} {float(x[i])!r}{where} ({bad})",
+                     row=None if lines is None else int(lines[i]),
+                     expected=f"a finite {lo}{what}{hi}{size}")
+
+
+def require_magnitude(value: float, path: str | Path, text: str, row: int | None) -> None:
+    """A number read from ``path`` (line ``row``) is 0 or of a magnitude within
+    ``[1 / MAX_MAGNITUDE, MAX_MAGNITUDE]``: beyond it the sums, squares and reciprocals of an
+    estimate overflow or underflow, and the estimate would fail for a wrong reason.
+
+    Raises
+    ------
+    InputError
+        naming the file, the line and the text read.
+    """
+    if abs(value) > MAX_MAGNITUDE or 0 < abs(value) < 1 / MAX_MAGNITUDE:
+        size = "large" if abs(value) > 1 else "small"
+        raise InputError(path, f"{text!r} is too {size} to compute with", row=row,
+                         expected=f"0 or a magnitude between {1 / MAX_MAGNITUDE:g} and "
+                                  f"{MAX_MAGNITUDE:g}")
