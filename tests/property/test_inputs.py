@@ -242,15 +242,27 @@ def model(tmp_path_factory) -> Path:
     """A model trained on a synthetic training set (ratio a known function of one counter)."""
     d = tmp_path_factory.mktemp("model")
     rng = np.random.default_rng(0)
-    parts = []
+    parts, old, new = [], [], []
     for b in ("a", "b", "c"):
         f1, f2 = rng.uniform(0, 10, 50), rng.uniform(0, 10, 50)
+        ratio = 1 + 0.05 * f1
         parts.append(pd.DataFrame({"benchmark": b, "old_interval": np.arange(50),
-                                   "new_interval": np.arange(50), "ipc_ratio": 1 + 0.05 * f1,
+                                   "new_interval": np.arange(50), "ipc_ratio": ratio,
                                    "f1_pki": f1, "f2_pki": f2}))
+        instr = np.full(50, 1e8)
+        run = {"interval": np.arange(50), "time": np.arange(1, 51) / 10,
+               "duration_s": np.full(50, 0.1), "instructions": instr, "cycles": instr,
+               "ipc": np.ones(50), "instructions_cumulative_sum": np.cumsum(instr),
+               "f1_pki": f1, "f2_pki": f2}
+        old.append(d / f"{b}.old.parquet")
+        new.append(d / f"{b}.new.parquet")
+        write_parquet(pd.DataFrame(run), old[-1])
+        write_parquet(pd.DataFrame(run | {"cycles": instr / ratio, "ipc": ratio}), new[-1])
     write_parquet(pd.concat(parts, ignore_index=True), d / "train.parquet")
-    train_files(str(d / "train.parquet"), str(d / "knn.joblib"), str(d / "knn.json"),
-                from_section(KnnSettings, {"n_neighbors": [3], "cv_folds": 2}, "model"))
+    train_files(str(d / "train.parquet"), [str(p) for p in old], [str(p) for p in new],
+                str(d / "knn.joblib"), str(d / "knn.json"),
+                from_section(KnnSettings, {"n_neighbors": [3], "cv_folds": 2}, "model"),
+                benchmarks=["a", "b", "c"], clock_new_ghz=None)
     return d / "knn.joblib"
 
 

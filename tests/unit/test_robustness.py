@@ -71,8 +71,11 @@ def runs(tmp_path_factory) -> Path:
                     from_section(AlignSettings, {}, "align"), benchmark=b,
                     generations=("g2", "g3"))
     _trainset(root, root / "train.parquet")
-    train_files(str(root / "train.parquet"), str(root / "knn.joblib"), str(root / "knn.json"),
-                _knn())
+    train_files(str(root / "train.parquet"),
+                [str(root / "counters/g2" / f"{b}.parquet") for b in BENCHMARKS],
+                [str(root / "counters/g3" / f"{b}.parquet") for b in BENCHMARKS],
+                str(root / "knn.joblib"), str(root / "knn.json"), _knn(),
+                benchmarks=BENCHMARKS, clock_new_ghz=CLOCK["g3"])
     return root
 
 
@@ -450,3 +453,20 @@ def test_the_evaluation_refuses_a_prediction_that_is_not_finite_and_positive(run
                        out["parquet"], out["csv"], out["md"], out["png"], _knn(),
                        benchmarks=BENCHMARKS, clock_new_ghz=2.6, simulated=True)
     assert not any(Path(p).exists() for p in out.values())
+
+
+def test_training_refuses_a_benchmark_that_cannot_calibrate_the_intervals(runs, tmp_path):
+    """A benchmark whose old table gives no finite prediction cannot give a conformity score:
+    the model job fails naming it, instead of calibrating on the others silently."""
+    old = {b: runs / "counters/g2" / f"{b}.parquet" for b in BENCHMARKS}
+    t = read_parquet(old["mcf"])
+    t["ipc"] = np.nan
+    old["mcf"] = tmp_path / "mcf.parquet"
+    write_parquet(t, old["mcf"])
+    with pytest.raises(InputError, match=r"mcf\.parquet: benchmark mcf: its total cycles "
+                                         r"predicted without it are not finite"):
+        train_files(str(runs / "train.parquet"), [str(old[b]) for b in BENCHMARKS],
+                    [str(runs / "counters/g3" / f"{b}.parquet") for b in BENCHMARKS],
+                    str(tmp_path / "knn.joblib"), str(tmp_path / "knn.json"), _knn(),
+                    benchmarks=BENCHMARKS, clock_new_ghz=2.6)
+    assert not (tmp_path / "knn.joblib").exists()

@@ -76,11 +76,16 @@ def bounds(value: float, q: float) -> tuple[float, float]:
 def log_errors(model, old: pd.DataFrame, new: pd.DataFrame, features: list[str],
                clock_ghz: float | None) -> tuple[float, float]:
     """``log(predicted / measured)`` of one benchmark's total new-generation cycles and of its
-    runtime (NaN without a clock)."""
+    runtime (NaN without a clock, and where a total is not finite and positive: the callers'
+    checks name the benchmark)."""
     pred = predict_run(model, old, features, clock_ghz)
     cycles = float(pred["cycles_new_pred"].sum())
-    e_cycles = math.log(cycles / float(new["cycles"].sum()))
-    e_rt = (math.log(cycles / (clock_ghz * 1e9) / float(new["duration_s"].sum()))
+
+    def log_ratio(a: float, b: float) -> float:
+        return math.log(a / b) if a > 0 and b > 0 and math.isfinite(a / b) else math.nan
+
+    e_cycles = log_ratio(cycles, float(new["cycles"].sum()))
+    e_rt = (log_ratio(cycles / (clock_ghz * 1e9), float(new["duration_s"].sum()))
             if clock_ghz else math.nan)
     return e_cycles, e_rt
 

@@ -195,6 +195,12 @@ def train_files(trainset: str, old: Sequence[str], new: Sequence[str], model_out
     co = {b: read_counters(p) for b, p in zip(benchmarks, old, strict=True)}
     cn = {b: read_counters(p) for b, p in zip(benchmarks, new, strict=True)}
     cal = calibrate(train, co, cn, features, settings, best_params(search), clock_new_ghz)
+    bad = [b for b, e in cal.cycles.items() if not np.isfinite(e)]
+    if bad:
+        raise InputError(old[list(benchmarks).index(bad[0])],
+                         f"benchmark {bad[0]}: its total cycles predicted without it are not "
+                         "finite and positive, so it cannot calibrate the prediction intervals",
+                         expected="counter tables with finite positive IPC and instructions")
     card = model_card(search, features, train, settings)
     card["stable_only"] = parquet_metadata(trainset).get("stable_only", False)
     q, used = cal.quantile("cycles")
