@@ -6,6 +6,8 @@
    dimension, the other dimensions held at their ceiling (non-effective ones at the lower
    bound) - the *1-D probes*. ``lhs``: the same number of levels per dimension, boundary levels
    plus Latin hypercube interior levels. ``brute``: every level up to the ceiling.
+   ``adaptive`` (ours): budgeted joint refinement of the product of levels over all effective
+   dimensions (:func:`~perfcast.sensitivity.sampling.adaptive_product`).
 3. Measure the Cartesian product of the chosen levels (the probes are part of it, so each point
    runs once).
 4. Fill the whole grid by sequential 1-D PCHIP (:mod:`perfcast.sensitivity.interpolation`).
@@ -29,10 +31,10 @@ from perfcast.sensitivity.backends import Backend, RunOutcome
 from perfcast.sensitivity.interpolation import sequential_pchip
 from perfcast.sensitivity.metrics import sensitivity
 from perfcast.sensitivity.resources import AxisRange, ResourceModel
-from perfcast.sensitivity.sampling import binary_recursive_search, lhs_levels
+from perfcast.sensitivity.sampling import adaptive_product, binary_recursive_search, lhs_levels
 
 log = logging.getLogger(__name__)
-SAMPLINGS = ("binary", "lhs", "brute")
+SAMPLINGS = ("binary", "lhs", "brute", "adaptive")
 
 
 class ProfileError(RuntimeError):
@@ -93,6 +95,8 @@ class ProfileResult:
     probe_points: int
     #: per dimension, the segments binary search bisected: (low level, high level, |dS|)
     splits: dict[str, list[tuple[float, float, float]]] = field(default_factory=dict)
+    #: ``adaptive`` only: the chosen levels after each refinement step (corners first)
+    trace: tuple[tuple[tuple[int, ...], ...], ...] = ()
 
     @property
     def product_points(self) -> int:
@@ -115,16 +119,18 @@ class ProfileResult:
         return mask
 
     def score(self, truth: np.ndarray, mask: np.ndarray | None = None) -> dict[str, float]:
-        """Average / largest absolute error against ``truth`` inside the profiled box and over
-        the whole grid (where ``mask``, e.g. truth known, allows)."""
+        """Average absolute error against ``truth`` inside the profiled box (``mae``) and over
+        the whole grid (``mae_full_grid``, where ``mask``, e.g. truth known, allows); the
+        largest error in each, and the whole grid's worst cell."""
         truth = np.asarray(truth, dtype=float)
         ok = np.isfinite(truth) if mask is None else (mask & np.isfinite(truth))
         err = np.abs(self.grid - truth)
         box = ok & self.region_mask()
-        worst = np.unravel_index(np.nanargmax(np.where(box, err, -1.0)), err.shape)
+        worst = np.unravel_index(np.nanargmax(np.where(ok, err, -1.0)), err.shape)
         return {
             "mae": float(err[box].mean()) if box.any() else float("nan"),
-            "max_abs_error": float(err[box].max()) if box.any() else float("nan"),
+            "max_abs_error_box": float(err[box].max()) if box.any() else float("nan"),
+            "max_abs_error": float(err[ok].max()) if ok.any() else float("nan"),
             "mae_full_grid": float(err[ok].mean()) if ok.any() else float("nan"),
             "cells_scored": int(box.sum()),
             "cells_full_grid": int(ok.sum()),
@@ -206,6 +212,7 @@ def profile(
     program: str = "",
     baseline: RunOutcome | None = None,
     cache: dict[tuple[int, ...], Measurement] | None = None,
+    budget: int | None = None,
 ) -> ProfileResult:
     """Run one campaign on ``backend`` (see the module docstring).
 
@@ -217,7 +224,7 @@ def profile(
     ----------
     backend : where runs come from (cgroup or replay).
     epsilon : binary recursive search bisects while ``|dS| > epsilon``.
-    sampling : ``binary``, ``lhs`` or ``brute``.
+    sampling : ``binary``, ``lhs``, ``brute`` or ``adaptive``.
     counts : ``lhs`` only, levels per dimension (normally those binary search chose); without
         them binary search runs first to find them.
     seed : the Latin hypercube's seed.
@@ -226,6 +233,8 @@ def profile(
     program : names the program in the result and the log.
     baseline : the unrestricted run, if already made.
     cache : measured points, shared by campaigns compared on one backend (each point runs once).
+    budget : ``adaptive`` only, the most grid points measured (None: until no segment varies
+        by more than ``epsilon``).
 
     Returns
     -------
@@ -282,6 +291,12 @@ def profile(
         rng = np.random.default_rng(seed)
         chosen = tuple(tuple(lhs_levels(r.ceiling + 1, int(k), rng)) if r.effective else (0,)
                        for r, k in zip(ranges, counts, strict=True))
+    elif sampling == "adaptive":
+        trace: list[tuple[tuple[int, ...], ...]] = []
+        coords = [r.dim.coords[: r.ceiling + 1] if r.effective else r.dim.coords[:1]
+                  for r in ranges]
+        chosen = adaptive_product(coords, lambda idx: measure(idx, "adaptive"), budget=budget,
+                                  epsilon=epsilon, trace=trace)
     else:
         chosen = tuple(tuple(r.indices) for r in ranges)
 
@@ -295,4 +310,5 @@ def profile(
                          epsilon=epsilon, model=model, baseline=base, peaks=peaks,
                          ranges=ranges, chosen=chosen,
                          measurements=[measure.done[i] for i in measure.touched],
-                         grid=grid, probe_points=probe_points, splits=splits)
+                         grid=grid, probe_points=probe_points, splits=splits,
+                         trace=tuple(trace) if sampling == "adaptive" else ())
