@@ -117,7 +117,8 @@ def profile_program(settings: ProfileSettings, out_grid: str | Path, out_runs: s
     base = be.unrestricted()
     cache: dict[tuple[int, ...], Measurement] = {}
     main = profile(be, epsilon=epsilon, sampling=sampling, seed=_seed(seed, name),
-                   spare_cores=spare_cores, program=name, baseline=base, cache=cache)
+                   spare_cores=spare_cores, program=name, baseline=base, cache=cache,
+                   budget=settings.budget)
     others: dict[str, ProfileResult] = {}
     if "lhs" in compare and sampling != "lhs":
         others["lhs"] = profile(be, epsilon=epsilon, sampling="lhs",

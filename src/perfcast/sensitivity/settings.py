@@ -142,6 +142,7 @@ class CampaignSettings:
     backend: str
     epsilon: float
     sampling: str
+    budget: int | None
     compare: tuple[str, ...]
     spare_cores: float
     repeats: int
