@@ -599,3 +599,61 @@ def test_profile_adaptive_on_a_replayed_grid():
     assert full.score(g.truth())["mae_full_grid"] < 1e-12  # refined until nothing varies
     assert r.score(g.truth())["mae_full_grid"] <= binary.score(g.truth())["mae_full_grid"] \
         or r.product_points < binary.product_points
+
+
+# --------------------------------------------------------------------------- noise: repeats
+
+
+def test_repeat_ci_is_the_student_t_interval_of_the_mean():
+    from scipy import stats
+
+    from perfcast.sensitivity.metrics import repeat_ci, sensitivity_interval
+
+    x = [10.0, 12.0, 11.0, 13.0, 9.5]
+    m, lo, hi = repeat_ci(x, 0.95)
+    ref = stats.t.interval(0.95, len(x) - 1, loc=np.mean(x), scale=stats.sem(x))
+    assert m == pytest.approx(np.mean(x)) and (lo, hi) == pytest.approx(ref)
+    assert repeat_ci([3.0, 3.0, 3.0], 0.9) == (3.0, 3.0, 3.0)
+    assert np.isnan(repeat_ci([3.0], 0.9)[1])
+    with pytest.raises(ValueError, match="finite"):
+        repeat_ci([1.0, float("nan")], 0.9)
+    # runtime-like: the slower end of the interval is the lower sensitivity
+    assert sensitivity_interval(8.0, 10.0, 4.0, False) == (0.4, 0.5)
+
+
+class IntervalBackend(ReplayBackend):
+    """A measured grid whose every point comes with a confidence interval of +- ``half``
+    (what repeated runs give), to test that differences inside the intervals are not
+    changes."""
+
+    def __init__(self, grid, half):
+        super().__init__(grid)
+        self.half = half
+
+    def run(self, point):
+        from dataclasses import replace
+
+        out = super().run(point)
+        return replace(out, ci_low=out.performance - self.half,
+                       ci_high=out.performance + self.half, repeats=10)
+
+
+def test_no_bisection_within_the_points_confidence_intervals():
+    # throughput 10 .. 20 along 9 CPU levels: |dS| over the whole range 0.5 > epsilon 0.1
+    levels = {"cpu_cores": list(range(1, 10))}
+    g = _grid_from_function(lambda c: 10 + 10 * (c - 1) / 8, levels,
+                            {"cpu_cores": "cpu_cores"})
+    narrow = profile(IntervalBackend(g, 0.01), epsilon=0.1)
+    wide = profile(IntervalBackend(g, 6.0), epsilon=0.1)  # 10 +- 6 overlaps 20 +- 6
+    assert len(narrow.chosen[0]) > 2 and wide.chosen[0] == (0, 8)
+    m = wide.measurements[0]
+    assert m.s_low == pytest.approx((m.outcome.performance - 6) / 20)
+    runs = wide.runs_frame()
+    assert {"sensitivity_ci_low", "sensitivity_ci_high", "performance_ci_low"} <= set(runs)
+    ad = profile(IntervalBackend(g, 6.0), epsilon=0.0, sampling="adaptive", budget=None)
+    assert ad.chosen[0] == (0, 8)
+    # binary search itself: an interval test on levels
+    s = [0.0, 0.2, 0.4, 0.6, 0.8]
+    assert binary_recursive_search(range(5), lambda k: s[k], 0.1) == [0, 1, 2, 3, 4]
+    assert binary_recursive_search(range(5), lambda k: s[k], 0.1,
+                                   same=lambda i, j: j - i < 4) == [0, 2, 4]

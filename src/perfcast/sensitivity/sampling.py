@@ -69,6 +69,7 @@ def midpoint_index(coords: Sequence[float], i: int, j: int) -> int:
 def binary_recursive_search(
     coords: Sequence[float], probe: Callable[[int], float], epsilon: float,
     splits: list[tuple[int, int, float]] | None = None,
+    same: Callable[[int, int], bool] | None = None,
 ) -> list[int]:
     """Level indices chosen by binary recursive search (Wang et al. 2017, Fig. 6), sorted.
 
@@ -79,6 +80,9 @@ def binary_recursive_search(
         ends first, then midpoints depth-first, left before right.
     epsilon : a segment is bisected while ``|S(j) - S(i)| > epsilon``.
     splits : if given, receives ``(i, j, |S(j) - S(i)|)`` for every segment bisected.
+    same : ``same(i, j)`` is True when the measurements at levels ``i`` and ``j`` do not
+        differ beyond their confidence intervals: such a segment is not bisected, whatever
+        its ``|dS|`` (None: every difference counts).
 
     Returns
     -------
@@ -104,6 +108,8 @@ def binary_recursive_search(
     while stack:  # explicit stack, same order as the recursive pseudo-code
         i, j = stack.pop()
         if j - i < 2 or abs(values[j] - values[i]) <= epsilon:
+            continue
+        if same is not None and same(i, j):
             continue
         if splits is not None:
             splits.append((i, j, abs(values[j] - values[i])))

@@ -147,6 +147,7 @@ class CampaignSettings:
     spare_cores: float
     repeats: int
     baseline_repeats: int
+    confidence: float
     timeout_s: float
     monitor_interval_s: float
     dimensions: Mapping[str, Range]
