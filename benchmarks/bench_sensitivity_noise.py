@@ -38,7 +38,7 @@ def backend(repeats: int) -> tuple[CgroupBackend, float]:
     section = {
         "dimensions": {"cpu_quota": {"lower": 0.5, "upper": 2.0, "step": 0.5}},
         "programs": {"cpuhash": {
-            "command": "{python} -m perfcast.workloads.cpuhash --mb 128 --threads 2",
+            "command": "{python} -m perfcast.workloads.cpuhash --mb 512 --threads 2",
             "metric": {"name": "throughput_mb_s", "source": "stdout",
                        "pattern": r"throughput_mb_s=([0-9.]+)", "higher_is_better": True}}},
         "repeats": repeats, "cgroup": {"prefix": "pcnoise"}, "timeout_s": 120,
