@@ -1,10 +1,12 @@
 """Resource-sensitivity profiles on a noisy machine: do two profiles of one program agree?
 
 A real program (``perfcast.workloads.cpuhash``, two hashing threads) is profiled for real under
-cgroup CPU-quota limits (0.5 to 2 cores, binary search at the default epsilon), ``PAIRS`` times
-two profiles in a row, with ``repeats`` runs per point of 1 (no repeats) and more. For each pair
-the largest ``|S_A - S_B|`` over every grid cell is compared with epsilon; the table gives how
-often the two profiles agree within epsilon on every point, per repeats and epsilon, and the
+cgroup CPU-quota limits (0.5 to 2 cores), ``PAIRS`` times two profiles in a row, with
+``repeats`` runs per point of 1 (no repeats) and more, in two ways: ``brute`` (every level
+measured: the two profiles differ by measurement noise alone) and ``binary`` (the method at the
+default epsilon: noise, plus the levels it then chooses, plus interpolation). For each pair the
+largest ``|S_A - S_B|`` over every grid cell is compared with epsilon; the table gives how often
+the two profiles agree within epsilon on every point, per sampling, repeats and epsilon, and the
 runs each profile took. Root is needed (cgroups); without it the benchmark says so and skips.
 
     .venv/bin/python benchmarks/bench_sensitivity_noise.py [PAIRS] [REPEATS ...]
@@ -56,31 +58,32 @@ def main(argv: list[str]) -> int:
     repeat_counts = [int(a) for a in argv[1:]] or [1, 3, 5]
     result: dict = {"pairs": pairs, "epsilons": list(EPSILONS), "by_repeats": {}}
     rows = []
-    for r in repeat_counts:
+    for sampling, r in [(s, r) for s in ("brute", "binary") for r in repeat_counts]:
         be, eps_default = backend(r)
         diffs, runs = [], []
         t = time.perf_counter()
         for _ in range(pairs):
-            a = profile(be, epsilon=eps_default, program="cpuhash")
-            b = profile(be, epsilon=eps_default, program="cpuhash")
+            a = profile(be, epsilon=eps_default, sampling=sampling, program="cpuhash")
+            b = profile(be, epsilon=eps_default, sampling=sampling, program="cpuhash")
             diffs.append(float(np.max(np.abs(a.grid - b.grid))))
             runs += [sum(m.outcome.repeats for m in p.measurements) + p.baseline.repeats
                      for p in (a, b)]
         wall = time.perf_counter() - t
         d = np.array(diffs)
         agree = {f"{e:g}": float(np.mean(d <= e)) for e in EPSILONS}
-        result["by_repeats"][str(r)] = {"max_abs_diff": diffs, "agree_within": agree,
-                                        "runs_per_profile": float(np.mean(runs)),
-                                        "wall_s": wall}
-        rows.append((r, float(np.median(d)), float(d.max()), agree, float(np.mean(runs)), wall))
+        result["by_repeats"][f"{sampling}/{r}"] = {
+            "max_abs_diff": diffs, "agree_within": agree,
+            "runs_per_profile": float(np.mean(runs)), "wall_s": wall}
+        rows.append((f"{sampling} x{r}", float(np.median(d)), float(d.max()), agree,
+                     float(np.mean(runs)), wall))
     result["default_epsilon"] = eps_default
-    print(f"{pairs} pairs of profiles, cpuhash under cpu_quota 0.5..2, binary search eps "
-          f"{eps_default:g}; share of pairs whose two profiles agree within epsilon on every "
+    print(f"{pairs} pairs of profiles, cpuhash under cpu_quota 0.5..2 (binary search: eps "
+          f"{eps_default:g}); share of pairs whose two profiles agree within epsilon on every "
           "point")
-    print("repeats  median max|dS|  worst  " + "  ".join(f"eps {e:g}" for e in EPSILONS)
-          + "  runs/profile  wall")
+    print("sampling x repeats  median max|dS|  worst  "
+          + "  ".join(f"eps {e:g}" for e in EPSILONS) + "  runs/profile  wall")
     for r, med, worst, agree, nruns, wall in rows:
-        print(f"{r:>7}  {med:>14.3f}  {worst:>5.3f}  "
+        print(f"{r:>18}  {med:>14.3f}  {worst:>5.3f}  "
               + "  ".join(f"{agree[f'{e:g}']:>7.0%}" for e in EPSILONS)
               + f"  {nruns:>12.1f}  {wall:.0f} s")
     save("sensitivity_noise", result)
