@@ -124,9 +124,9 @@ def main() -> int:
                 "paper_runs": published.TABLE4_STEPS[prog], "paper_mae": paper_mae,
                 **{f"adaptive_{c}": {"runs": int(r["product_points"]),
                                      "mae_grid": float(r["mae_grid"])} for c, r in by.items()},
-                "binary": {f"{e:g}": {"runs": int(r["product_points"]),
-                                      "mae_grid": float(r["mae_grid"])}
-                           for e, r in zip(bin_["epsilon"], bin_.itertuples(), strict=True)}}
+                "binary": {f"{r.epsilon:g}": {"runs": int(r.product_points),
+                                              "mae_grid": float(r.mae_grid)}
+                           for r in bin_.itertuples()}}
             cells = " ".join(f"{c} {int(r['product_points'])}/{r['mae_grid']:.4f}"
                              for c, r in sorted(by.items()))
             binary = " ".join(f"{int(r.product_points)}/{r.mae_grid:.4f}"
