@@ -438,3 +438,18 @@ def test_profile_campaign_on_the_cgroup_backend():
     runs = res.runs_frame()
     assert runs["phase"].iloc[0] == "unrestricted" and len(runs) == res.steps["runs_total"]
     assert _leftovers(prefix) == []
+
+
+def test_repeated_runs_give_a_mean_and_its_confidence_interval():
+    """Each grid point's repeats: their mean, with the Student-t interval of the mean."""
+    prefix = _prefix()
+    be = CgroupBackend(_settings(
+        "memstream", "{python} -m perfcast.workloads.memstream --mb 8 --passes 5",
+        {"cpu_quota": {"lower": 0.5, "upper": 1.0, "step": 0.5}},
+        metric={"name": "triad_s", "source": "stdout", "pattern": r"wall_s=([0-9.]+)",
+                "higher_is_better": False},
+        cgroup={"prefix": prefix}, timeout_s=60, repeats=4, confidence=0.9))
+    out = be.run({"cpu_quota": 1.0})
+    assert out.ok and out.repeats == 4
+    assert out.ci_low < out.performance < out.ci_high
+    assert _leftovers(prefix) == []

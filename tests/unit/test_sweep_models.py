@@ -270,3 +270,96 @@ def test_cli_fit_refuses_bad_input_clearly(tmp_path, capsys):
         assert err.startswith("perfcast fit: error:") and len(err.splitlines()) == 1
         for w in words:
             assert w in err
+
+
+# --- two configurations, one configuration --------------------------------------------------
+
+
+def swaptions_like(seed=11, values=(1.0, 4.0), runs=10):
+    """One parameter at two values, ten runs each (e.g. swaptions' runtime at 1 and 4 threads):
+    runtime = 20 - 3 * threads + noise (sd 0.2)."""
+    rng = np.random.default_rng(seed)
+    t = np.repeat(np.asarray(values, dtype=float), runs)
+    real = 20 - 3 * t + rng.normal(0, 0.2, t.size)
+    return pd.DataFrame({"param": t, "real": real, "iteration": np.tile(np.arange(runs),
+                                                                         len(values))})
+
+
+def test_two_configurations_give_the_order_1_line_with_its_statistics():
+    df = swaptions_like()
+    res = selection.fit_effect(df, "real", "real", ["param"])
+    assert [c.model for c in res.candidates] == ["poly[param]^1"]
+    best = res.best
+    assert best is not None and best.model == "poly[param]^1" and best.order == 1
+    # the least-squares line through two groups joins the two group means
+    means = df.groupby("param")["real"].mean()
+    slope = (means[4.0] - means[1.0]) / 3.0
+    ref = smf.ols("real ~ param", data=df).fit()
+    coef = {c["term"]: c for c in best.fit.coefficients()}
+    assert coef["param"]["coef"] == pytest.approx(slope, rel=1e-9)
+    assert coef["param"]["coef"] == pytest.approx(-3, abs=0.2)
+    assert coef["param"]["se"] == pytest.approx(ref.bse["param"], rel=1e-9)
+    m = best.fit.metrics()
+    assert m["r2"] == pytest.approx(ref.rsquared, rel=1e-9) and 0.99 < m["r2"] < 1
+    assert m["n"] == 20 and m["mse"] > 0  # replicates leave residuals
+    assert np.isnan(best.cv_mse)
+    assert any("no cross-validated order selection" in n and "'param'" in n
+               for n in res.notes)
+
+
+def test_one_configuration_gives_no_model_and_says_so():
+    df = swaptions_like(values=(2.0,))
+    res = selection.fit_effect(df, "real", "real", ["param"])
+    assert res.candidates == [] and res.best is None
+    assert any("1 configuration" in n and "no model" in n for n in res.notes)
+
+
+def test_model_list_is_never_empty_without_a_note():
+    cases = [swaptions_like(values=(2.0,)), swaptions_like(values=(1.0, 2.0)),
+             swaptions_like(values=(1.0, 2.0, 3.0)), swaptions_like(runs=1).head(1)]
+    for df in cases:
+        for x in (["param"], ["param", "iteration"]):
+            res = selection.fit_effect(df, "real", "real", x, groups=df["param"].tolist())
+            assert res.candidates or res.notes, (len(df), x)
+
+
+def test_three_configurations_still_cross_validate():
+    res = selection.fit_effect(swaptions_like(values=(1.0, 2.0, 4.0)), "real", "real",
+                               ["param"])
+    assert res.best is not None and np.isfinite(res.best.cv_mse)
+    assert not any("no cross-validated" in n for n in res.notes)
+
+
+def test_cli_fit_on_two_configurations_prints_the_line_and_the_note(tmp_path):
+    csv = tmp_path / "sw.csv"
+    swaptions_like().to_csv(csv, index=False)
+    proc = run_cli("fit", str(csv), "--y", "real", "--x", "param")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["best"] == "poly[param]^1" and out["n_configurations"] == 2
+    (model,) = out["models"]
+    assert model["cv_mse"] is None and 0.99 < model["r2"] < 1
+    assert [c["term"] for c in model["coefficients"]] == ["const", "param"]
+    assert any("no cross-validated order selection" in n for n in out["notes"])
+    one = tmp_path / "one.csv"
+    swaptions_like(values=(2.0,)).to_csv(one, index=False)
+    out1 = json.loads(run_cli("fit", str(one), "--y", "real", "--x", "param").stdout)
+    assert out1["models"] == [] and out1["best"] is None and out1["notes"]
+
+
+def test_campaign_with_two_configurations_predicts_from_the_line():
+    df = swaptions_like()
+    df["point"] = [f"param~{v:g}" for v in df["param"]]
+    df["status"] = "ok"
+    fit = build(FitSettings, {"max_order": 4, "cv_folds": 10, "alpha": 0.05,
+                              "forms": ["linear"]})
+    analysis = build(Analysis, {"derived": {}, "predict": [{"param": 2}],
+                                "models": [{"name": "real", "y": "real", "x": ["param"]}]})
+    out = analyse(df, campaign="swaptions", parameters=["param"], fit=fit, analysis=analysis)
+    (eff,) = out["summary"]["effects"]
+    assert eff["best"] == "poly[param]^1" and eff["notes"]
+    p = out["predictions"]
+    means = df.groupby("param")["real"].mean()
+    assert p.loc[p["source"] == "predict", "mean"].iloc[0] == pytest.approx(
+        means[1.0] + (means[4.0] - means[1.0]) / 3, rel=1e-9)
+    assert len(p[p["source"] == "measured"]) == 2

@@ -68,8 +68,13 @@ def test_sensitivity_stage_end_to_end(tmp_path, snakemake_run, arcp_csv):
     paper = res / "paper"
     t = pd.read_csv(paper / "sensitivity_table.csv")
     assert len(t) == 3 * 2 and set(t["verdict"]) <= {"meets", "misses", "no paper figure"}
+    # the headline is the whole-grid error; the in-box one and the no-ceiling replay beside it
+    assert (t["mae_binary"] >= t["mae_binary_box"] - 1e-12).all()
+    assert t["ceiling_source"].str.len().gt(0).all() and t["mae_binary_no_ceiling"].notna().all()
+    ds = t[t["program"] == "Data Serving"]
+    assert (ds["adaptive_paper_runs"] <= 10).all() and (ds["mae_adaptive_paper"] <= 0.0257).all()
     assert pd.read_csv(paper / "sensitivity_summary.csv")["epsilon"].tolist() == [0.3, 0.5]
-    for fig in ["error_vs_epsilon", "binary_vs_lhs", "steps", "surfaces"]:
+    for fig in ["error_vs_epsilon", "binary_vs_lhs", "steps", "surfaces", "error_vs_runs"]:
         assert (paper / f"sensitivity_{fig}.png").stat().st_size > 10_000
     again = snakemake_run(tmp_path, _config(arcp_csv), targets=["all"], extra=["-n"])
     assert "Nothing to be done" in again.stdout + again.stderr

@@ -83,8 +83,13 @@ def test_stage_runs_records_failures_and_reruns_only_new_jobs(tmp_path, snakemak
     assert flaky.set_index("x").loc[2, "returncode"] == 7
     flaky_models = json.loads((res / "flaky" / "models.json").read_text())
     assert flaky_models["n_ok"] == 2 and flaky_models["status"] == {"failed": 1, "ok": 2}
-    # two configurations left: no polynomial is identifiable when one is held out
-    assert all(e["best"] is None for e in flaky_models["effects"])
+    # two configurations left: the order-1 line, which no held-out fold can cross-validate
+    assert flaky_models["effects"]
+    for e in flaky_models["effects"]:
+        assert e["best"] == "poly[x]^1" and e["n_configurations"] == 2, e
+        assert any("no cross-validated order selection" in n for n in e["notes"])
+        (line,) = [m for m in e["models"] if m["model"] == e["best"]]
+        assert line["cv_mse"] is None and line["n"] == 2
 
     models = json.loads((res / "mm" / "models.json").read_text())
     effects = {e["effect"]: e for e in models["effects"]}
@@ -102,7 +107,8 @@ def test_stage_runs_records_failures_and_reruns_only_new_jobs(tmp_path, snakemak
 
     paper = tmp_path / "results" / "paper"
     csv = pd.read_csv(paper / "sweep_models.csv")
-    assert set(csv["campaign"]) == {"mm", "old"}  # flaky has no model to show
+    assert set(csv["campaign"]) == {"mm", "old", "flaky"}  # flaky: its order-1 line
+    assert csv[csv["campaign"] == "flaky"]["cv_rmse"].isna().all()
     assert csv.groupby(["campaign", "effect"])["best"].sum().max() == 1
     assert (paper / "sweep_models.md").read_text().startswith("| campaign | effect |")
     assert (paper / "sweep_fit.png").read_bytes()[:8] == PNG

@@ -194,6 +194,12 @@ rule sensitivity_replay_figures:
             category="5. Resource sensitivity",
             subcategory="paper data (replay)",
         ),
+        runs=report(
+            f"{RESULTS}/paper/sensitivity_error_vs_runs.png",
+            caption="../report/sensitivity/error_vs_runs.rst",
+            category="5. Resource sensitivity",
+            subcategory="paper data (replay)",
+        ),
     params:
         settings=get_sensitivity_figure_settings,
     log:

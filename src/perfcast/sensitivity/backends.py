@@ -21,7 +21,7 @@ from perfcast.errors import HostCapabilityError, InputError
 from perfcast.process import RunResult, run_measured
 from perfcast.sensitivity import cgroups, netshape
 from perfcast.sensitivity.devices import block_device
-from perfcast.sensitivity.metrics import MetricNotFound
+from perfcast.sensitivity.metrics import MetricNotFound, repeat_ci
 from perfcast.sensitivity.monitor import Usage, UsageMonitor
 from perfcast.sensitivity.resources import ResourceModel
 from perfcast.sensitivity.settings import ProfileSettings
@@ -42,6 +42,9 @@ class RunOutcome:
     usage: Usage | None = None
     memory_peak_bytes: int | None = None
     repeats: int = 1
+    #: confidence interval of ``performance`` over the ok repeats (NaN: one run)
+    ci_low: float = math.nan
+    ci_high: float = math.nan
 
     @classmethod
     def failed(cls, reason: str, **kw) -> RunOutcome:
@@ -195,10 +198,11 @@ class CgroupBackend:
                           write_bps=max(u.write_bps for u in us),
                           net_bps=max(u.net_bps for u in us), samples=sum(u.samples for u in us))
         peaks = [o.memory_peak_bytes for o in ok if o.memory_peak_bytes is not None]
-        return RunOutcome(performance=statistics.median(o.performance for o in ok), ok=True,
+        mean, lo, hi = repeat_ci([o.performance for o in ok], self.settings.confidence)
+        return RunOutcome(performance=mean, ok=True,
                           wall_s=statistics.median(o.wall_s for o in ok),
                           returncode=0, usage=usage, memory_peak_bytes=max(peaks, default=None),
-                          repeats=len(outs))
+                          repeats=len(outs), ci_low=lo, ci_high=hi)
 
     def probe(self) -> None:
         """Check that this host lets us restrict a run, before any run is made.
@@ -228,8 +232,9 @@ class CgroupBackend:
                 f"(CAP_NET_ADMIN; running as uid {os.geteuid()})")
 
     def run(self, point: Mapping[str, float]) -> RunOutcome:
-        """The program at one grid point: the median of ``settings.repeats`` runs, failed if
-        most failed (killed by the memory limit, timed out, exit code, metric not found)."""
+        """The program at one grid point: the mean of ``settings.repeats`` runs with its
+        confidence interval (:func:`~perfcast.sensitivity.metrics.repeat_ci`), failed if most
+        failed (killed by the memory limit, timed out, exit code, metric not found)."""
         limits, net_bits = self.limits(point)
         out = self._repeat(limits, net_bits, monitored=False)
         log.info("%s at %s: %s", self.program.name, dict(point),
@@ -242,7 +247,7 @@ class CgroupBackend:
         return {d.name: (u.peak_for(d.kind) if u is not None else None) for d in self.model.dims}
 
     def unrestricted(self) -> RunOutcome:
-        """The program without limits, monitored: the median of ``baseline_repeats`` runs
+        """The program without limits, monitored: the mean of ``baseline_repeats`` runs
         (at least ``repeats``), the peak usage the maximum over them."""
         # every sensitivity divides by this one performance: measure it a few times (median)
         out = self._repeat(cgroups.Limits(), None, monitored=True,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -113,3 +114,39 @@ def sensitivity_array(performance: np.ndarray, baseline: float, higher_is_better
     out = np.zeros_like(p)
     out[ok] = p[ok] / baseline if higher_is_better else baseline / p[ok]
     return out
+
+
+def repeat_ci(values: Sequence[float], confidence: float) -> tuple[float, float, float]:
+    """Mean of a point's repeated runs and its two-sided confidence interval.
+
+    Separate runs are independent, so this is the Student-t interval of the mean,
+    ``mean +- t(1 - (1 - confidence) / 2, n - 1) * sd / sqrt(n)``, with the warm-up stage's
+    quantile (:func:`perfcast.warmup.ci.t_quantile`; the subsession analysis there, with one
+    run per block, reduces to it). One run: no interval (NaN bounds); equal runs: zero width.
+
+    Raises
+    ------
+    ValueError
+        no values, or a non-finite one.
+    """
+    from perfcast.warmup.ci import t_quantile
+
+    x = np.asarray(values, dtype=float)
+    if x.size == 0 or not np.all(np.isfinite(x)):
+        raise ValueError(f"repeats must be finite numbers, got {list(x)}")
+    m = float(x.mean())
+    if x.size < 2:
+        return m, math.nan, math.nan
+    half = t_quantile(confidence, x.size - 1) * float(x.std(ddof=1)) / math.sqrt(x.size)
+    return m, m - half, m + half
+
+
+def sensitivity_interval(low: float, high: float, baseline: float, higher_is_better: bool
+                         ) -> tuple[float, float]:
+    """The interval of S that a performance interval ``[low, high]`` maps to (Eq. 1 is
+    monotone in P, the unrestricted performance held fixed); NaN bounds stay NaN."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return math.nan, math.nan
+    a = sensitivity(low, baseline, higher_is_better)
+    b = sensitivity(high, baseline, higher_is_better)
+    return min(a, b), max(a, b)

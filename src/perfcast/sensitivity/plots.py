@@ -131,10 +131,12 @@ def plot_error_vs_epsilon(summary: pd.DataFrame, out: str | Path) -> None:
     a1.plot(e, summary["mae_binary_mean"], "o-", label="binary search (all programs)")
     a1.plot(e, summary["mae_binary_mean_table5"], "o--", label="binary search (Table 5 five)")
     a1.plot(e, summary["mae_lhs_mean"], "s-", label="Latin hypercube (all programs)")
+    if "mae_adaptive_mean" in summary:
+        a1.plot(e, summary["mae_adaptive_mean"], "D-", label="adaptive, same runs (all)")
     a1.plot(e, summary["paper_fig11_mae"], "k^:", label="paper, Fig. 11")
     a1.set_xlabel("epsilon")
     a1.set_ylabel("average absolute error")
-    a1.set_title("error against the dense truth")
+    a1.set_title("whole-grid error against the dense truth")
     a1.legend(fontsize=7)
     a2.plot(e, summary["product_points_total"], "o-", label="product points (runs)")
     a2.plot(e, summary["probes_1d_total"], "o--", label="1-D probes")
@@ -147,28 +149,66 @@ def plot_error_vs_epsilon(summary: pd.DataFrame, out: str | Path) -> None:
 
 
 def plot_binary_vs_lhs(results: pd.DataFrame, epsilon: float, out: str | Path) -> None:
-    """Per program: binary search vs Latin hypercube error at equal counts (paper Fig. 10).
+    """Per program: binary search vs Latin hypercube vs adaptive whole-grid error at equal
+    counts (paper Fig. 10), under the headline ceiling.
 
     ``results``: :func:`~perfcast.sensitivity.evaluation.evaluate_paper`'s results, drawn at
     ``epsilon``; ``out``: the figure (PNG)."""
-    r = results[np.isclose(results["epsilon"], epsilon)]
+    r = results[np.isclose(results["epsilon"], epsilon) & results["headline"]]
     b = r[r["sampling"] == "binary"].set_index("program")
     lh = r[r["sampling"] == "lhs"].set_index("program")
+    ad = r[r["sampling"] == "adaptive"].set_index("program")
     progs = list(b.index)
     x = np.arange(len(progs))
     fig, ax = new_figure(1, 1, figsize=(max(6, 0.6 * len(progs) + 2), 3.8))
-    ax.bar(x - 0.2, b.loc[progs, "mae"], 0.4, label="binary search")
-    ax.bar(x + 0.2, lh.loc[progs, "mae"], 0.4, label="Latin hypercube (mean of seeds)")
-    lo = (lh.loc[progs, "mae"] - lh.loc[progs, "mae_min"]).clip(lower=0)
-    hi = (lh.loc[progs, "mae_max"] - lh.loc[progs, "mae"]).clip(lower=0)
-    ax.errorbar(x + 0.2, lh.loc[progs, "mae"], yerr=[lo, hi], fmt="none", ecolor="0.3", lw=1)
+    ax.bar(x - 0.27, b.loc[progs, "mae_grid"], 0.27, label="binary search")
+    ax.bar(x, lh.loc[progs, "mae_grid"], 0.27, label="Latin hypercube (mean of seeds)")
+    lo = (lh.loc[progs, "mae_grid"] - lh.loc[progs, "mae_grid_min"]).clip(lower=0)
+    hi = (lh.loc[progs, "mae_grid_max"] - lh.loc[progs, "mae_grid"]).clip(lower=0)
+    ax.errorbar(x, lh.loc[progs, "mae_grid"], yerr=[lo, hi], fmt="none", ecolor="0.3", lw=1)
+    ax.bar(x + 0.27, ad.loc[progs, "mae_grid"], 0.27, label="adaptive (ours)")
     ax.axhline(published.FIG10_MAE["binary"], color=PALETTE[0], ls=":",
                label="paper binary (Fig. 10)")
     ax.axhline(published.FIG10_MAE["lhs"], color=PALETTE[1], ls=":", label="paper LHS (Fig. 10)")
     ax.set_xticks(x, progs, rotation=45, ha="right", fontsize=8)
-    ax.set_ylabel("average absolute error")
+    ax.set_ylabel("average absolute error, whole grid")
     ax.set_title(f"sampling at equal counts, epsilon {epsilon:g}")
     ax.legend(fontsize=7)
+    save_figure(fig, out)
+
+
+def plot_error_vs_runs(curves: pd.DataFrame, programs: Sequence[str], ceiling: str,
+                       out: str | Path) -> None:
+    """Whole-grid error against runs, one panel per program: the adaptive refinement (line),
+    binary search and Latin hypercube at each epsilon, brute force, and the paper's Table 4 /
+    Table 5 point (star), under ``ceiling`` (dashed grey: the adaptive line without one).
+
+    ``curves``: :func:`~perfcast.sensitivity.evaluation.error_vs_runs`; ``out``: the figure."""
+    progs = [p for p in programs if p in set(curves["program"])] or ["(none)"]
+    fig, axes = new_figure(1, len(progs), figsize=(3.6 * len(progs), 3.4), squeeze=False)
+    for ax, prog in zip(axes[0], progs, strict=True):
+        c = curves[curves["program"] == prog]
+        here = c[c["ceiling"] == ceiling]
+        ad = here[here["sampling"] == "adaptive"]
+        ax.plot(ad["runs"], ad["mae_grid"], "-", color=PALETTE[2], label="adaptive (ours)")
+        if ceiling != "none":
+            free = c[(c["ceiling"] == "none") & (c["sampling"] == "adaptive")]
+            ax.plot(free["runs"], free["mae_grid"], "--", color="0.6", lw=1,
+                    label="adaptive, no ceiling")
+        for name, mark, color in (("binary", "o", PALETTE[0]), ("lhs", "s", PALETTE[1]),
+                                  ("brute", "P", "0.3")):
+            m = here[here["sampling"] == name].groupby("runs", as_index=False)["mae_grid"].mean()
+            label = {"lhs": "Latin hypercube (mean)", "brute": "brute force"}.get(name, name)
+            ax.scatter(m["runs"], m["mae_grid"], marker=mark, color=color, s=24, zorder=3,
+                       label=label)
+        pap = c[c["sampling"] == "paper"].drop_duplicates("runs")
+        ax.scatter(pap["runs"], pap["mae_grid"], marker="*", color="black", s=90, zorder=4,
+                   label="paper (Table 4 / 5)")
+        ax.set_xscale("log")
+        ax.set_xlabel("runs")
+        ax.set_ylabel("average absolute error, whole grid")
+        ax.set_title(f"{prog} (ceiling: {ceiling})", fontsize=9)
+        ax.legend(fontsize=6)
     save_figure(fig, out)
 
 

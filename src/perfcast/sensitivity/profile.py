@@ -4,8 +4,11 @@
    peak usage cuts every dimension at the resource ceiling (non-effective dimensions: one level).
 2. Choose levels per dimension. ``binary``: binary recursive search along each effective
    dimension, the other dimensions held at their ceiling (non-effective ones at the lower
-   bound) - the *1-D probes*. ``lhs``: the same number of levels per dimension, boundary levels
-   plus Latin hypercube interior levels. ``brute``: every level up to the ceiling.
+   bound) - the *1-D probes*; with repeated runs, a difference within the two points'
+   confidence intervals is not bisected. ``lhs``: the same number of levels per dimension,
+   boundary levels plus Latin hypercube interior levels. ``brute``: every level up to the ceiling.
+   ``adaptive`` (ours): budgeted joint refinement of the product of levels over all effective
+   dimensions (:func:`~perfcast.sensitivity.sampling.adaptive_product`).
 3. Measure the Cartesian product of the chosen levels (the probes are part of it, so each point
    runs once).
 4. Fill the whole grid by sequential 1-D PCHIP (:mod:`perfcast.sensitivity.interpolation`).
@@ -27,12 +30,12 @@ import pandas as pd
 
 from perfcast.sensitivity.backends import Backend, RunOutcome
 from perfcast.sensitivity.interpolation import sequential_pchip
-from perfcast.sensitivity.metrics import sensitivity
+from perfcast.sensitivity.metrics import sensitivity, sensitivity_interval
 from perfcast.sensitivity.resources import AxisRange, ResourceModel
-from perfcast.sensitivity.sampling import binary_recursive_search, lhs_levels
+from perfcast.sensitivity.sampling import adaptive_product, binary_recursive_search, lhs_levels
 
 log = logging.getLogger(__name__)
-SAMPLINGS = ("binary", "lhs", "brute")
+SAMPLINGS = ("binary", "lhs", "brute", "adaptive")
 
 
 class ProfileError(RuntimeError):
@@ -48,6 +51,9 @@ class Measurement:
     order: int
     outcome: RunOutcome
     sensitivity: float
+    #: the interval of S from the repeats' confidence interval (NaN: one run, or failed)
+    s_low: float = float("nan")
+    s_high: float = float("nan")
 
 
 @dataclass
@@ -65,7 +71,10 @@ class _Prober:
             out = self.backend.run(self.model.point(idx))
             s = sensitivity(out.performance if out.ok else None, self.baseline,
                             self.backend.higher_is_better)
-            self.done[idx] = Measurement(idx, phase, len(self.done), out, s)
+            lo, hi = (sensitivity_interval(out.ci_low, out.ci_high, self.baseline,
+                                           self.backend.higher_is_better)
+                      if out.ok else (float("nan"), float("nan")))
+            self.done[idx] = Measurement(idx, phase, len(self.done), out, s, lo, hi)
         if idx not in self._seen:
             self._seen.add(idx)
             self.touched.append(idx)
@@ -73,6 +82,14 @@ class _Prober:
 
     def __post_init__(self) -> None:
         self._seen: set[tuple[int, ...]] = set()
+
+    def same(self, p: tuple[int, ...], q: tuple[int, ...]) -> bool:
+        """True when the confidence intervals of S at measured points ``p`` and ``q`` overlap:
+        their difference is not a change (False where either has no interval)."""
+        a, b = self.done[p], self.done[q]
+        if not all(np.isfinite([a.s_low, a.s_high, b.s_low, b.s_high])):
+            return False
+        return a.s_low <= b.s_high and b.s_low <= a.s_high
 
 
 @dataclass
@@ -93,6 +110,8 @@ class ProfileResult:
     probe_points: int
     #: per dimension, the segments binary search bisected: (low level, high level, |dS|)
     splits: dict[str, list[tuple[float, float, float]]] = field(default_factory=dict)
+    #: ``adaptive`` only: the chosen levels after each refinement step (corners first)
+    trace: tuple[tuple[tuple[int, ...], ...], ...] = ()
 
     @property
     def product_points(self) -> int:
@@ -115,16 +134,18 @@ class ProfileResult:
         return mask
 
     def score(self, truth: np.ndarray, mask: np.ndarray | None = None) -> dict[str, float]:
-        """Average / largest absolute error against ``truth`` inside the profiled box and over
-        the whole grid (where ``mask``, e.g. truth known, allows)."""
+        """Average absolute error against ``truth`` inside the profiled box (``mae``) and over
+        the whole grid (``mae_full_grid``, where ``mask``, e.g. truth known, allows); the
+        largest error in each, and the whole grid's worst cell."""
         truth = np.asarray(truth, dtype=float)
         ok = np.isfinite(truth) if mask is None else (mask & np.isfinite(truth))
         err = np.abs(self.grid - truth)
         box = ok & self.region_mask()
-        worst = np.unravel_index(np.nanargmax(np.where(box, err, -1.0)), err.shape)
+        worst = np.unravel_index(np.nanargmax(np.where(ok, err, -1.0)), err.shape)
         return {
             "mae": float(err[box].mean()) if box.any() else float("nan"),
-            "max_abs_error": float(err[box].max()) if box.any() else float("nan"),
+            "max_abs_error_box": float(err[box].max()) if box.any() else float("nan"),
+            "max_abs_error": float(err[ok].max()) if ok.any() else float("nan"),
             "mae_full_grid": float(err[ok].mean()) if ok.any() else float("nan"),
             "cells_scored": int(box.sum()),
             "cells_full_grid": int(ok.sum()),
@@ -153,14 +174,18 @@ class ProfileResult:
         """Every run in the order it ran (the unrestricted run first)."""
         rows = [self._run_row("unrestricted", -1, None, self.baseline, 1.0)]
         for m in sorted(self.measurements, key=lambda m: m.order):
-            rows.append(self._run_row(m.phase, m.order, m.idx, m.outcome, m.sensitivity))
+            rows.append(self._run_row(m.phase, m.order, m.idx, m.outcome, m.sensitivity,
+                                      (m.s_low, m.s_high)))
         return pd.DataFrame(rows)
 
-    def _run_row(self, phase: str, order: int, idx, out: RunOutcome, s: float) -> dict:
+    def _run_row(self, phase: str, order: int, idx, out: RunOutcome, s: float,
+                 s_ci: tuple[float, float] = (float("nan"), float("nan"))) -> dict:
         row: dict[str, object] = {"order": order, "phase": phase}
         for a, d in enumerate(self.model.dims):
             row[d.name] = float(d.levels[idx[a]]) if idx is not None else float("nan")
-        row.update({"performance": out.performance, "sensitivity": s, "ok": out.ok,
+        row.update({"performance": out.performance, "performance_ci_low": out.ci_low,
+                    "performance_ci_high": out.ci_high, "sensitivity": s,
+                    "sensitivity_ci_low": s_ci[0], "sensitivity_ci_high": s_ci[1], "ok": out.ok,
                     "reason": out.reason, "wall_s": out.wall_s,
                     "returncode": -999 if out.returncode is None else int(out.returncode),
                     "memory_peak_bytes": -1 if out.memory_peak_bytes is None
@@ -206,6 +231,7 @@ def profile(
     program: str = "",
     baseline: RunOutcome | None = None,
     cache: dict[tuple[int, ...], Measurement] | None = None,
+    budget: int | None = None,
 ) -> ProfileResult:
     """Run one campaign on ``backend`` (see the module docstring).
 
@@ -217,7 +243,7 @@ def profile(
     ----------
     backend : where runs come from (cgroup or replay).
     epsilon : binary recursive search bisects while ``|dS| > epsilon``.
-    sampling : ``binary``, ``lhs`` or ``brute``.
+    sampling : ``binary``, ``lhs``, ``brute`` or ``adaptive``.
     counts : ``lhs`` only, levels per dimension (normally those binary search chose); without
         them binary search runs first to find them.
     seed : the Latin hypercube's seed.
@@ -226,6 +252,8 @@ def profile(
     program : names the program in the result and the log.
     baseline : the unrestricted run, if already made.
     cache : measured points, shared by campaigns compared on one backend (each point runs once).
+    budget : ``adaptive`` only, the most grid points measured (None: until no segment varies
+        by more than ``epsilon``).
 
     Returns
     -------
@@ -263,9 +291,15 @@ def profile(
                 idx[a] = k
                 return measure(tuple(idx), "probe")
 
+            def same(i: int, j: int, a: int = a) -> bool:
+                lo, hi = list(anchor), list(anchor)
+                lo[a], hi[a] = i, j
+                return measure.same(tuple(lo), tuple(hi))
+
             coords = r.dim.coords[: r.ceiling + 1]
             cuts: list[tuple[int, int, float]] = []
-            chosen.append(tuple(binary_recursive_search(coords, probe, epsilon, cuts)))
+            chosen.append(tuple(binary_recursive_search(coords, probe, epsilon, cuts,
+                                                        same=same)))
             splits[r.dim.name] = [(r.dim.levels[i], r.dim.levels[j], d) for i, j, d in cuts]
         return tuple(chosen)
 
@@ -282,6 +316,12 @@ def profile(
         rng = np.random.default_rng(seed)
         chosen = tuple(tuple(lhs_levels(r.ceiling + 1, int(k), rng)) if r.effective else (0,)
                        for r, k in zip(ranges, counts, strict=True))
+    elif sampling == "adaptive":
+        trace: list[tuple[tuple[int, ...], ...]] = []
+        coords = [r.dim.coords[: r.ceiling + 1] if r.effective else r.dim.coords[:1]
+                  for r in ranges]
+        chosen = adaptive_product(coords, lambda idx: measure(idx, "adaptive"), budget=budget,
+                                  epsilon=epsilon, same=measure.same, trace=trace)
     else:
         chosen = tuple(tuple(r.indices) for r in ranges)
 
@@ -295,4 +335,5 @@ def profile(
                          epsilon=epsilon, model=model, baseline=base, peaks=peaks,
                          ranges=ranges, chosen=chosen,
                          measurements=[measure.done[i] for i in measure.touched],
-                         grid=grid, probe_points=probe_points, splits=splits)
+                         grid=grid, probe_points=probe_points, splits=splits,
+                         trace=tuple(trace) if sampling == "adaptive" else ())

@@ -117,7 +117,8 @@ def profile_program(settings: ProfileSettings, out_grid: str | Path, out_runs: s
     base = be.unrestricted()
     cache: dict[tuple[int, ...], Measurement] = {}
     main = profile(be, epsilon=epsilon, sampling=sampling, seed=_seed(seed, name),
-                   spare_cores=spare_cores, program=name, baseline=base, cache=cache)
+                   spare_cores=spare_cores, program=name, baseline=base, cache=cache,
+                   budget=settings.budget)
     others: dict[str, ProfileResult] = {}
     if "lhs" in compare and sampling != "lhs":
         others["lhs"] = profile(be, epsilon=epsilon, sampling="lhs",
@@ -273,8 +274,10 @@ def replay_evaluation(data: str | Path, out_results: str | Path, out_table: str 
     """The paper's measurements replayed for every program and epsilon, beside its figures.
 
     For each program of ``data`` (``settings.programs``, or all) and each of
-    ``settings.epsilons``, binary search and ``settings.lhs_repeats`` Latin hypercube campaigns
-    at the same counts run on the :class:`~perfcast.sensitivity.replay.ReplayBackend`
+    ``settings.epsilons``, binary search, ``settings.lhs_repeats`` Latin hypercube campaigns
+    and the adaptive sampler at the same counts, brute force and the adaptive sampler at
+    Table 4's count run on the :class:`~perfcast.sensitivity.replay.ReplayBackend` under the
+    configured ceiling and without one
     (:func:`perfcast.sensitivity.evaluation.evaluate_paper`), and are compared with Table 4,
     Table 5 and Figs. 10-12 of Wang et al. (2017) (:mod:`perfcast.sensitivity.published`).
 
@@ -302,16 +305,18 @@ def replay_evaluation(data: str | Path, out_results: str | Path, out_table: str 
 
 def replay_figures(results: str | Path, table: str | Path, summary: str | Path,
                    cells: str | Path, out_error: str | Path, out_lhs: str | Path,
-                   out_steps: str | Path, out_surfaces: str | Path, *,
-                   settings: FigureSettings) -> None:
+                   out_steps: str | Path, out_surfaces: str | Path,
+                   out_runs: str | Path | None = None, *, settings: FigureSettings) -> None:
     """The replay evaluation's figures: error vs epsilon (beside Fig. 11), binary search vs
-    Latin hypercube (Fig. 10), steps per program (Table 4) at ``settings.figure_epsilon``, and
-    the measured vs interpolated surfaces of ``settings.surfaces``.
+    Latin hypercube and adaptive (Fig. 10), steps per program (Table 4) at
+    ``settings.figure_epsilon``, the measured vs interpolated surfaces of ``settings.surfaces``
+    and their whole-grid error against runs for every sampling beside the paper's point.
 
     Parameters
     ----------
     results, table, summary, cells : the outputs of :func:`replay_evaluation`.
-    out_error, out_lhs, out_steps, out_surfaces : the figures written (PNG).
+    out_error, out_lhs, out_steps, out_surfaces, out_runs : the figures written (PNG;
+        ``out_runs`` None: not drawn).
     settings : the figures' settings.
     """
     res = read_parquet(results)
@@ -320,3 +325,7 @@ def replay_figures(results: str | Path, table: str | Path, summary: str | Path,
     plots.plot_steps(pd.read_csv(table), settings.figure_epsilon, out_steps)
     plots.plot_replay_surfaces(read_parquet(cells), settings.surfaces, settings.figure_epsilon,
                                out_surfaces)
+    if out_runs is not None:
+        headline = str(res.loc[res["headline"], "ceiling"].iloc[0])
+        plots.plot_error_vs_runs(evaluation.error_vs_runs(res), settings.surfaces, headline,
+                                 out_runs)

@@ -142,10 +142,12 @@ class CampaignSettings:
     backend: str
     epsilon: float
     sampling: str
+    budget: int | None
     compare: tuple[str, ...]
     spare_cores: float
     repeats: int
     baseline_repeats: int
+    confidence: float
     timeout_s: float
     monitor_interval_s: float
     dimensions: Mapping[str, Range]

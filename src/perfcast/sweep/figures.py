@@ -35,9 +35,9 @@ def plot_fits(results: Sequence[SpecResult], data: pd.DataFrame, path: str | Pat
                 c = poly[0]
                 grid = np.linspace(sub[col].min(), sub[col].max(), 200)
                 pred = c.fit.predict(grid.reshape(-1, 1), alpha=alpha)
-                ax.plot(grid, pred["mean"], color=PALETTE[1],
-                        label=f"order {c.order} (CV; training error: "
-                              f"{c.extra.get('order_by_training_error')})")
+                how = (f"CV; training error: {c.extra.get('order_by_training_error')}"
+                       if np.isfinite(c.cv_mse) else "2 values: no CV possible")
+                ax.plot(grid, pred["mean"], color=PALETTE[1], label=f"order {c.order} ({how})")
                 ax.fill_between(grid, pred["mean_ci_lower"], pred["mean_ci_upper"],
                                 color=PALETTE[1], alpha=0.2, linewidth=0)
             if res.best is not None and not (poly and res.best is poly[0]):
@@ -75,6 +75,9 @@ def plot_residuals(results: Sequence[SpecResult], path: str | Path, title: str =
         pos = np.arange(len(chosen))
         bx.barh(pos - 0.2, cv, height=0.4, color=PALETTE[1], label="cross-validated RMSE")
         bx.barh(pos + 0.2, train, height=0.4, color=PALETTE[5], label="training RMSE")
+        for k, c in enumerate(chosen):  # two configurations: nothing to cross-validate
+            if not np.isfinite(c.cv_mse):
+                bx.text(0, k - 0.2, " no CV", va="center", fontsize=6)
         bx.set_yticks(pos, labels, fontsize=7)
         bx.invert_yaxis()
         bx.set_xlabel(res.y)

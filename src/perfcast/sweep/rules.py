@@ -126,6 +126,7 @@ def model(runs: str | Path, settings: Mapping[str, Any], *, campaign: str,
     from perfcast.sweep import analysis as an
     from perfcast.sweep import figures, table
     from perfcast.sweep.campaign import Analysis
+    from perfcast.sweep.runner import json_safe
     from perfcast.sweep.settings import FitSettings
 
     parameters = list(settings["parameters"])
@@ -135,7 +136,7 @@ def model(runs: str | Path, settings: Mapping[str, Any], *, campaign: str,
     res = an.analyse(df, campaign=campaign, parameters=parameters, analysis=analysis, fit=fit)
     summary = res["summary"]
     summary["source"] = parquet_metadata(runs).get("source")
-    write_json(summary, out_json)
+    write_json(json_safe(summary), out_json)  # strict JSON: a statistic without value is null
     meta = {"campaign": campaign}
     for key, path in (("models", out_models), ("coefficients", out_coefficients),
                       ("fitted", out_fitted), ("predictions", out_predictions)):

@@ -10,6 +10,11 @@ folds score every candidate of an effect, so univariate polynomials (order chose
 four multivariate forms and any model over derived regressors compete on one number; the best
 model is the lowest CV MSE (ties: the earlier, simpler candidate).
 
+Two configurations (one parameter at two values, repeated runs: the most common sweep) allow no
+cross-validated order selection, since every fold would train on one value; they give the
+order-1 line with its OLS statistics and a note saying so. One configuration gives no model and
+a note; the model list is never empty without a note.
+
 References: ARPE, M. Maggio et al., https://github.com/martinamaggio/arpe (``analyzedata.m``);
 the OLS fits and their statistics are statsmodels'
 (https://www.statsmodels.org/stable/generated/statsmodels.regression.linear_model.OLS.html).
@@ -88,16 +93,34 @@ class Candidate:
         return d
 
 
+NO_CV_ORDER = ("no cross-validated order selection: a fold that leaves one configuration out "
+               "keeps fewer than 2 distinct values of {name!r} to train on, which determines no "
+               "slope; the order-1 line (what {k} distinct values determine) is reported with its "
+               "OLS statistics and no CV error")
+
+
 def polynomial_candidates(X: np.ndarray, y: np.ndarray, name: str, folds: Folds,
                           max_order: int) -> list[Candidate]:
     """Orders 1..N of one regressor, each scored by CV; N is capped so that every training
-    fold still has order + 1 distinct values (a higher order is not identifiable there)."""
+    fold still has order + 1 distinct values (a higher order is not identifiable there).
+
+    When the cap leaves no order but the regressor takes at least 2 values (the common sweep
+    of one parameter at two values with repeated runs), the order-1 line is still fitted: two
+    values determine a straight line, and with replicates it has residuals, R^2 and standard
+    errors. It cannot be cross-validated (a fold trains on one value), so its ``cv_mse`` is
+    NaN and its ``extra["note"]`` says why."""
     x = X.reshape(-1, 1)
     distinct = len(np.unique(x))
     cap = distinct - 1
     for train, _ in folds:
         cap = min(cap, len(np.unique(x[train])) - 1)
     top = min(max_order, cap)
+    if top < 1 <= distinct - 1:
+        terms = dz.polynomial_terms(1)
+        return [Candidate(model=f"poly[{name}]^1", kind="polynomial", x=[name],
+                          fit=fit_terms(x, y, terms, [name]), cv_mse=float("nan"), order=1,
+                          extra={"order_by_cv": None, "order_by_training_error": 1,
+                                 "note": NO_CV_ORDER.format(name=name, k=distinct)})]
     cands = []
     for order in range(1, top + 1):
         terms = dz.polynomial_terms(order)
@@ -170,8 +193,10 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
     Returns
     -------
     SpecResult
-        every candidate, the best one (lowest CV MSE; None with fewer than 2 configurations)
-        and notes on what was left out.
+        every candidate, the best one (lowest CV MSE; with 2 configurations the order-1
+        line, not cross-validated; None with fewer than 2 configurations) and notes on what
+        was left out or could not be cross-validated (never an empty model list without a
+        note).
 
     Raises
     ------
@@ -196,20 +221,43 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
         g = list(np.asarray(groups, dtype=object)[keep])
     n_conf = len(set(map(str, g)))
     folds = make_folds(g, cv_folds)
-    if not folds:
-        notes.append("fewer than 2 configurations: no cross-validation, no best model")
     cands: list[Candidate] = []
-    if len(Y) >= 2:
+    if len(Y) < 2:
+        notes.append(f"{len(Y)} usable row(s): nothing fitted")
+    elif n_conf < 2:
+        notes.append(f"{n_conf} configuration: a model needs the effect at 2 or more "
+                     "configurations (one determines a mean, not a slope); no model fitted")
+    else:
         for j, col in enumerate(x):
             cands += polynomial_candidates(X[:, j], Y, col, folds, max_order)
-        if len(x) > 1:  # with one regressor the forms are the polynomials of order 1-2
+        if len(x) > 1 and n_conf > 2:  # one regressor: the forms are the orders 1-2
             cands += form_candidates(X, Y, list(x), folds, forms)
-    else:
-        notes.append(f"{len(Y)} usable row(s): nothing fitted")
-    eligible = [c for c in cands if c.chosen and np.isfinite(c.cv_mse)]
-    best = min(eligible, key=lambda c: c.cv_mse) if eligible else None
+        elif len(x) > 1:
+            notes.append("2 configurations: the multivariate forms are not fitted (more "
+                         "coefficients than configurations)")
+        notes += [c.extra["note"] for c in cands if "note" in c.extra]
+        constant = [col for j, col in enumerate(x) if len(np.unique(X[:, j])) < 2]
+        if constant:
+            notes.append(f"regressor(s) {constant} take a single value: no polynomial in them")
+    best = _best(cands)
+    if best is not None and not np.isfinite(best.cv_mse):
+        notes.append(f"best model {best.model!r} by training MSE: no candidate could be "
+                     "cross-validated")
+    if not cands and not notes:  # never an empty model list without a reason
+        notes.append("no candidate model could be fitted")
     return SpecResult(name=name, y=y, x=list(x), candidates=cands, best=best, n=len(Y),
                       n_configurations=n_conf, notes=notes)
+
+
+def _best(cands: Sequence[Candidate]) -> Candidate | None:
+    """The chosen candidate of lowest CV MSE; when none has a finite CV MSE (too few
+    configurations to cross-validate), the chosen one of lowest training MSE; ties: the
+    earlier, simpler candidate."""
+    chosen = [c for c in cands if c.chosen]
+    eligible = [c for c in chosen if np.isfinite(c.cv_mse)]
+    if eligible:
+        return min(eligible, key=lambda c: c.cv_mse)
+    return min(chosen, key=lambda c: c.fit.metrics()["mse"]) if chosen else None
 
 
 def fitted_frame(result: SpecResult, df: pd.DataFrame, id_columns: Sequence[str]) -> pd.DataFrame:
