@@ -37,6 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, HostCapabilityError) as exc:
         print(f"perfcast {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

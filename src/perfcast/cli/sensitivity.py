@@ -51,7 +51,7 @@ def _eval(args: argparse.Namespace) -> int:
         resolve_peaks,
     )
     from perfcast.sensitivity.settings import SensitivitySettings
-    from perfcast.settings import from_section, validate
+    from perfcast.settings import check_value, from_section, validate
 
     # the same settings as the workflow's, through the same schema (which fills the defaults)
     given = {"ceiling": args.ceiling, "lhs_repeats": args.lhs_repeats}
@@ -62,8 +62,9 @@ def _eval(args: argparse.Namespace) -> int:
                             "sensitivity").replay.evaluation(top["seed"])
     grid = load_grids(args.data, settings.programs, settings.layouts)[args.program]
     peaks = resolve_peaks(settings.ceiling, settings.peaks).get(args.program)
-    if args.budget is not None and args.budget < 1:
-        raise InputError(None, f"--budget {args.budget}", expected="a run count >= 1")
+    if args.budget is not None:
+        check_value(args.budget, "sensitivity", "/properties/budget", flag="--budget",
+                    key="sensitivity.budget")
     ev = evaluate_program(grid, args.epsilon, peaks=peaks,
                           lhs_repeats=settings.lhs_repeats if args.sampling == "lhs" else 1,
                           seed=settings.seed)
