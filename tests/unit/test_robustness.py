@@ -261,6 +261,13 @@ def test_sensitivity_eval_lhs_repeats_is_checked_by_the_schema(tmp_path, capsys,
     _one_line_error(code, err, "replay.lhs_repeats", "less than the minimum of 1")
 
 
+@pytest.mark.parametrize("budget", ["0", "-3"])
+def test_sensitivity_eval_budget_is_checked_by_the_schema(tmp_path, capsys, budget):
+    code, _, err = _cli(capsys, "sensitivity-eval", "--data", _grid(tmp_path), "--program", "p",
+                        "--epsilon", "0.3", "--sampling", "adaptive", "--budget", budget)
+    _one_line_error(code, err, "sensitivity.budget", "less than the minimum of 1")
+
+
 def test_sensitivity_eval_on_an_empty_csv_is_one_line(tmp_path, capsys):
     f = tmp_path / "empty.csv"
     f.write_text("")
