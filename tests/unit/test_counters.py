@@ -263,7 +263,9 @@ def test_perf_backend_multi_group_real_run(tmp_path):
         f = tmp_path / f"group{k}.csv"
         collect_perf(prog, g, f, interval_ms=100, perf="perf")
         files.append(f)
-    t = pp(files, ["page-faults", "context-switches", "minor-faults"], base, "instructions")
+    # task-clock stands in for instructions: it varies with the host's load (steal time)
+    t = pp(files, ["page-faults", "context-switches", "minor-faults"], base, "instructions",
+           run_tolerance=0.5)
     assert len(t) >= 5 and t["time"].iloc[-1] >= 0.5
     assert (t["page-faults_pki"] >= 0).all() and t["page-faults_pki"].sum() > 0
     # page faults of this program are minor faults, counted in two separate runs: the rates over
