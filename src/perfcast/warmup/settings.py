@@ -96,8 +96,27 @@ def resolve_min_samples(min_samples: int | None, preset: str) -> int:
     return PRESET_MIN_SAMPLES[preset]
 
 
+class _PresetLimits:
+    """The autocorrelation limit and the minimum number of subsession means of a settings object
+    with ``preset``, ``ac_limit`` and ``min_samples``: explicit values, else the preset's."""
+
+    preset: str
+    ac_limit: float | None
+    min_samples: int | None
+
+    @property
+    def limit(self) -> float:
+        """The autocorrelation limit used (:func:`resolve_limit`)."""
+        return resolve_limit(self.ac_limit, self.preset)
+
+    @property
+    def samples_min(self) -> int:
+        """The smallest number of subsession means used (:func:`resolve_min_samples`)."""
+        return resolve_min_samples(self.min_samples, self.preset)
+
+
 @dataclass(frozen=True)
-class CiSettings:
+class CiSettings(_PresetLimits):
     """Confidence interval of the stable throughput (``warmup.ci``).
 
     Attributes
@@ -117,16 +136,6 @@ class CiSettings:
     min_samples: int | None
     confidence: float
     target_relative_width: float
-
-    @property
-    def limit(self) -> float:
-        """The autocorrelation limit used (:func:`resolve_limit`)."""
-        return resolve_limit(self.ac_limit, self.preset)
-
-    @property
-    def samples_min(self) -> int:
-        """The smallest number of subsession means used (:func:`resolve_min_samples`)."""
-        return resolve_min_samples(self.min_samples, self.preset)
 
 
 @dataclass(frozen=True)
@@ -390,7 +399,7 @@ def session_params(name: str, section: Mapping[str, Any], programs: Mapping[str,
 
 
 @dataclass(frozen=True)
-class CiCommandSettings:
+class CiCommandSettings(_PresetLimits):
     """``perfcast ci``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags)."""
 
     preset: str
@@ -399,16 +408,6 @@ class CiCommandSettings:
     confidence: float
     target_relative_width: float
     harmonic: bool
-
-    @property
-    def limit(self) -> float:
-        """The autocorrelation limit used (:func:`resolve_limit`)."""
-        return resolve_limit(self.ac_limit, self.preset)
-
-    @property
-    def samples_min(self) -> int:
-        """The smallest number of subsession means used (:func:`resolve_min_samples`)."""
-        return resolve_min_samples(self.min_samples, self.preset)
 
 
 @dataclass(frozen=True)
@@ -428,7 +427,7 @@ class WpsCommandSettings:
 
 
 @dataclass(frozen=True)
-class WatchSettings:
+class WatchSettings(_PresetLimits):
     """``perfcast watch``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags).
 
     Attributes
@@ -453,16 +452,6 @@ class WatchSettings:
     min_size: int | None
     alpha: float
     min_effect: float
-
-    @property
-    def limit(self) -> float:
-        """The autocorrelation limit used (:func:`resolve_limit`)."""
-        return resolve_limit(self.ac_limit, self.preset)
-
-    @property
-    def samples_min(self) -> int:
-        """The smallest number of subsession means used (:func:`resolve_min_samples`)."""
-        return resolve_min_samples(self.min_samples, self.preset)
 
     @property
     def edm(self) -> EdmSettings:
