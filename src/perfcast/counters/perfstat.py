@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from perfcast.checks import read_text
 from perfcast.errors import HostCapabilityError, InputError
 
 if TYPE_CHECKING:
@@ -218,14 +219,7 @@ def read_rows(path: str | Path, separator: str = "auto") -> list[Row]:
     """Every event line of a perf ``-I`` file, in file order (``separator``: ``auto`` or the
     ``-x`` character; JSON is always detected)."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError as exc:
-        raise InputError(path, "file not found") from exc
-    except IsADirectoryError as exc:
-        raise InputError(path, "is a directory", expected="a perf stat output file") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(path, "not a text file", expected="perf stat output") from exc
+    text = read_text(path)
     form: str | None = None
     rows: list[Row] = []
     for lineno, raw in enumerate(text.splitlines(), start=1):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfcast.checks import require_magnitude
+from perfcast.checks import read_text, require_magnitude
 from perfcast.errors import InputError
 
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
@@ -98,15 +98,7 @@ class ReadingParser:
 def _open_text(path: str | Path) -> tuple[str, str]:
     if str(path) == "-":
         return "<stdin>", sys.stdin.read()
-    p = Path(path)
-    try:
-        return str(p), p.read_text()
-    except FileNotFoundError as exc:
-        raise InputError(p, "file not found") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(p, "not a text file", expected="one number per line") from exc
-    except IsADirectoryError as exc:
-        raise InputError(p, "is a directory", expected="a file") from exc
+    return str(path), read_text(path)
 
 
 def parse_reading(line: str, name: str, lineno: int, *, allow_negative: bool = False
