@@ -138,7 +138,7 @@ def _phased_run(path, bounds, times, total, pct=None):
     text = format_perf_csv(np.asarray(times, float), counts)
     if pct is not None:  # perf multiplexed b in interval pct[0] (pct[1] % of the time)
         lines = text.splitlines()
-        k = [i for i, ln in enumerate(lines) if ln.endswith(",b,0,100.00,,") or ",b," in ln]
+        k = [i for i, ln in enumerate(lines) if ",b," in ln]
         lines[k[pct[0]]] = lines[k[pct[0]]].replace(",100.00,", f",{pct[1]:.2f},")
         text = "\n".join(lines) + "\n"
     path.write_text(text)
