@@ -26,6 +26,7 @@ config.update(validate(config, "config", where="config"))
 report: "workflow/report/workflow.rst"
 
 
+
 # every include is here: shared helpers, then each stage's functions (targets, input functions,
 # settings), then each stage's rules
 include: "workflow/rules/common.smk"

@@ -307,3 +307,181 @@ def test_collect_partition_comes_from_config_else_from_the_profile(dry_runs, var
         assert res.get("slurm_partition") == want, f"{rule} {wildcards}: {res}"
         rules[rule] += 1
     assert rules["counters_collect"] > 0 and len(rules) > 1, rules
+
+
+# --- job groups: many small jobs in one sbatch job ------------------------------------------
+
+#: the rules profiles/slurm groups (counters_collect joins by itself when its runs are simulated)
+GROUPED_RULES = {"counters_collect", "counters_postprocess", "model_align",
+                 "warmup_counter_phases"}
+GROUPS_N = 50
+
+
+#: a job block at any indentation (the jobs of a group job are printed indented)
+ANY_JOB_BLOCK = re.compile(r"^( *)(?:local)?rule (\w+):\n((?:\1    .*\n)+)", re.MULTILINE)
+
+
+def _any_jobs(log: str) -> dict[int, tuple[str, str]]:
+    """Snakemake job id -> (rule, outputs) of every job a run's log lists, grouped or not."""
+    jobs = {}
+    for m in ANY_JOB_BLOCK.finditer(log):
+        fields = dict(re.findall(r"^ *(\w+): (.*)$", m.group(3), re.MULTILINE))
+        if "jobid" in fields:
+            jobs[int(fields["jobid"])] = (m.group(2), fields.get("output", ""))
+    return jobs
+
+
+def _group_components() -> int:
+    return yaml.safe_load((PROFILE / "config.yaml").read_text())["group-components"]["small"]
+
+
+def _grouped_config(n: int = GROUPS_N) -> dict:
+    """tests/configs/tiny.yaml with ``n`` benchmarks (the simulator takes any name), one counter
+    group per run (all events at once: fewer jobs, the same grouping) and no per-generation
+    partitions (a collect job with a partition of its own stays a single job)."""
+    config = yaml.safe_load(TINY.read_text())
+    counters = config["counters"]
+    counters["benchmarks"] = [f"bench{i:02d}" for i in range(n)]
+    counters["group_size"] = len(counters["events"])
+    return config
+
+
+@pytest.fixture(scope="session")
+def grouped_runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
+    """50 benchmarks through SLURM with the profile's groups and, side by side, locally."""
+    config = _grouped_config()
+    base = tmp_path_factory.mktemp("slurm_groups")
+    slurm_dir, local_dir = base / "slurm", base / "local"
+    local: dict[str, object] = {}
+
+    def run_local() -> None:
+        try:
+            local["proc"] = snakemake_run(local_dir, config, cores=1, timeout=1800)
+        except BaseException as exc:
+            local["error"] = exc
+
+    thread = threading.Thread(target=run_local)
+    thread.start()
+    try:
+        slurm = snakemake_run(slurm_dir, config, cores=1, timeout=1800,
+                              extra=["--executor", "slurm", "--profile", str(PROFILE),
+                                     *SLURM_ARGS])
+    finally:
+        thread.join()
+    if "error" in local:
+        raise local["error"]
+    return Runs(slurm_dir=slurm_dir, local_dir=local_dir,
+                results=config.get("results_dir", "results"),
+                slurm_log=slurm.stdout + slurm.stderr,
+                local_log=local["proc"].stdout + local["proc"].stderr, config=config)
+
+
+@pytest.mark.slurm
+def test_groups_submit_about_n_over_25_jobs(grouped_runs: Runs):
+    """Each benchmark's small jobs (collect, post-process, align) are one connected piece; one
+    sbatch job takes group-components of them; the other jobs are one sbatch job each."""
+    local_rules = Counter(rule for rule, _ in _any_jobs(grouped_runs.local_log).values())
+    grouped = sum(n for rule, n in local_rules.items() if rule in GROUPED_RULES)
+    singles = sum(n for rule, n in local_rules.items()
+                  if rule not in GROUPED_RULES and rule != "all")
+    # pieces: every training benchmark (both generations, aligned) and each predict-only one
+    predict_only = [b for b in grouped_runs.config["predict"]["benchmarks"]
+                    if b not in grouped_runs.config["counters"]["benchmarks"]]
+    pieces = GROUPS_N + len(predict_only)
+    groups = -(-pieces // _group_components())
+    submitted = dict(SUBMITTED.findall(grouped_runs.slurm_log))
+    assert len(submitted) == groups + singles, (
+        f"{len(submitted)} sbatch jobs, expected {groups} group jobs + {singles} single jobs "
+        f"(without groups: {grouped + singles})")
+    assert groups <= GROUPS_N // 25 + 1 and grouped >= 5 * GROUPS_N
+    assert grouped_runs.slurm_log.count("Group job small") == groups
+    states = _squeue(list(submitted.values()))
+    assert {states[s][0] for s in submitted.values()} == {"COMPLETED"}, states
+    # every job of the local run ran in the SLURM run too, grouped or not
+    slurm_rules = Counter(rule for rule, _ in _any_jobs(grouped_runs.slurm_log).values())
+    assert slurm_rules == local_rules
+
+
+@pytest.mark.slurm
+def test_grouped_results_equal_local_results(grouped_runs: Runs):
+    slurm = _hashes(grouped_runs.slurm_dir / grouped_runs.results)
+    local = _hashes(grouped_runs.local_dir / grouped_runs.results)
+    assert len(local) > 5 * GROUPS_N
+    assert sorted(slurm) == sorted(local)
+    differ = [path for path in local if slurm[path] != local[path]]
+    assert not differ, f"result files differ between the grouped SLURM and the local run: {differ}"
+
+
+def _write_imports(config: dict, root: Path) -> str:
+    """Simulated perf CSVs of every run of ``config``, written where the import backend reads
+    them; returns the import pattern."""
+    from perfcast.counters.events import make_groups
+    from perfcast.counters.rules import collect_group
+    from perfcast.counters.settings import BaseEvents, collect_settings
+    from perfcast.settings import build, validate
+
+    counters = validate(config["counters"], "counters")
+    groups = make_groups(counters["events"], counters["group_size"],
+                         build(BaseEvents, counters["base_events"]))
+    for gen in counters["generations"].values():
+        for bench in counters["benchmarks"]:
+            for k, events in enumerate(groups):
+                settings = collect_settings(counters, generation=gen, benchmark=bench,
+                                            events=events, programs={}, seed=config["seed"])
+                out = root / gen / bench / f"group{k}.csv"
+                out.parent.mkdir(parents=True, exist_ok=True)
+                collect_group(settings, out, generation=gen, benchmark=bench, group=k)
+    return str(root / "{gen}" / "{bench}" / "group{group}.csv")
+
+
+def _outputs(log: str) -> set[str]:
+    """The outputs of the jobs a run's log lists, grouped or not."""
+    return {f.strip() for _, out in _any_jobs(log).values() for f in out.split(",") if out}
+
+
+@pytest.mark.slurm
+def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, snakemake_run):
+    """A corrupt imported CSV fails its collect job inside a group job: the group's other jobs'
+    outputs stay, every other group completes; after the file is repaired, a rerun runs only
+    what is missing and ends with the local run's results, byte for byte."""
+    config = yaml.safe_load(TINY.read_text())
+    counters = config["counters"]
+    counters["benchmarks"] = [f"b{i}" for i in range(6)]
+    counters["group_size"] = len(counters["events"])
+    config["predict"] = {"benchmarks": []}
+    config["model"] = {**config.get("model", {}), "enabled": False}
+    counters["import"] = {"pattern": _write_imports(config, tmp_path / "imports")}
+    counters["backend"] = "import"
+    bad = Path(counters["import"]["pattern"].format(gen=counters["generations"]["old"],
+                                                   bench="b1", group=0))
+    good = bad.read_bytes()
+    bad.write_text("garbage,not,perf\n")
+    slurm = ["--executor", "slurm", "--profile", str(PROFILE), *SLURM_ARGS,
+             "--group-components", "small=3"]  # 12 pieces (benchmark x generation): 4 groups
+    work = tmp_path / "slurm"
+    first = snakemake_run(work, config, cores=1, timeout=900, extra=slurm, check=False)
+    log = first.stdout + first.stderr
+    assert first.returncode != 0, log[-3000:]
+    submitted = dict(SUBMITTED.findall(log))
+    assert len(submitted) == 4, log[-3000:]  # 4 group jobs; figure and summary never started
+    states = Counter(s for s, _ in _squeue(list(submitted.values())).values())
+    assert states == Counter({"COMPLETED": 3, "FAILED": 1}), states
+    assert "Removing output files of failed job" not in log  # keep-incomplete: none removed
+    res = work / "results"
+    assert not (res / "raw/g2/b1/group0.csv").exists()
+    assert not (res / "counters/g2/b1.parquet").exists()
+    kept = {str(p.relative_to(work)) for p in res.rglob("*") if p.suffix in {".csv", ".parquet"}}
+    assert len(kept) >= 3 * 2 * 3  # three full groups: 3 pieces x (collect + postprocess)
+
+    bad.write_bytes(good)
+    second = snakemake_run(work, config, cores=1, timeout=900, extra=slurm)
+    rerun = _outputs(second.stdout + second.stderr)
+    assert not rerun & kept, f"the rerun redid finished jobs: {sorted(rerun & kept)}"
+    assert "results/counters/g2/b1.parquet" in rerun
+    assert len(dict(SUBMITTED.findall(second.stdout + second.stderr))) <= 3
+
+    local = tmp_path / "local"
+    snakemake_run(local, config, cores=2, timeout=900)
+    a, b = _hashes(res), _hashes(local / "results")
+    assert a and sorted(a) == sorted(b)
+    assert [p for p in a if a[p] != b[p]] == []

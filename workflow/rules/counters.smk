@@ -20,6 +20,7 @@ rule counters_collect:
         f"{LOGS}/counters/collect/{{gen}}/{{bench}}/group{{group}}.log",
     benchmark:
         f"{BENCH}/counters/collect/{{gen}}/{{bench}}/group{{group}}.tsv"
+    group: collect_group()
     threads: 1
     resources:
         mem_mb=500,

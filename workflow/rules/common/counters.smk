@@ -54,6 +54,17 @@ def get_import_source(wildcards):
     )
 
 
+def collect_group():
+    """The job group of the counters_collect jobs on a cluster (None: one job each). A
+    simulated or imported run takes a second and is grouped with its benchmark's other small
+    jobs (profiles/slurm: groups, group-components); a perf run is a measurement, and a run
+    with a partition of its own (counters.partitions) must land there: both stay single jobs.
+    Local runs ignore groups."""
+    if not COUNTERS or COUNTERS["backend"] == "perf" or COLLECT_PARTITIONS:
+        return None
+    return SMALL_JOBS_GROUP
+
+
 def collect_source():
     """The collect rule's input: the import backend's CSV (an input function), else none."""
     return get_import_source if COUNTERS and COUNTERS["backend"] == "import" else []
