@@ -46,8 +46,10 @@ GEN_PARTITIONS = ("oldnodes", "newnodes")
 # without an account (the test cluster has no accounting; guessing one only prints warnings).
 SLURM_ARGS = ("--slurm-init-seconds-before-status-checks", "2", "--slurm-no-account")
 
-SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
-JOB_BLOCK = re.compile(r"^(local)?rule (\w+):\n((?:    .*\n)+)", re.MULTILINE)
+# a single job is submitted under its job id, a group job under an id of letters and digits
+SUBMITTED = re.compile(r"Job (\S+) has been submitted with SLURM jobid (\d+)")
+# one job's block; the jobs of a group job are printed indented, under "Group job <name>"
+JOB_BLOCK = re.compile(r"^( *)(local)?rule (\w+):\n((?:\1    .*\n)+)", re.MULTILINE)
 
 
 def _sh(cmd: list[str], timeout: float) -> subprocess.CompletedProcess:
@@ -180,11 +182,17 @@ def _job_blocks(log: str) -> dict[int, tuple[str, bool, dict[str, str], dict[str
     dry run prints it as "rule")."""
     jobs = {}
     for m in JOB_BLOCK.finditer(log):
-        fields = dict(re.findall(r"^    (\w+): (.*)$", m.group(3), re.MULTILINE))
-        jobs[int(fields["jobid"])] = (m.group(2), bool(m.group(1)) or "output" not in fields,
+        fields = dict(re.findall(r"^ *(\w+): (.*)$", m.group(4), re.MULTILINE))
+        jobs[int(fields["jobid"])] = (m.group(3), bool(m.group(2)) or "output" not in fields,
                                       _pairs(fields.get("wildcards", "")),
                                       _pairs(fields.get("resources", "")))
     return jobs
+
+
+def _grouped(log: str) -> set[int]:
+    """The job ids a run's log prints inside a group job (indented)."""
+    return {int(re.search(r"^ *jobid: (\d+)$", m.group(4), re.MULTILINE).group(1))
+            for m in JOB_BLOCK.finditer(log) if m.group(1)}
 
 
 def _jobs(log: str) -> dict[int, tuple[str, bool, dict[str, str]]]:
@@ -211,16 +219,20 @@ def _hashes(root: Path) -> dict[str, str]:
 @pytest.mark.slurm
 def test_every_cluster_job_went_through_sbatch(runs: Runs):
     jobs = _jobs(runs.slurm_log)
+    grouped = _grouped(runs.slurm_log)
     submitted = dict(SUBMITTED.findall(runs.slurm_log))
-    remote = {str(j) for j, (_, is_local, _) in jobs.items() if not is_local}
+    singles = {j for j in submitted if j.isdigit()}
+    remote = {str(j) for j, (_, is_local, _) in jobs.items() if not is_local and j not in grouped}
     assert remote, f"no cluster job in the SLURM run:\n{runs.slurm_log[-3000:]}"
-    assert set(submitted) == remote, (
-        f"jobs not submitted with sbatch: {sorted(remote - set(submitted))}; "
-        f"submitted but not run: {sorted(set(submitted) - remote)}"
+    assert singles == remote, (
+        f"jobs not submitted with sbatch: {sorted(remote - singles)}; "
+        f"submitted but not run: {sorted(singles - remote)}"
     )
+    # grouped jobs went through sbatch inside group jobs
+    assert bool(grouped) == bool(set(submitted) - singles)
     # the same jobs, rule by rule, as the local run, with only the local rules left out of sbatch
     local_rules = Counter(rule for rule, _, _ in _jobs(runs.local_log).values())
-    slurm_rules = Counter(jobs[int(j)][0] for j in submitted)
+    slurm_rules = Counter(jobs[int(j)][0] for j in singles) + Counter(jobs[j][0] for j in grouped)
     assert slurm_rules + Counter(r for r, is_local, _ in jobs.values() if is_local) == local_rules
     # SLURM itself ran them: each id is a COMPLETED job in squeue
     states = _squeue(list(submitted.values()))
@@ -238,6 +250,9 @@ def test_jobs_ran_on_the_profile_and_generation_partitions(runs: Runs):
     states = _squeue(list(submitted.values()))
     seen: Counter = Counter()
     for job, slurm_id in submitted.items():
+        if not job.isdigit():  # a group job: small jobs, on the profile's partition
+            assert states[slurm_id][1] == PROFILE_PARTITION, states[slurm_id]
+            continue
         rule, _, wildcards = jobs[int(job)]
         want = partitions[wildcards["gen"]] if rule == "counters_collect" else PROFILE_PARTITION
         got = states[slurm_id][1]
@@ -317,18 +332,12 @@ GROUPED_RULES = {"counters_collect", "counters_postprocess", "model_align",
 GROUPS_N = 50
 
 
-#: a job block at any indentation (the jobs of a group job are printed indented)
-ANY_JOB_BLOCK = re.compile(r"^( *)(?:local)?rule (\w+):\n((?:\1    .*\n)+)", re.MULTILINE)
-
-
 def _any_jobs(log: str) -> dict[int, tuple[str, str]]:
     """Snakemake job id -> (rule, outputs) of every job a run's log lists, grouped or not."""
-    jobs = {}
-    for m in ANY_JOB_BLOCK.finditer(log):
-        fields = dict(re.findall(r"^ *(\w+): (.*)$", m.group(3), re.MULTILINE))
-        if "jobid" in fields:
-            jobs[int(fields["jobid"])] = (m.group(2), fields.get("output", ""))
-    return jobs
+    return {int(fields["jobid"]): (m.group(3), fields.get("output", ""))
+            for m in JOB_BLOCK.finditer(log)
+            for fields in [dict(re.findall(r"^ *(\w+): (.*)$", m.group(4), re.MULTILINE))]
+            if "jobid" in fields}
 
 
 def _group_components() -> int:
