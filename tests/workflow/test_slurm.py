@@ -494,3 +494,31 @@ def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, sn
     a, b = _hashes(res), _hashes(local / "results")
     assert a and sorted(a) == sorted(b)
     assert [p for p in a if a[p] != b[p]] == []
+
+
+@pytest.mark.parametrize("partitions", [False, True])
+def test_profile_groups_the_small_jobs_on_a_dry_run(tmp_path, snakemake_run, partitions):
+    """No cluster needed: the profile's groups on a dry run of 50 benchmarks. Simulated collect
+    runs join their benchmark's group; with a partition per generation they stay single jobs."""
+    config = _grouped_config()
+    config["counters"]["group_size"] = 4  # tiny.yaml's two counter groups per run
+    if partitions:
+        gens = config["counters"]["generations"]
+        config["counters"]["partitions"] = {gens["old"]: GEN_PARTITIONS[0],
+                                            gens["new"]: GEN_PARTITIONS[1]}
+    proc = snakemake_run(tmp_path, config, cores=1, timeout=300,
+                         extra=["-n", "--executor", "slurm", "--profile", str(PROFILE),
+                                *SLURM_ARGS])
+    log = proc.stdout + proc.stderr
+    jobs = _job_blocks(log)
+    grouped = _grouped(log)
+    grouped_rules = {jobs[j][0] for j in grouped}
+    want = GROUPED_RULES - {"warmup_counter_phases"} - ({"counters_collect"} if partitions
+                                                         else set())
+    assert grouped_rules == want
+    assert not {rule for j, (rule, *_) in jobs.items() if j not in grouped} & want
+    assert log.count("Group job small") == -(-(GROUPS_N + 1) // _group_components())  # + nab
+    if partitions:
+        for rule, _, wildcards, res in jobs.values():
+            if rule == "counters_collect":
+                assert res["slurm_partition"] == config["counters"]["partitions"][wildcards["gen"]]
