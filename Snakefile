@@ -26,7 +26,6 @@ config.update(validate(config, "config", where="config"))
 report: "workflow/report/workflow.rst"
 
 
-
 # every include is here: shared helpers, then each stage's functions (targets, input functions,
 # settings), then each stage's rules
 include: "workflow/rules/common.smk"
