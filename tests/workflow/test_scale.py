@@ -1,7 +1,8 @@
 """Scale: a synthetic config with 500 benchmarks builds its DAG (``snakemake -n``).
 
 Only the job counts are asserted here; the time the DAG takes (target < 30 s) is measured by
-``benchmarks/bench_workflow.py`` (no timed assertion in tests).
+``benchmarks/bench_workflow.py`` and, against the benchmark count (100, 500, 5,000) with and
+without job groups, ``benchmarks/bench_dag.py`` (no timed assertion in tests).
 """
 
 from __future__ import annotations

@@ -46,8 +46,10 @@ GEN_PARTITIONS = ("oldnodes", "newnodes")
 # without an account (the test cluster has no accounting; guessing one only prints warnings).
 SLURM_ARGS = ("--slurm-init-seconds-before-status-checks", "2", "--slurm-no-account")
 
-SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
-JOB_BLOCK = re.compile(r"^(local)?rule (\w+):\n((?:    .*\n)+)", re.MULTILINE)
+# a single job is submitted under its job id, a group job under an id of letters and digits
+SUBMITTED = re.compile(r"Job (\S+) has been submitted with SLURM jobid (\d+)")
+# one job's block; the jobs of a group job are printed indented, under "Group job <name>"
+JOB_BLOCK = re.compile(r"^( *)(local)?rule (\w+):\n((?:\1    .*\n)+)", re.MULTILINE)
 
 
 def _sh(cmd: list[str], timeout: float) -> subprocess.CompletedProcess:
@@ -180,11 +182,17 @@ def _job_blocks(log: str) -> dict[int, tuple[str, bool, dict[str, str], dict[str
     dry run prints it as "rule")."""
     jobs = {}
     for m in JOB_BLOCK.finditer(log):
-        fields = dict(re.findall(r"^    (\w+): (.*)$", m.group(3), re.MULTILINE))
-        jobs[int(fields["jobid"])] = (m.group(2), bool(m.group(1)) or "output" not in fields,
+        fields = dict(re.findall(r"^ *(\w+): (.*)$", m.group(4), re.MULTILINE))
+        jobs[int(fields["jobid"])] = (m.group(3), bool(m.group(2)) or "output" not in fields,
                                       _pairs(fields.get("wildcards", "")),
                                       _pairs(fields.get("resources", "")))
     return jobs
+
+
+def _grouped(log: str) -> set[int]:
+    """The job ids a run's log prints inside a group job (indented)."""
+    return {int(re.search(r"^ *jobid: (\d+)$", m.group(4), re.MULTILINE).group(1))
+            for m in JOB_BLOCK.finditer(log) if m.group(1)}
 
 
 def _jobs(log: str) -> dict[int, tuple[str, bool, dict[str, str]]]:
@@ -211,16 +219,20 @@ def _hashes(root: Path) -> dict[str, str]:
 @pytest.mark.slurm
 def test_every_cluster_job_went_through_sbatch(runs: Runs):
     jobs = _jobs(runs.slurm_log)
+    grouped = _grouped(runs.slurm_log)
     submitted = dict(SUBMITTED.findall(runs.slurm_log))
-    remote = {str(j) for j, (_, is_local, _) in jobs.items() if not is_local}
+    singles = {j for j in submitted if j.isdigit()}
+    remote = {str(j) for j, (_, is_local, _) in jobs.items() if not is_local and j not in grouped}
     assert remote, f"no cluster job in the SLURM run:\n{runs.slurm_log[-3000:]}"
-    assert set(submitted) == remote, (
-        f"jobs not submitted with sbatch: {sorted(remote - set(submitted))}; "
-        f"submitted but not run: {sorted(set(submitted) - remote)}"
+    assert singles == remote, (
+        f"jobs not submitted with sbatch: {sorted(remote - singles)}; "
+        f"submitted but not run: {sorted(singles - remote)}"
     )
+    # grouped jobs went through sbatch inside group jobs
+    assert bool(grouped) == bool(set(submitted) - singles)
     # the same jobs, rule by rule, as the local run, with only the local rules left out of sbatch
     local_rules = Counter(rule for rule, _, _ in _jobs(runs.local_log).values())
-    slurm_rules = Counter(jobs[int(j)][0] for j in submitted)
+    slurm_rules = Counter(jobs[int(j)][0] for j in singles) + Counter(jobs[j][0] for j in grouped)
     assert slurm_rules + Counter(r for r, is_local, _ in jobs.values() if is_local) == local_rules
     # SLURM itself ran them: each id is a COMPLETED job in squeue
     states = _squeue(list(submitted.values()))
@@ -238,6 +250,9 @@ def test_jobs_ran_on_the_profile_and_generation_partitions(runs: Runs):
     states = _squeue(list(submitted.values()))
     seen: Counter = Counter()
     for job, slurm_id in submitted.items():
+        if not job.isdigit():  # a group job: small jobs, on the profile's partition
+            assert states[slurm_id][1] == PROFILE_PARTITION, states[slurm_id]
+            continue
         rule, _, wildcards = jobs[int(job)]
         want = partitions[wildcards["gen"]] if rule == "counters_collect" else PROFILE_PARTITION
         got = states[slurm_id][1]
@@ -307,3 +322,203 @@ def test_collect_partition_comes_from_config_else_from_the_profile(dry_runs, var
         assert res.get("slurm_partition") == want, f"{rule} {wildcards}: {res}"
         rules[rule] += 1
     assert rules["counters_collect"] > 0 and len(rules) > 1, rules
+
+
+# --- job groups: many small jobs in one sbatch job ------------------------------------------
+
+#: the rules profiles/slurm groups (counters_collect joins by itself when its runs are simulated)
+GROUPED_RULES = {"counters_collect", "counters_postprocess", "model_align",
+                 "warmup_counter_phases"}
+GROUPS_N = 50
+
+
+def _any_jobs(log: str) -> dict[int, tuple[str, str]]:
+    """Snakemake job id -> (rule, outputs) of every job a run's log lists, grouped or not."""
+    return {int(fields["jobid"]): (m.group(3), fields.get("output", ""))
+            for m in JOB_BLOCK.finditer(log)
+            for fields in [dict(re.findall(r"^ *(\w+): (.*)$", m.group(4), re.MULTILINE))]
+            if "jobid" in fields}
+
+
+def _group_components() -> int:
+    return yaml.safe_load((PROFILE / "config.yaml").read_text())["group-components"]["small"]
+
+
+def _grouped_config(n: int = GROUPS_N) -> dict:
+    """tests/configs/tiny.yaml with ``n`` benchmarks (the simulator takes any name), one counter
+    group per run (all events at once: fewer jobs, the same grouping) and no per-generation
+    partitions (a collect job with a partition of its own stays a single job)."""
+    config = yaml.safe_load(TINY.read_text())
+    counters = config["counters"]
+    counters["benchmarks"] = [f"bench{i:02d}" for i in range(n)]
+    counters["group_size"] = len(counters["events"])
+    return config
+
+
+@pytest.fixture(scope="session")
+def grouped_runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
+    """50 benchmarks through SLURM with the profile's groups and, side by side, locally."""
+    config = _grouped_config()
+    base = tmp_path_factory.mktemp("slurm_groups")
+    slurm_dir, local_dir = base / "slurm", base / "local"
+    local: dict[str, object] = {}
+
+    def run_local() -> None:
+        try:
+            local["proc"] = snakemake_run(local_dir, config, cores=1, timeout=1800)
+        except BaseException as exc:
+            local["error"] = exc
+
+    thread = threading.Thread(target=run_local)
+    thread.start()
+    try:
+        slurm = snakemake_run(slurm_dir, config, cores=1, timeout=1800,
+                              extra=["--executor", "slurm", "--profile", str(PROFILE),
+                                     *SLURM_ARGS])
+    finally:
+        thread.join()
+    if "error" in local:
+        raise local["error"]
+    return Runs(slurm_dir=slurm_dir, local_dir=local_dir,
+                results=config.get("results_dir", "results"),
+                slurm_log=slurm.stdout + slurm.stderr,
+                local_log=local["proc"].stdout + local["proc"].stderr, config=config)
+
+
+@pytest.mark.slurm
+def test_groups_submit_about_n_over_25_jobs(grouped_runs: Runs):
+    """Each benchmark's small jobs (collect, post-process, align) are one connected piece; one
+    sbatch job takes group-components of them; the other jobs are one sbatch job each."""
+    local_rules = Counter(rule for rule, _ in _any_jobs(grouped_runs.local_log).values())
+    grouped = sum(n for rule, n in local_rules.items() if rule in GROUPED_RULES)
+    singles = sum(n for rule, n in local_rules.items()
+                  if rule not in GROUPED_RULES and rule != "all")
+    # pieces: every training benchmark (both generations, aligned) and each predict-only one
+    predict_only = [b for b in grouped_runs.config["predict"]["benchmarks"]
+                    if b not in grouped_runs.config["counters"]["benchmarks"]]
+    pieces = GROUPS_N + len(predict_only)
+    groups = -(-pieces // _group_components())
+    submitted = dict(SUBMITTED.findall(grouped_runs.slurm_log))
+    assert len(submitted) == groups + singles, (
+        f"{len(submitted)} sbatch jobs, expected {groups} group jobs + {singles} single jobs "
+        f"(without groups: {grouped + singles})")
+    assert groups <= GROUPS_N // 25 + 1 and grouped >= 5 * GROUPS_N
+    assert grouped_runs.slurm_log.count("Group job small") == groups
+    # (no squeue check of their states here: the local run beside it takes longer than the
+    # MinJobAge for which SLURM lists finished jobs; the SLURM run itself ended without error)
+    # every job of the local run ran in the SLURM run too, grouped or not
+    slurm_rules = Counter(rule for rule, _ in _any_jobs(grouped_runs.slurm_log).values())
+    assert slurm_rules == local_rules
+
+
+@pytest.mark.slurm
+def test_grouped_results_equal_local_results(grouped_runs: Runs):
+    slurm = _hashes(grouped_runs.slurm_dir / grouped_runs.results)
+    local = _hashes(grouped_runs.local_dir / grouped_runs.results)
+    assert len(local) > 5 * GROUPS_N
+    assert sorted(slurm) == sorted(local)
+    differ = [path for path in local if slurm[path] != local[path]]
+    assert not differ, f"result files differ between the grouped SLURM and the local run: {differ}"
+
+
+def _write_imports(config: dict, root: Path) -> str:
+    """Simulated perf CSVs of every run of ``config``, written where the import backend reads
+    them; returns the import pattern."""
+    from perfcast.counters.events import make_groups
+    from perfcast.counters.rules import collect_group
+    from perfcast.counters.settings import BaseEvents, collect_settings
+    from perfcast.settings import build, validate
+
+    counters = validate(config["counters"], "counters")
+    groups = make_groups(counters["events"], counters["group_size"],
+                         build(BaseEvents, counters["base_events"]))
+    for gen in counters["generations"].values():
+        for bench in counters["benchmarks"]:
+            for k, events in enumerate(groups):
+                settings = collect_settings(counters, generation=gen, benchmark=bench,
+                                            events=events, programs={}, seed=config["seed"])
+                out = root / gen / bench / f"group{k}.csv"
+                out.parent.mkdir(parents=True, exist_ok=True)
+                collect_group(settings, out, generation=gen, benchmark=bench, group=k)
+    return str(root / "{gen}" / "{bench}" / "group{group}.csv")
+
+
+def _outputs(log: str) -> set[str]:
+    """The outputs of the jobs a run's log lists, grouped or not."""
+    return {f.strip() for _, out in _any_jobs(log).values() for f in out.split(",") if out}
+
+
+@pytest.mark.slurm
+def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, snakemake_run):
+    """A corrupt imported CSV fails its collect job inside a group job: the group's other jobs'
+    outputs stay, every other group completes; after the file is repaired, a rerun runs only
+    what is missing and ends with the local run's results, byte for byte."""
+    config = yaml.safe_load(TINY.read_text())
+    counters = config["counters"]
+    counters["benchmarks"] = [f"b{i}" for i in range(6)]
+    counters["group_size"] = len(counters["events"])
+    config["predict"] = {"benchmarks": []}
+    config["model"] = {**config.get("model", {}), "enabled": False}
+    counters["import"] = {"pattern": _write_imports(config, tmp_path / "imports")}
+    counters["backend"] = "import"
+    bad = Path(counters["import"]["pattern"].format(gen=counters["generations"]["old"],
+                                                   bench="b1", group=0))
+    good = bad.read_bytes()
+    bad.write_text("garbage,not,perf\n")
+    slurm = ["--executor", "slurm", "--profile", str(PROFILE), *SLURM_ARGS,
+             "--group-components", "small=3"]  # 12 pieces (benchmark x generation): 4 groups
+    work = tmp_path / "slurm"
+    first = snakemake_run(work, config, cores=1, timeout=900, extra=slurm, check=False)
+    log = first.stdout + first.stderr
+    assert first.returncode != 0, log[-3000:]
+    submitted = dict(SUBMITTED.findall(log))
+    assert len(submitted) == 4, log[-3000:]  # 4 group jobs; figure and summary never started
+    states = Counter(s for s, _ in _squeue(list(submitted.values())).values())
+    assert states == Counter({"COMPLETED": 3, "FAILED": 1}), states
+    assert "Removing output files of failed job" not in log  # keep-incomplete: none removed
+    res = work / "results"
+    assert not (res / "raw/g2/b1/group0.csv").exists()
+    assert not (res / "counters/g2/b1.parquet").exists()
+    kept = {str(p.relative_to(work)) for p in res.rglob("*") if p.suffix in {".csv", ".parquet"}}
+    assert len(kept) >= 3 * 2 * 3  # three full groups: 3 pieces x (collect + postprocess)
+
+    bad.write_bytes(good)
+    second = snakemake_run(work, config, cores=1, timeout=900, extra=slurm)
+    rerun = _outputs(second.stdout + second.stderr)
+    assert not rerun & kept, f"the rerun redid finished jobs: {sorted(rerun & kept)}"
+    assert "results/counters/g2/b1.parquet" in rerun
+    assert len(dict(SUBMITTED.findall(second.stdout + second.stderr))) <= 3
+
+    local = tmp_path / "local"
+    snakemake_run(local, config, cores=2, timeout=900)
+    a, b = _hashes(res), _hashes(local / "results")
+    assert a and sorted(a) == sorted(b)
+    assert [p for p in a if a[p] != b[p]] == []
+
+
+@pytest.mark.parametrize("partitions", [False, True])
+def test_profile_groups_the_small_jobs_on_a_dry_run(tmp_path, snakemake_run, partitions):
+    """No cluster needed: the profile's groups on a dry run of 50 benchmarks. Simulated collect
+    runs join their benchmark's group; with a partition per generation they stay single jobs."""
+    config = _grouped_config()
+    config["counters"]["group_size"] = 4  # tiny.yaml's two counter groups per run
+    if partitions:
+        gens = config["counters"]["generations"]
+        config["counters"]["partitions"] = {gens["old"]: GEN_PARTITIONS[0],
+                                            gens["new"]: GEN_PARTITIONS[1]}
+    proc = snakemake_run(tmp_path, config, cores=1, timeout=300,
+                         extra=["-n", "--executor", "slurm", "--profile", str(PROFILE),
+                                *SLURM_ARGS])
+    log = proc.stdout + proc.stderr
+    jobs = _job_blocks(log)
+    grouped = _grouped(log)
+    grouped_rules = {jobs[j][0] for j in grouped}
+    want = GROUPED_RULES - {"warmup_counter_phases"} - ({"counters_collect"} if partitions
+                                                         else set())
+    assert grouped_rules == want
+    assert not {rule for j, (rule, *_) in jobs.items() if j not in grouped} & want
+    assert log.count("Group job small") == -(-(GROUPS_N + 1) // _group_components())  # + nab
+    if partitions:
+        for rule, _, wildcards, res in jobs.values():
+            if rule == "counters_collect":
+                assert res["slurm_partition"] == config["counters"]["partitions"][wildcards["gen"]]

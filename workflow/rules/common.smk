@@ -3,6 +3,9 @@ RESULTS = config["results_dir"]
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
 CONDA_ENV = "../envs/perfcast.yaml"
+#: the job group of the small per-benchmark jobs on a cluster: profiles/slurm assigns rules to it
+#: (groups:) and sets how many benchmarks one group job takes (group-components:)
+SMALL_JOBS_GROUP = "small"
 #: a wildcard constraint that matches nothing (a stage with no names of that kind)
 MATCH_NOTHING = "(?!)"
 

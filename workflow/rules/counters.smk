@@ -11,7 +11,7 @@ if is_activated("counters"):
 
 rule counters_collect:
     input:
-        source=get_import_source,
+        source=collect_source(),
     output:
         f"{RESULTS}/raw/{{gen}}/{{bench}}/group{{group}}.csv",
     params:
@@ -20,10 +20,11 @@ rule counters_collect:
         f"{LOGS}/counters/collect/{{gen}}/{{bench}}/group{{group}}.log",
     benchmark:
         f"{BENCH}/counters/collect/{{gen}}/{{bench}}/group{{group}}.tsv"
+    group: collect_group()
     threads: 1
     resources:
         mem_mb=500,
-        runtime=collect_runtime,
+        runtime=collect_runtime(),
         # only when config names partitions: otherwise the profile's default partition applies
         **({"slurm_partition": get_collect_partition} if COLLECT_PARTITIONS else {}),
     conda:
@@ -38,7 +39,7 @@ rule counters_postprocess:
     output:
         counters_table("{gen}", "{bench}"),
     params:
-        settings=get_postprocess_settings,
+        settings=postprocess_settings(),
         provenance=get_postprocess_provenance,
     log:
         f"{LOGS}/counters/postprocess/{{gen}}/{{bench}}.log",

@@ -27,7 +27,7 @@ rule model_align:
         f"{BENCH}/align/{{bench}}.tsv"
     threads: 1
     resources:
-        mem_mb=align_mem_mb,
+        mem_mb=align_mem_mb(),
         runtime=30,
     conda:
         CONDA_ENV

@@ -65,7 +65,7 @@ rule warmup_counter_phases:
         phases=warmup_counter_phases_path("{gen}", "{bench}"),
         summary=f"{RESULTS}/warmup/counters/{{gen}}/{{bench}}.json",
     params:
-        settings=get_warmup_counter_settings,
+        settings=warmup_counter_settings(),
     log:
         f"{LOGS}/warmup/counters/{{gen}}/{{bench}}.log",
     benchmark:

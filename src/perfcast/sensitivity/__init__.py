@@ -18,13 +18,24 @@ runtime characteristics for workload consolidation", PLoS ONE 12(4): e0175861, 2
 doi:10.1371/journal.pone.0175861; docs/methods/sensitivity.md.
 """
 
-from perfcast.sensitivity.interpolation import sequential_pchip
-from perfcast.sensitivity.metrics import Metric, sensitivity
-from perfcast.sensitivity.profile import ProfileResult, profile
-from perfcast.sensitivity.resources import Dimension, ResourceModel, ceiling_range
-from perfcast.sensitivity.sampling import binary_recursive_search, lhs_levels
+# the names below load their module on first use (PEP 562): importing the package, or one of its
+# light modules (.settings, which the workflow reads at parse time), does not import scipy
+_EXPORTS = {
+    "sequential_pchip": "interpolation", "Metric": "metrics", "sensitivity": "metrics",
+    "ProfileResult": "profile", "profile": "profile", "Dimension": "resources",
+    "ResourceModel": "resources", "ceiling_range": "resources",
+    "binary_recursive_search": "sampling", "lhs_levels": "sampling",
+}
 
-__all__ = [
-    "Dimension", "Metric", "ProfileResult", "ResourceModel", "binary_recursive_search",
-    "ceiling_range", "lhs_levels", "profile", "sensitivity", "sequential_pchip",
-]
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,5 +1,7 @@
 # Settings and input functions of the counters stage (rules: ../counters.smk). Other stages use
 # its outputs through counters_runs() and counters_table().
+import functools
+
 from perfcast.counters.events import make_groups
 from perfcast.counters.settings import BaseEvents, PostprocessSettings, collect_settings
 from perfcast.settings import as_params, build
@@ -47,31 +49,54 @@ def counters_targets():
 
 def get_import_source(wildcards):
     """Backend import: the already-collected CSV of this group run (counters.import.pattern)."""
-    if COUNTERS["backend"] != "import":
-        return []
     return COUNTERS["import"]["pattern"].format(
         gen=wildcards.gen, bench=wildcards.bench, group=wildcards.group
     )
+
+
+def collect_group():
+    """The job group of the counters_collect jobs on a cluster (None: one job each). A
+    simulated or imported run takes a second and is grouped with its benchmark's other small
+    jobs (profiles/slurm: groups, group-components); a perf run is a measurement, and a run
+    with a partition of its own (counters.partitions) must land there: both stay single jobs.
+    Local runs ignore groups."""
+    if not COUNTERS or COUNTERS["backend"] == "perf" or COLLECT_PARTITIONS:
+        return None
+    return SMALL_JOBS_GROUP
+
+
+def collect_source():
+    """The collect rule's input: the import backend's CSV (an input function), else none."""
+    return get_import_source if COUNTERS and COUNTERS["backend"] == "import" else []
 
 
 def get_collect_settings(wildcards):
     """What this group run depends on, and nothing else (perfcast.counters.settings.
     collect_settings): a change reruns only the runs it concerns. The perf backend's command is
     rendered here (perfcast.program), so a bad placeholder fails before any job runs."""
+    # only the perf backend's settings name the benchmark: the others are built once per
+    # generation and counter group, not once per job (thousands of benchmarks)
+    bench = wildcards.bench if COUNTERS["backend"] == "perf" else None
+    return _collect_params(wildcards.gen, bench, int(wildcards.group))
+
+
+@functools.cache
+def _collect_params(gen, bench, group):
     settings = collect_settings(
         COUNTERS,
-        generation=wildcards.gen,
-        benchmark=wildcards.bench,
-        events=COUNTER_GROUPS[int(wildcards.group)],
+        generation=gen,
+        benchmark=bench,
+        events=COUNTER_GROUPS[group],
         programs=config["programs"],
         seed=config["seed"],
     )
     return as_params(settings)
 
 
-def collect_runtime(wildcards):
-    """Minutes: the perf backend's timeout plus start-up; 10 for the other backends."""
-    if COUNTERS["backend"] != "perf":
+def collect_runtime():
+    """Minutes: the perf backend's timeout plus start-up; 10 for the other backends (one value
+    for every job, not a function: Snakemake evaluates a function once per job)."""
+    if not COUNTERS or COUNTERS["backend"] != "perf":
         return 10
     return int(COUNTERS["perf"]["timeout_s"] / 60) + 5
 
@@ -89,9 +114,10 @@ def get_group_files(wildcards):
     ]
 
 
-def get_postprocess_settings(wildcards):
-    """counters.events, .base_events and .join (perfcast.counters.settings.PostprocessSettings)."""
-    return as_params(build(PostprocessSettings, COUNTERS))
+def postprocess_settings():
+    """counters.events, .base_events and .join (perfcast.counters.settings.PostprocessSettings):
+    the same for every run, built once."""
+    return as_params(build(PostprocessSettings, COUNTERS)) if COUNTERS else {}
 
 
 def get_postprocess_provenance(wildcards):

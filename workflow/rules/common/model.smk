@@ -60,9 +60,9 @@ def align_settings():
     return as_params(build(AlignSettings, ALIGN))
 
 
-def align_mem_mb(wildcards):
+def align_mem_mb():
     """Full DTW holds the n x m cost matrix; the exact method is linear."""
-    return 8000 if ALIGN["method"] == "dtw" else 2000
+    return 8000 if ALIGN.get("method") == "dtw" else 2000
 
 
 def knn_settings():

@@ -105,9 +105,10 @@ def get_warmup_journal(wildcards):
     return f"{RESULTS}/warmup/{wildcards.workload}/journal.jsonl"
 
 
-def get_warmup_counter_settings(wildcards):
-    """warmup.counters: what the phases of a counter trace depend on."""
-    return WARMUP["counters"]
+def warmup_counter_settings():
+    """warmup.counters: what the phases of a counter trace depend on (one value for every
+    trace)."""
+    return WARMUP.get("counters")
 
 
 def get_warmup_threads(wildcards):
