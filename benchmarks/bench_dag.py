@@ -8,7 +8,10 @@ per-job overhead against the work done, with and without groups, on a real SLURM
     fixed part is measured on its own: ``import snakemake.cli`` (Snakemake loads every executor
     plugin at start-up; the SLURM plugin runs ``scontrol show config`` then, which answers at
     once where a controller runs or no SLURM client is installed, and waits about 9 s for a
-    controller that does not answer), plus the time of that ``scontrol`` call.
+    controller that does not answer), plus the time of that ``scontrol`` call. The reference in
+    the same run ("floor"): a bare Snakefile of the same jobs per benchmark (collect and
+    post-process per generation, align per benchmark) with the directives perfcast's rules
+    have; ``CPU/floor`` is perfcast's DAG CPU time over Snakemake's own for those jobs.
 (b) ``--slurm``: tests/configs/tiny.yaml with ``--slurm-n`` benchmarks run through a SLURM (the
     local one of tests/slurm/ when it runs) with profiles/slurm, once with its groups and once
     without (``--group-components small=1 --groups`` of nothing: every job its own sbatch job).
@@ -93,10 +96,56 @@ def fixed_cost() -> dict:
     return out
 
 
+#: Snakemake's own floor: a workflow of the same shape per benchmark as tiny.yaml's (collect and
+#: post-process per generation, align per benchmark), each rule with the directives perfcast's
+#: rules have (script, log, benchmark, resources) and nothing else: no config, no schema, no
+#: input functions, no params. Its DAG time is what Snakemake needs for that many jobs.
+FLOOR_SNAKEFILE = """
+B = [f"bench{i:04d}" for i in range(int(config["benchmarks"]))]
+rule all:
+    input: expand("r/aligned/{b}.parquet", b=B)
+rule collect:
+    output: "r/raw/{g}/{b}/group0.csv"
+    log: "r/logs/collect/{g}/{b}.log"
+    benchmark: "r/benchmarks/collect/{g}/{b}.tsv"
+    resources: mem_mb=500, runtime=10
+    script: "noop.py"
+rule postprocess:
+    input: "r/raw/{g}/{b}/group0.csv"
+    output: "r/counters/{g}/{b}.parquet"
+    log: "r/logs/postprocess/{g}/{b}.log"
+    benchmark: "r/benchmarks/postprocess/{g}/{b}.tsv"
+    resources: mem_mb=2000, runtime=10
+    script: "noop.py"
+rule align:
+    input: old="r/counters/old/{b}.parquet", new="r/counters/new/{b}.parquet"
+    output: "r/aligned/{b}.parquet"
+    log: "r/logs/align/{b}.log"
+    benchmark: "r/benchmarks/align/{b}.tsv"
+    resources: mem_mb=2000, runtime=30
+    script: "noop.py"
+"""
+
+
+def snakemake_floor(tmp: Path, n: int, env: dict) -> dict:
+    """DAG time of the floor workflow (FLOOR_SNAKEFILE) for ``n`` benchmarks."""
+    work = tmp / f"floor{n}"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "Snakefile").write_text(FLOOR_SNAKEFILE)
+    (work / "noop.py").write_text("")
+    r = measured([sys.executable, "-m", "snakemake", "all", "--directory", str(work), "--cores",
+                  "2", "--workflow-profile", "none", "--config", f"benchmarks={n}", "-n", "--quiet",
+                  "rules"], cwd=work, env=env)
+    jobs = re.search(r"^total\s+(\d+)", r["output"], re.MULTILINE)
+    return {"wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "peak_rss_mb": r["peak_rss_mb"],
+            "jobs": int(jobs.group(1)) if jobs else None}
+
+
 def bench_dag(tmp: Path, sizes: list[int]) -> dict:
     out: dict = {}
     env = {**os.environ, "PATH": SBIN_PATH}
     for n in sizes:
+        out[f"dag_{n}_floor"] = snakemake_floor(tmp, n, env)
         work = tmp / f"dag{n}"
         write_config(work, synthetic(n))
         for variant, extra in (("local", []), ("groups", SLURM_ARGS)):
@@ -159,20 +208,23 @@ def main(argv: list[str] | None = None) -> dict:
             result.update(bench_slurm(tmp, args.slurm_n))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    save("dag", result)
     print(f"start-up (import snakemake.cli): {result['import_snakemake_cli_s']:.1f} s"
           + (f", of which scontrol show config {result['scontrol_show_config_s']:.1f} s"
              if "scontrol_show_config_s" in result else ""))
     print(f"{'benchmarks':>10} {'variant':>8} {'jobs':>7} {'wall s':>7} {'CPU s':>7} "
-          f"{'CPU ms/job':>10} {'peak MB':>8} {'wall/target':>11}")
+          f"{'CPU ms/job':>10} {'peak MB':>8} {'wall/target':>11} {'CPU/floor':>10}")
     for n in args.n:
-        for variant in ("local", "groups"):
+        floor = result[f"dag_{n}_floor"]
+        for variant in ("floor", "local", "groups"):
             r = result[f"dag_{n}_{variant}"]
+            r["cpu_over_floor"] = r["cpu_s"] / floor["cpu_s"]
             print(f"{n:>10} {variant:>8} {r['jobs'] or 0:>7} {r['wall_s']:>7.1f} "
                   f"{r['cpu_s']:>7.1f} {1000 * r['cpu_s'] / max(r['jobs'] or 1, 1):>10.2f} "
-                  f"{r['peak_rss_mb']:>8.0f} {r['wall_s'] / DAG_TARGET_S:>11.2f}")
+                  f"{r['peak_rss_mb']:>8.0f} {r['wall_s'] / DAG_TARGET_S:>11.2f} "
+                  f"{r['cpu_over_floor']:>10.2f}")
     print(f"(load average {result['load_average_1min']:.1f}; targets {DAG_TARGET_S:.0f} s, "
-          f"{DAG_TARGET_MB:.0f} MB at 5,000)")
+          f"{DAG_TARGET_MB:.0f} MB at 5,000; floor: Snakemake alone, the same jobs without "
+          "perfcast's config, schema and functions)")
     if args.slurm:
         print(f"SLURM, {args.slurm_n} benchmarks, node of {result['slurm_node_cpus']} CPUs:")
         for variant in ("groups", "no_groups"):
@@ -181,6 +233,7 @@ def main(argv: list[str] | None = None) -> dict:
                   f"wall {r['wall_s']:.0f} s, work {r['work_s']:.0f} s, overhead "
                   f"{r['overhead_per_job_s']:.2f} core-s per job "
                   f"({r['overhead_over_work']:.2f} x the work)")
+    save("dag", result)
     return result
 
 

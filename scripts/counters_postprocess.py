@@ -8,4 +8,6 @@ from perfcast.settings import build
 with rule_logging(snakemake):
     postprocess_files(list(snakemake.input), snakemake.output[0],
                       build(PostprocessSettings, snakemake.params.settings),
-                      provenance=dict(snakemake.params.provenance))
+                      provenance={"generation": snakemake.wildcards.gen,
+                                  "benchmark": snakemake.wildcards.bench,
+                                  **snakemake.params.provenance})

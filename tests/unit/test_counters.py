@@ -278,6 +278,30 @@ def test_perf_backend_multi_group_real_run(tmp_path):
     np.testing.assert_allclose(np.median(t["ipc"]), 1.0, atol=0.1)
 
 
+def test_collect_groups_writes_every_group_run_as_collect_group_would(tmp_path):
+    """One collect job runs all of its run's groups: each CSV equals the one a job of that
+    group alone writes; settings, outputs and sources must pair up one to one."""
+    from perfcast.counters.rules import collect_group, collect_groups
+
+    counters = _counters(events=["l1d_cache", "br_pred", "mem_access"], group_size=2)
+    groups = make_groups(counters["events"], 2, build(BaseEvents, counters["base_events"]))
+    assert len(groups) == 2
+    settings = [collect_settings(counters, generation="g3", benchmark=None, events=g,
+                                 programs={}, seed=5) for g in groups]
+    outs = [tmp_path / f"all{k}.csv" for k in range(2)]
+    collect_groups([as_params(s) for s in settings], outs, generation="g3", benchmark="mcf")
+    for k, s in enumerate(settings):
+        alone = tmp_path / f"alone{k}.csv"
+        collect_group(s, alone, generation="g3", benchmark="mcf", group=k)
+        assert outs[k].read_bytes() == alone.read_bytes()
+    assert outs[0].read_bytes() != outs[1].read_bytes()
+    with pytest.raises(ValueError, match="2 group outputs but 1 settings"):
+        collect_groups([as_params(settings[0])], outs, generation="g3", benchmark="mcf")
+    with pytest.raises(ValueError, match="and 1 sources"):
+        collect_groups([as_params(s) for s in settings], outs, generation="g3",
+                       benchmark="mcf", sources=[outs[0]])
+
+
 # --- the settings of one collect job ------------------------------------------------------------
 
 

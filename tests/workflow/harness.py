@@ -104,7 +104,7 @@ def differing(a: dict[str, str], b: dict[str, str]) -> list[str]:
 
 # --- dry runs ------------------------------------------------------------------------------------
 
-_RULE = re.compile(r"^(?:local)?rule (\w+):\s*$")
+_RULE = re.compile(r"^\s*(?:local)?rule (\w+):\s*$")  # indented: inside a group job
 _OUTPUT = re.compile(r"^\s+output: (.+)$")
 _STATS_ROW = re.compile(r"^(\w+)\s+(\d+)\s*$")
 

@@ -113,6 +113,8 @@ class Runs:
     local_log: str
     config: dict
     seconds: dict = field(default_factory=dict)
+    # SLURM job id -> (state, partition), read from squeue as soon as the SLURM run ended
+    states: dict = field(default_factory=dict)
 
 
 def _config(partitions: set[str], cut: bool = True) -> dict:
@@ -160,8 +162,9 @@ def runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
         slurm = snakemake_run(slurm_dir, config, cores=1, timeout=600,
                               extra=["--executor", "slurm", "--profile", str(PROFILE),
                                      *SLURM_ARGS])
-    finally:
         seconds["slurm"] = time.monotonic() - t0
+        states = _submitted_states(slurm.stdout + slurm.stderr)
+    finally:
         thread.join()
     if "error" in local:
         raise local["error"]
@@ -169,7 +172,7 @@ def runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
                 results=config.get("results_dir", "results"),
                 slurm_log=slurm.stdout + slurm.stderr,
                 local_log=local["proc"].stdout + local["proc"].stderr,
-                config=config, seconds=seconds)
+                config=config, seconds=seconds, states=states)
 
 
 def _pairs(text: str) -> dict[str, str]:
@@ -201,11 +204,19 @@ def _jobs(log: str) -> dict[int, tuple[str, bool, dict[str, str]]]:
 
 
 def _squeue(ids: list[str]) -> dict[str, tuple[str, str]]:
-    """SLURM job id -> (state, partition), for jobs finished within MinJobAge (300 s)."""
+    """SLURM job id -> (state, partition), for jobs finished within MinJobAge (3600 s in
+    tests/slurm/start.sh; a cluster not started by it may keep them for less)."""
     out = _sh(["squeue", "-h", "-t", "all", "-j", ",".join(ids), "-o", "%i|%T|%P"], 30)
     assert out.returncode == 0, _tail(out)
     return {i: (state, part) for i, state, part in
             (line.split("|") for line in out.stdout.split())}
+
+
+def _submitted_states(log: str) -> dict[str, tuple[str, str]]:
+    """(state, partition) of every job a run's log says it submitted, read right after the run:
+    later, the local run beside it may have outlasted the time SLURM lists finished jobs."""
+    submitted = dict(SUBMITTED.findall(log))
+    return _squeue(list(submitted.values())) if submitted else {}
 
 
 def _hashes(root: Path) -> dict[str, str]:
@@ -235,7 +246,7 @@ def test_every_cluster_job_went_through_sbatch(runs: Runs):
     slurm_rules = Counter(jobs[int(j)][0] for j in singles) + Counter(jobs[j][0] for j in grouped)
     assert slurm_rules + Counter(r for r, is_local, _ in jobs.values() if is_local) == local_rules
     # SLURM itself ran them: each id is a COMPLETED job in squeue
-    states = _squeue(list(submitted.values()))
+    states = runs.states
     assert {states[s][0] for s in submitted.values()} == {"COMPLETED"}, states
 
 
@@ -247,7 +258,7 @@ def test_jobs_ran_on_the_profile_and_generation_partitions(runs: Runs):
                     "tests/slurm/start.sh): per-generation partitions not checked")
     jobs = _jobs(runs.slurm_log)
     submitted = dict(SUBMITTED.findall(runs.slurm_log))
-    states = _squeue(list(submitted.values()))
+    states = runs.states
     seen: Counter = Counter()
     for job, slurm_id in submitted.items():
         if not job.isdigit():  # a group job: small jobs, on the profile's partition
@@ -375,6 +386,7 @@ def grouped_runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
         slurm = snakemake_run(slurm_dir, config, cores=1, timeout=1800,
                               extra=["--executor", "slurm", "--profile", str(PROFILE),
                                      *SLURM_ARGS])
+        states = _submitted_states(slurm.stdout + slurm.stderr)
     finally:
         thread.join()
     if "error" in local:
@@ -382,7 +394,8 @@ def grouped_runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
     return Runs(slurm_dir=slurm_dir, local_dir=local_dir,
                 results=config.get("results_dir", "results"),
                 slurm_log=slurm.stdout + slurm.stderr,
-                local_log=local["proc"].stdout + local["proc"].stderr, config=config)
+                local_log=local["proc"].stdout + local["proc"].stderr, config=config,
+                states=states)
 
 
 @pytest.mark.slurm
@@ -404,8 +417,8 @@ def test_groups_submit_about_n_over_25_jobs(grouped_runs: Runs):
         f"(without groups: {grouped + singles})")
     assert groups <= GROUPS_N // 25 + 1 and grouped >= 5 * GROUPS_N
     assert grouped_runs.slurm_log.count("Group job small") == groups
-    # (no squeue check of their states here: the local run beside it takes longer than the
-    # MinJobAge for which SLURM lists finished jobs; the SLURM run itself ended without error)
+    states = grouped_runs.states
+    assert {states[s][0] for s in submitted.values()} == {"COMPLETED"}, states
     # every job of the local run ran in the SLURM run too, grouped or not
     slurm_rules = Counter(rule for rule, _ in _any_jobs(grouped_runs.slurm_log).values())
     assert slurm_rules == local_rules

@@ -68,6 +68,18 @@ def test_unknown_config_key_fails_before_any_job(tmp_path, snakemake_run):
     assert not (tmp_path / "results").exists()
 
 
+def test_import_pattern_with_an_unknown_placeholder_fails_before_any_job(tmp_path,
+                                                                        snakemake_run):
+    cfg = yaml.safe_load(yaml.safe_dump(TINY))
+    cfg["counters"]["backend"] = "import"
+    cfg["counters"]["import"] = {"pattern": "perfdata/{gen}/{benchmark}/g{group}.csv"}
+    proc = snakemake_run(tmp_path, cfg, ["all"], extra=["-n"], check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "counters.import.pattern 'perfdata/{gen}/{benchmark}/g{group}.csv'" in out
+    assert "KeyError 'benchmark'" in out and "{bench}" in out
+
+
 def test_import_backend_and_corrupt_file(tmp_path, tiny_run, snakemake_run):
     """Already-collected perf CSVs are imported; a malformed line fails naming file and line."""
     cfg = yaml.safe_load(yaml.safe_dump(TINY))
@@ -166,6 +178,9 @@ def test_perf_backend_through_the_workflow(tmp_path, snakemake_run):
     snakemake_run(tmp_path, cfg, ["all"])
     raw = (tmp_path / "results/raw/here/spin/group1.csv").read_text()
     assert raw.startswith("# started on") and ",minor-faults," in raw
+    # one collect job per run measured both groups, one after the other
+    log = (tmp_path / "results/logs/counters/collect/here/spin.log").read_text()
+    assert log.index("here/spin group 0 via perf") < log.index("here/spin group 1 via perf")
     t = pd.read_parquet(tmp_path / "results/counters/there/spin.parquet")
     assert {"page-faults_pki", "context-switches_pki", "minor-faults_pki"} <= set(t.columns)
     assert len(t) >= 4 and t["page-faults_pki"].sum() > 0

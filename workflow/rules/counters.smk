@@ -1,5 +1,6 @@
-# Stage 1: collect hardware counters (one perf run per generation x benchmark x counter group)
-# and post-process them into per-interval PKI / IPC tables. Functions: common/counters.smk.
+# Stage 1: collect hardware counters (one job per generation x benchmark: one perf run per counter
+# group, one after another) and post-process them into per-interval PKI / IPC tables.
+# Functions: common/counters.smk.
 
 if is_activated("counters"):
 
@@ -11,15 +12,15 @@ if is_activated("counters"):
 
 rule counters_collect:
     input:
-        source=collect_source(),
+        collect_sources(),
     output:
-        f"{RESULTS}/raw/{{gen}}/{{bench}}/group{{group}}.csv",
+        collect_outputs(),
     params:
         settings=get_collect_settings,
     log:
-        f"{LOGS}/counters/collect/{{gen}}/{{bench}}/group{{group}}.log",
+        f"{LOGS}/counters/collect/{{gen}}/{{bench}}.log",
     benchmark:
-        f"{BENCH}/counters/collect/{{gen}}/{{bench}}/group{{group}}.tsv"
+        f"{BENCH}/counters/collect/{{gen}}/{{bench}}.tsv"
     group: collect_group()
     threads: 1
     resources:
@@ -35,12 +36,12 @@ rule counters_collect:
 
 rule counters_postprocess:
     input:
-        get_group_files,
+        collect_outputs(),
     output:
         counters_table("{gen}", "{bench}"),
     params:
         settings=postprocess_settings(),
-        provenance=get_postprocess_provenance,
+        provenance=postprocess_provenance(),
     log:
         f"{LOGS}/counters/postprocess/{{gen}}/{{bench}}.log",
     benchmark:

@@ -22,7 +22,8 @@ log = logging.getLogger(__name__)
 
 def collect_group(settings: CollectSettings, out: str | Path, *, generation: str,
                   benchmark: str, group: int, source: str | Path | None = None) -> None:
-    """Rule ``counters_collect``: write one group run's perf ``-I -x,`` CSV.
+    """One group run of rule ``counters_collect`` (:func:`collect_groups`): write its perf
+    ``-I -x,`` CSV.
 
     Parameters
     ----------
@@ -59,6 +60,30 @@ def collect_group(settings: CollectSettings, out: str | Path, *, generation: str
         if source is None:
             raise ValueError("the import backend needs the collected CSV (counters.import)")
         import_perf_csv(source, out, settings.events)
+
+
+def collect_groups(settings: Sequence[Mapping[str, Any]], outs: Sequence[str | Path], *,
+                   generation: str, benchmark: str,
+                   sources: Sequence[str | Path] | None = None) -> None:
+    """Rule ``counters_collect``: every group run of one benchmark on one generation, one after
+    another (:func:`collect_group` each), so that all of them run on the same machine.
+
+    Parameters
+    ----------
+    settings : one settings map per group (:func:`perfcast.settings.as_params` of
+        :func:`perfcast.counters.settings.collect_settings`), group 0 first.
+    outs : the CSV of each group, in the same order.
+    sources : backend ``import``: the already-collected CSV of each group.
+    """
+    from perfcast.settings import build
+
+    if len(settings) != len(outs) or (sources is not None and len(sources) != len(outs)):
+        raise ValueError(f"{len(outs)} group outputs but {len(settings)} settings and "
+                         f"{'no' if sources is None else len(sources)} sources")
+    for group, (params, out) in enumerate(zip(settings, outs, strict=True)):
+        collect_group(build(CollectSettings, params), out, generation=generation,
+                      benchmark=benchmark, group=group,
+                      source=None if sources is None else sources[group])
 
 
 def postprocess_files(group_files: Sequence[str | Path], out: str | Path,

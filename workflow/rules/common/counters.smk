@@ -2,6 +2,8 @@
 # its outputs through counters_runs() and counters_table().
 import functools
 
+from snakemake.exceptions import WorkflowError
+
 from perfcast.counters.events import make_groups
 from perfcast.counters.settings import BaseEvents, PostprocessSettings, collect_settings
 from perfcast.settings import as_params, build
@@ -47,11 +49,32 @@ def counters_targets():
     ]
 
 
-def get_import_source(wildcards):
-    """Backend import: the already-collected CSV of this group run (counters.import.pattern)."""
-    return COUNTERS["import"]["pattern"].format(
-        gen=wildcards.gen, bench=wildcards.bench, group=wildcards.group
-    )
+def collect_outputs():
+    """The group runs' CSVs of one benchmark on one generation, the reference run (group 0)
+    first: outputs of its counters_collect job, inputs of its counters_postprocess job. Plain
+    wildcard patterns, not an input function: Snakemake pays for every function once per job.
+    (Without a counters section, one pattern keeps the unused rule well-formed.)"""
+    groups = max(len(COUNTER_GROUPS), 1)
+    return [f"{RESULTS}/raw/{{gen}}/{{bench}}/group{k}.csv" for k in range(groups)]
+
+
+def collect_sources():
+    """Backend import: the already-collected CSV of every group run (counters.import.pattern,
+    whose {group} is filled in here and {gen} {bench} by Snakemake); no input otherwise."""
+    if not COUNTERS or COUNTERS["backend"] != "import":
+        return []
+    pattern = COUNTERS["import"]["pattern"]
+    try:
+        return [
+            pattern.format(gen="{gen}", bench="{bench}", group=k)
+            for k in range(len(COUNTER_GROUPS))
+        ]
+    except (KeyError, IndexError, ValueError) as err:
+        raise WorkflowError(
+            f"counters.import.pattern {pattern!r}: {type(err).__name__} {err}; expected a path "
+            "with the placeholders {gen}, {bench} and {group} only (write a literal brace as "
+            "{{ or }})"
+        ) from None
 
 
 def collect_group():
@@ -65,53 +88,46 @@ def collect_group():
     return SMALL_JOBS_GROUP
 
 
-def collect_source():
-    """The collect rule's input: the import backend's CSV (an input function), else none."""
-    return get_import_source if COUNTERS and COUNTERS["backend"] == "import" else []
-
-
 def get_collect_settings(wildcards):
-    """What this group run depends on, and nothing else (perfcast.counters.settings.
-    collect_settings): a change reruns only the runs it concerns. The perf backend's command is
-    rendered here (perfcast.program), so a bad placeholder fails before any job runs."""
+    """What this benchmark's group runs depend on, one settings map per counter group, and
+    nothing else (perfcast.counters.settings.collect_settings): a change reruns only the runs it
+    concerns. The perf backend's command is rendered here (perfcast.program), so a bad
+    placeholder fails before any job runs."""
     # only the perf backend's settings name the benchmark: the others are built once per
-    # generation and counter group, not once per job (thousands of benchmarks)
+    # generation, not once per job (thousands of benchmarks)
     bench = wildcards.bench if COUNTERS["backend"] == "perf" else None
-    return _collect_params(wildcards.gen, bench, int(wildcards.group))
+    return _collect_params(wildcards.gen, bench)
 
 
 @functools.cache
-def _collect_params(gen, bench, group):
-    settings = collect_settings(
-        COUNTERS,
-        generation=gen,
-        benchmark=bench,
-        events=COUNTER_GROUPS[group],
-        programs=config["programs"],
-        seed=config["seed"],
-    )
-    return as_params(settings)
+def _collect_params(gen, bench):
+    return [
+        as_params(
+            collect_settings(
+                COUNTERS,
+                generation=gen,
+                benchmark=bench,
+                events=events,
+                programs=config["programs"],
+                seed=config["seed"],
+            )
+        )
+        for events in COUNTER_GROUPS
+    ]
 
 
 def collect_runtime():
-    """Minutes: the perf backend's timeout plus start-up; 10 for the other backends (one value
-    for every job, not a function: Snakemake evaluates a function once per job)."""
+    """Minutes: the perf backend's timeout plus start-up, once per counter group (the group runs
+    follow one another); 10 for the other backends (one value for every job, not a function:
+    Snakemake evaluates a function once per job)."""
     if not COUNTERS or COUNTERS["backend"] != "perf":
         return 10
-    return int(COUNTERS["perf"]["timeout_s"] / 60) + 5
+    return len(COUNTER_GROUPS) * (int(COUNTERS["perf"]["timeout_s"] / 60) + 5)
 
 
 def get_collect_partition(wildcards):
     """The SLURM partition of this generation's machines (counters.partitions)."""
     return COLLECT_PARTITIONS[wildcards.gen]
-
-
-def get_group_files(wildcards):
-    """The group runs of one benchmark on one generation, the reference run (group 0) first."""
-    return [
-        f"{RESULTS}/raw/{wildcards.gen}/{wildcards.bench}/group{k}.csv"
-        for k in range(len(COUNTER_GROUPS))
-    ]
 
 
 def postprocess_settings():
@@ -120,11 +136,13 @@ def postprocess_settings():
     return as_params(build(PostprocessSettings, COUNTERS)) if COUNTERS else {}
 
 
-def get_postprocess_provenance(wildcards):
-    """What the table's metadata says about the run, besides the join."""
+def postprocess_provenance():
+    """What a table's metadata says about its run, besides the join and the run's generation
+    and benchmark (the script adds those from its wildcards): the same for every run, so a
+    constant, not a function Snakemake would call once per job."""
+    if not COUNTERS:
+        return {}
     return {
-        "generation": wildcards.gen,
-        "benchmark": wildcards.bench,
         "backend": COUNTERS["backend"],
         "simulated": SIMULATED,
         "interval_ms": COUNTERS["interval_ms"],
