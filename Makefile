@@ -35,7 +35,7 @@ paper: venv
 	$(BIN)/snakemake --cores $(CORES) paper
 
 test: venv system-deps
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 # the unit tests only (tests/unit: no Snakemake run, no long measurement, no cluster) and the
 # property-based tier (tests/property: generated inputs, a bounded number of examples)

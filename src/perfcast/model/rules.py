@@ -1,6 +1,10 @@
 """The alignment, training-set, model and prediction rules, one function each
 (``workflow/rules/model.smk``); the command line (``perfcast align``, ``perfcast predict``) calls
 the same functions, so its files carry the same metadata.
+
+scikit-learn and joblib are imported by the functions that use them: an alignment job (one per
+benchmark, thousands in a large campaign) needs neither, and importing them took a third of its
+CPU time.
 """
 
 from __future__ import annotations
@@ -10,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
 import pandas as pd
 
@@ -28,9 +31,6 @@ from perfcast.io import (
 )
 from perfcast.model import plots
 from perfcast.model.align import align_runs, check_same_work
-from perfcast.model.conformal import Calibration, bounds, calibrate
-from perfcast.model.evaluation import empirical_coverage, evaluate_lobo
-from perfcast.model.knn import best_params, fit, model_card, predict_run
 from perfcast.model.settings import AlignSettings, KnnSettings, PredictSettings
 from perfcast.model.trainset import (
     GROUP,
@@ -189,6 +189,11 @@ def train_files(trainset: str, old: Sequence[str], new: Sequence[str], model_out
     benchmarks : the training benchmarks.
     clock_new_ghz : the new generation's clock (runtime intervals; None: cycles only).
     """
+    import joblib
+
+    from perfcast.model.conformal import calibrate
+    from perfcast.model.knn import best_params, fit, model_card
+
     train = read_parquet(trainset)
     features = feature_columns(train)
     search = fit(train, features, settings)
@@ -239,6 +244,8 @@ def evaluate_files(trainset: str, old: Sequence[str], new: Sequence[str], out: s
     stable_not_run : without ``phases``, why the stable-interval evaluation was not run; said in
         the Markdown and the log.
     """
+    from perfcast.model.evaluation import evaluate_lobo
+
     train = read_parquet(trainset)
     features = feature_columns(train)
     absent = sorted(set(benchmarks) - set(train[GROUP]))
@@ -271,6 +278,8 @@ def evaluation_markdown(ev: pd.DataFrame, simulated: bool,
     """The per-benchmark table and the medians of each ``training_rows`` block, as Markdown;
     first a line saying the data are simulated, and why the stable-interval evaluation was not
     run (``stable_not_run``), when so."""
+    from perfcast.model.evaluation import empirical_coverage
+
     lines = []
     if simulated:
         lines.append("**Simulated data** (two synthetic CPU generations; see "
@@ -351,6 +360,8 @@ def load_model(path: str | Path) -> dict:
     InputError
         naming the file: unreadable, or not a perfcast model.
     """
+    import joblib
+
     try:
         bundle = joblib.load(path)
     except Exception as exc:  # joblib raises many kinds on a corrupt file
@@ -388,6 +399,9 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
         that has no reading in any interval, or a prediction that is not finite and plausible
         (:func:`check_prediction`): nothing is written then.
     """
+    from perfcast.model.conformal import Calibration, bounds
+    from perfcast.model.knn import predict_run
+
     bundle = load_model(model)
     table = read_counters(counters)
     missing = [f for f in bundle["features"] if f not in table.columns]
