@@ -135,13 +135,10 @@ def _config(partitions: set[str], cut: bool = True) -> dict:
     return config
 
 
-@pytest.fixture(scope="session")
-def runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
-    """The tiny config run through SLURM and, at the same time, locally."""
-    if not TINY.exists():
-        pytest.fail(f"{TINY} is missing: the SLURM test runs the workflow on it")
-    config = _config(slurm_cluster)
-    base = tmp_path_factory.mktemp("slurm_vs_local")
+def _side_by_side(config: dict, base: Path, snakemake_run, timeout: float) -> Runs:
+    """``config`` run through SLURM with profiles/slurm and, at the same time, locally on one
+    core (the SLURM run mostly waits on the scheduler); the submitted jobs' states are read as
+    soon as the SLURM run ends."""
     slurm_dir, local_dir = base / "slurm", base / "local"
     seconds: dict[str, float] = {}
     local: dict[str, object] = {}
@@ -149,17 +146,16 @@ def runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
     def run_local() -> None:
         t0 = time.monotonic()
         try:
-            local["proc"] = snakemake_run(local_dir, config, cores=1, timeout=600)
+            local["proc"] = snakemake_run(local_dir, config, cores=1, timeout=timeout)
         except BaseException as exc:  # re-raised in the test's thread below
             local["error"] = exc
         seconds["local"] = time.monotonic() - t0
 
-    # the SLURM run mostly waits on the scheduler: the local one runs beside it on one core
     thread = threading.Thread(target=run_local)
     thread.start()
     t0 = time.monotonic()
     try:
-        slurm = snakemake_run(slurm_dir, config, cores=1, timeout=600,
+        slurm = snakemake_run(slurm_dir, config, cores=1, timeout=timeout,
                               extra=["--executor", "slurm", "--profile", str(PROFILE),
                                      *SLURM_ARGS])
         seconds["slurm"] = time.monotonic() - t0
@@ -173,6 +169,15 @@ def runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
                 slurm_log=slurm.stdout + slurm.stderr,
                 local_log=local["proc"].stdout + local["proc"].stderr,
                 config=config, seconds=seconds, states=states)
+
+
+@pytest.fixture(scope="session")
+def runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
+    """The tiny config run through SLURM and, at the same time, locally."""
+    if not TINY.exists():
+        pytest.fail(f"{TINY} is missing: the SLURM test runs the workflow on it")
+    return _side_by_side(_config(slurm_cluster), tmp_path_factory.mktemp("slurm_vs_local"),
+                         snakemake_run, timeout=600)
 
 
 def _pairs(text: str) -> dict[str, str]:
@@ -369,33 +374,8 @@ def _grouped_config(n: int = GROUPS_N) -> dict:
 @pytest.fixture(scope="session")
 def grouped_runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
     """50 benchmarks through SLURM with the profile's groups and, side by side, locally."""
-    config = _grouped_config()
-    base = tmp_path_factory.mktemp("slurm_groups")
-    slurm_dir, local_dir = base / "slurm", base / "local"
-    local: dict[str, object] = {}
-
-    def run_local() -> None:
-        try:
-            local["proc"] = snakemake_run(local_dir, config, cores=1, timeout=1800)
-        except BaseException as exc:
-            local["error"] = exc
-
-    thread = threading.Thread(target=run_local)
-    thread.start()
-    try:
-        slurm = snakemake_run(slurm_dir, config, cores=1, timeout=1800,
-                              extra=["--executor", "slurm", "--profile", str(PROFILE),
-                                     *SLURM_ARGS])
-        states = _submitted_states(slurm.stdout + slurm.stderr)
-    finally:
-        thread.join()
-    if "error" in local:
-        raise local["error"]
-    return Runs(slurm_dir=slurm_dir, local_dir=local_dir,
-                results=config.get("results_dir", "results"),
-                slurm_log=slurm.stdout + slurm.stderr,
-                local_log=local["proc"].stdout + local["proc"].stderr, config=config,
-                states=states)
+    return _side_by_side(_grouped_config(), tmp_path_factory.mktemp("slurm_groups"),
+                         snakemake_run, timeout=1800)
 
 
 @pytest.mark.slurm

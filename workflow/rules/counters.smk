@@ -21,7 +21,7 @@ rule counters_collect:
         f"{LOGS}/counters/collect/{{gen}}/{{bench}}.log",
     benchmark:
         f"{BENCH}/counters/collect/{{gen}}/{{bench}}.tsv"
-    group: collect_group()
+    group: collect_job_group()
     threads: 1
     resources:
         mem_mb=500,

@@ -77,7 +77,7 @@ def collect_sources():
         ) from None
 
 
-def collect_group():
+def collect_job_group():
     """The job group of the counters_collect jobs on a cluster (None: one job each). A
     simulated or imported run takes a second and is grouped with its benchmark's other small
     jobs (profiles/slurm: groups, group-components); a perf run is a measurement, and a run
