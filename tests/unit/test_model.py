@@ -13,7 +13,7 @@ from perfcast.counters.postprocess import postprocess
 from perfcast.counters.settings import PostprocessSettings
 from perfcast.model.align import align_runs
 from perfcast.model.evaluation import evaluate_lobo
-from perfcast.model.knn import fit, predict_run
+from perfcast.model.knn import fit, predict_run, thin
 from perfcast.model.settings import AlignSettings, KnnSettings
 from perfcast.model.trainset import benchmark_rows, build_trainset, feature_columns
 from perfcast.settings import build, from_section, validate
@@ -28,6 +28,19 @@ def _toy_train(rng, n=60):
                                   "new_interval": np.arange(n), "ipc_ratio": 1 + 0.05 * x1,
                                   "x1_pki": x1, "x2_pki": x2}))
     return build_trainset(rows)
+
+
+def test_thin_keeps_evenly_spaced_rows_per_benchmark_in_name_order():
+    """b has 5 rows (positions 0 2 5 6 7): 3 of them at 0, 2, 4 of its own; a has 3, all kept;
+    a row without a benchmark belongs to none."""
+    train = pd.DataFrame({"benchmark": ["b", "a", "b", "a", "a", "b", "b", "b", None],
+                          "x": np.arange(9)})
+    assert list(thin(train, 3)["x"]) == [1, 3, 4, 0, 5, 7]
+    assert list(thin(train, 1)["x"]) == [1, 0]
+    assert list(thin(train, 10)["x"]) == [1, 3, 4, 0, 2, 5, 6, 7]
+    assert thin(train, None) is train
+    assert thin(train.iloc[:0], 3).empty
+    assert list(thin(train, 3).index) == list(range(6))
 
 
 def test_fit_tunes_k_by_group_and_learns_a_function():
