@@ -83,8 +83,7 @@ def test_genuine_perf_output_parses(tmp_path):
     """Real ``perf stat -I`` on a real command, software events (this VM has no hardware PMU)."""
     out = tmp_path / "perf.csv"
     cmd = ["perf", "stat", "-I", "100", "-x,", "-e", "task-clock,page-faults,context-switches",
-           "-o", str(out), "--", sys.executable, "-c",
-           "import time\nt=time.time()\nwhile time.time()-t<0.45: pass"]
+           "-o", str(out), "--", sys.executable, "-c", BUSY]
     subprocess.run(cmd, check=True, capture_output=True)
     wide = to_wide(parse_perf_stat(out), out, required=["task-clock"])
     assert len(wide) >= 5 and wide["time"].iloc[-1] >= 0.45
@@ -92,7 +91,10 @@ def test_genuine_perf_output_parses(tmp_path):
     full = wide.iloc[:-1]
     assert (full["task-clock"] <= full["duration_s"] * 1000 * 1.05).all()
     assert full["task-clock"].iloc[-3:].sum() > 0  # the busy loop ran
-    assert wide["duration_s"].iloc[-1] < 0.1  # the partial last interval
+    # the intervals tile the run (how long the partial last one is depends on when perf got the
+    # CPU after the program ended: tests/data/perf has a recorded known answer)
+    assert wide["duration_s"].sum() == pytest.approx(wide["time"].iloc[-1])
+    assert (wide["duration_s"] > 0).all()
 
 
 # --- every form perf writes: one recording, reported in each form (tests/data/perf/make.sh) ------
@@ -222,7 +224,11 @@ def test_a_configured_separator_must_match_the_file():
 
 # --- this machine's own perf, live (software events) --------------------------------------------
 
-BUSY = "import time\nt=time.time()\nwhile time.time()-t<0.45: pass"
+#: a program that runs at least 0.45 s of wall time and 0.2 s of CPU time, however busy the host:
+#: a wall-clock loop alone gets little CPU time on a loaded host, a CPU-time loop alone may end
+#: within few intervals on an idle one
+BUSY = ("import time\nt, c = time.time(), time.process_time()\n"
+        "while time.time() - t < 0.45 or time.process_time() - c < 0.2: pass")
 
 
 def _perf(args, tmp_path, **run):
@@ -243,7 +249,10 @@ def test_live_perf_with_any_separator_and_duration_time(tmp_path, sep):
     assert len(wide) >= 5
     np.testing.assert_allclose(wide["duration_time"] / 1e9, wide["duration_s"], rtol=0.05,
                                atol=2e-3)
-    assert wide["duration_s"].iloc[-1] < 0.1 and wide["duration_s"].iloc[:-1].min() > 0.09
+    # the intervals tile the run (their lengths move with the host's load: perf reads when it
+    # gets the CPU; the recorded files of tests/data/perf hold known lengths)
+    assert wide["duration_s"].sum() == pytest.approx(wide["time"].iloc[-1])
+    assert (wide["duration_s"] > 0).all()
 
 
 def test_live_perf_log_fd_without_header_and_json(tmp_path):

@@ -137,7 +137,9 @@ def test_disk_throttle_on_the_device_holding_the_path(tmp_path, direction):
         r = run_measured(cmd, preexec_fn=cg.attach_self)
     assert r.ok
     assert 2 * MIB / r.wall_s <= 2_000_000 * 1.3  # the throttle holds
-    assert 2 * MIB / free.wall_s > 3 * 2_000_000  # and it is what slowed it down
+    # and it is what slowed it down: the same copy, unthrottled, in the same test (a relation
+    # between two runs, not a rate against a bound the host's load could break)
+    assert r.wall_s > 3 * free.wall_s
 
 
 def test_block_device_of_a_path():

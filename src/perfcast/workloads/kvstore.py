@@ -17,6 +17,11 @@ Nothing is simulated; the phases come from real effects on the machine it runs o
 * **cool-down**: requests are split unevenly between the worker threads (``--imbalance``), as
   static partitioning often does; once the lighter workers finish, fewer threads serve the
   rest and the throughput drops (when the host has the cores to run the workers in parallel).
+  With ``--latency-ms L``, each request also waits on a backend (a sleep of uniform(0.5, 1.5) L,
+  as a network round trip would): the workers overlap those waits whatever the host's load, so
+  one worker alone serves the rest at about half the rate of two even on a busy host. (The
+  jitter keeps the workers from falling into lockstep, which would make the gaps between
+  completions alternate.)
 
 zlib and hashlib release the GIL on large buffers, so the workers do run in parallel.
 """
@@ -54,10 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--value-kib", type=int, default=16, help="size of a value")
     ap.add_argument("--imbalance", type=float, default=0.3,
                     help="extra share of work of the first worker over the last")
+    ap.add_argument("--latency-ms", type=float, default=0.0,
+                    help="backend wait per request, in milliseconds (a sleep)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.units < 1 or args.threads < 1 or args.keys < 1 or args.lookups < 1:
         ap.error("units, threads, keys and lookups must be positive")
+    if not 0 <= args.latency_ms < 1e4:
+        ap.error("--latency-ms must be in [0, 10000)")
+    latency = args.latency_ms / 1000.0
 
     # setup: the corpus values are cut from (compressible bytes, 64 symbols)
     block = args.value_kib * 1024
@@ -77,11 +87,14 @@ def main(argv: list[str] | None = None) -> int:
         return v
 
     def worker(i: int, n: int) -> None:
-        keys = np.random.default_rng([args.seed, i]).integers(0, args.keys,
-                                                               size=(n, args.lookups))
-        for row in keys:
+        rng = np.random.default_rng([args.seed, i])
+        keys = rng.integers(0, args.keys, size=(n, args.lookups))
+        waits = rng.uniform(0.5, 1.5, size=n) * latency
+        for row, wait in zip(keys, waits, strict=True):
             for k in row:
                 hashlib.sha256(value(int(k))).digest()
+            if wait:
+                time.sleep(wait)
             with out_lock:
                 now = time.perf_counter()
                 os.write(1, f"{now - last[0]:.9f}\n".encode())
