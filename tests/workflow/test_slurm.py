@@ -135,7 +135,8 @@ def _config(partitions: set[str], cut: bool = True) -> dict:
     return config
 
 
-def _side_by_side(config: dict, base: Path, snakemake_run, timeout: float) -> Runs:
+def _side_by_side(config: dict, base: Path, snakemake_run, timeout: float,
+                  slurm_extra: tuple[str, ...] = ()) -> Runs:
     """``config`` run through SLURM with profiles/slurm and, at the same time, locally on one
     core (the SLURM run mostly waits on the scheduler); the submitted jobs' states are read as
     soon as the SLURM run ends."""
@@ -157,7 +158,7 @@ def _side_by_side(config: dict, base: Path, snakemake_run, timeout: float) -> Ru
     try:
         slurm = snakemake_run(slurm_dir, config, cores=1, timeout=timeout,
                               extra=["--executor", "slurm", "--profile", str(PROFILE),
-                                     *SLURM_ARGS])
+                                     *SLURM_ARGS, *slurm_extra])
         seconds["slurm"] = time.monotonic() - t0
         states = _submitted_states(slurm.stdout + slurm.stderr)
     finally:
@@ -345,7 +346,12 @@ def test_collect_partition_comes_from_config_else_from_the_profile(dry_runs, var
 #: the rules profiles/slurm groups (counters_collect joins by itself when its runs are simulated)
 GROUPED_RULES = {"counters_collect", "counters_postprocess", "model_align",
                  "warmup_counter_phases"}
-GROUPS_N = 50
+#: the grouped run: 10 benchmarks and the predict-only one (11 pieces of the DAG), 6 pieces per
+#: group job (instead of the profile's 25): 2 group jobs, one of them partly filled
+GROUPS_N = 10
+GROUP_COMPONENTS = 6
+#: the dry runs of the profile's own grouping (no cluster: cheap): 50 benchmarks, 25 per group
+DRY_GROUPS_N = 50
 
 
 def _any_jobs(log: str) -> dict[int, tuple[str, str]]:
@@ -373,13 +379,15 @@ def _grouped_config(n: int = GROUPS_N) -> dict:
 
 @pytest.fixture(scope="session")
 def grouped_runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
-    """50 benchmarks through SLURM with the profile's groups and, side by side, locally."""
+    """10 benchmarks through SLURM with the profile's groups (6 pieces per group job) and, side
+    by side, locally."""
     return _side_by_side(_grouped_config(), tmp_path_factory.mktemp("slurm_groups"),
-                         snakemake_run, timeout=1800)
+                         snakemake_run, timeout=1800,
+                         slurm_extra=("--group-components", f"small={GROUP_COMPONENTS}"))
 
 
 @pytest.mark.slurm
-def test_groups_submit_about_n_over_25_jobs(grouped_runs: Runs):
+def test_groups_submit_one_job_per_group_components_pieces(grouped_runs: Runs):
     """Each benchmark's small jobs (collect, post-process, align) are one connected piece; one
     sbatch job takes group-components of them; the other jobs are one sbatch job each."""
     local_rules = Counter(rule for rule, _ in _any_jobs(grouped_runs.local_log).values())
@@ -390,12 +398,12 @@ def test_groups_submit_about_n_over_25_jobs(grouped_runs: Runs):
     predict_only = [b for b in grouped_runs.config["predict"]["benchmarks"]
                     if b not in grouped_runs.config["counters"]["benchmarks"]]
     pieces = GROUPS_N + len(predict_only)
-    groups = -(-pieces // _group_components())
+    groups = -(-pieces // GROUP_COMPONENTS)
     submitted = dict(SUBMITTED.findall(grouped_runs.slurm_log))
     assert len(submitted) == groups + singles, (
         f"{len(submitted)} sbatch jobs, expected {groups} group jobs + {singles} single jobs "
         f"(without groups: {grouped + singles})")
-    assert groups <= GROUPS_N // 25 + 1 and grouped >= 5 * GROUPS_N
+    assert groups == 2 and grouped >= 5 * GROUPS_N
     assert grouped_runs.slurm_log.count("Group job small") == groups
     states = grouped_runs.states
     assert {states[s][0] for s in submitted.values()} == {"COMPLETED"}, states
@@ -448,7 +456,7 @@ def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, sn
     what is missing and ends with the local run's results, byte for byte."""
     config = yaml.safe_load(TINY.read_text())
     counters = config["counters"]
-    counters["benchmarks"] = [f"b{i}" for i in range(6)]
+    counters["benchmarks"] = [f"b{i}" for i in range(3)]
     counters["group_size"] = len(counters["events"])
     config["predict"] = {"benchmarks": []}
     config["model"] = {**config.get("model", {}), "enabled": False}
@@ -459,31 +467,34 @@ def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, sn
     good = bad.read_bytes()
     bad.write_text("garbage,not,perf\n")
     slurm = ["--executor", "slurm", "--profile", str(PROFILE), *SLURM_ARGS,
-             "--group-components", "small=3"]  # 12 pieces (benchmark x generation): 4 groups
+             "--group-components", "small=2"]  # 6 pieces (benchmark x generation): 3 groups
     work = tmp_path / "slurm"
     first = snakemake_run(work, config, cores=1, timeout=900, extra=slurm, check=False)
     log = first.stdout + first.stderr
     assert first.returncode != 0, log[-3000:]
     submitted = dict(SUBMITTED.findall(log))
-    assert len(submitted) == 4, log[-3000:]  # 4 group jobs; figure and summary never started
+    assert len(submitted) == 3, log[-3000:]  # 3 group jobs; figure and summary never started
     states = Counter(s for s, _ in _squeue(list(submitted.values())).values())
-    assert states == Counter({"COMPLETED": 3, "FAILED": 1}), states
+    assert states == Counter({"COMPLETED": 2, "FAILED": 1}), states
     assert "Removing output files of failed job" not in log  # keep-incomplete: none removed
     res = work / "results"
     assert not (res / "raw/g2/b1/group0.csv").exists()
     assert not (res / "counters/g2/b1.parquet").exists()
     kept = {str(p.relative_to(work)) for p in res.rglob("*") if p.suffix in {".csv", ".parquet"}}
-    assert len(kept) >= 3 * 2 * 3  # three full groups: 3 pieces x (collect + postprocess)
+    assert len(kept) >= 2 * 2 * 2  # two full groups: 2 pieces x (collect + postprocess)
 
     bad.write_bytes(good)
-    second = snakemake_run(work, config, cores=1, timeout=900, extra=slurm)
+    # the rerun, and beside it (it mostly waits on the scheduler) the local reference
+    local = tmp_path / "local"
+    with ThreadPoolExecutor(1) as pool:
+        reference = pool.submit(snakemake_run, local, config, cores=1, timeout=900)
+        second = snakemake_run(work, config, cores=1, timeout=900, extra=slurm)
+        reference.result()
     rerun = _outputs(second.stdout + second.stderr)
     assert not rerun & kept, f"the rerun redid finished jobs: {sorted(rerun & kept)}"
     assert "results/counters/g2/b1.parquet" in rerun
     assert len(dict(SUBMITTED.findall(second.stdout + second.stderr))) <= 3
 
-    local = tmp_path / "local"
-    snakemake_run(local, config, cores=2, timeout=900)
     a, b = _hashes(res), _hashes(local / "results")
     assert a and sorted(a) == sorted(b)
     assert [p for p in a if a[p] != b[p]] == []
@@ -493,7 +504,7 @@ def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, sn
 def test_profile_groups_the_small_jobs_on_a_dry_run(tmp_path, snakemake_run, partitions):
     """No cluster needed: the profile's groups on a dry run of 50 benchmarks. Simulated collect
     runs join their benchmark's group; with a partition per generation they stay single jobs."""
-    config = _grouped_config()
+    config = _grouped_config(DRY_GROUPS_N)
     config["counters"]["group_size"] = 4  # tiny.yaml's two counter groups per run
     if partitions:
         gens = config["counters"]["generations"]
@@ -510,7 +521,7 @@ def test_profile_groups_the_small_jobs_on_a_dry_run(tmp_path, snakemake_run, par
                                                          else set())
     assert grouped_rules == want
     assert not {rule for j, (rule, *_) in jobs.items() if j not in grouped} & want
-    assert log.count("Group job small") == -(-(GROUPS_N + 1) // _group_components())  # + nab
+    assert log.count("Group job small") == -(-(DRY_GROUPS_N + 1) // _group_components())  # + nab
     if partitions:
         for rule, _, wildcards, res in jobs.values():
             if rule == "counters_collect":
