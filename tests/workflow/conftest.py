@@ -3,20 +3,30 @@ harness of ``harness.py`` as fixtures."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import harness
 import pytest
+import yaml
 
 HERE = Path(__file__).resolve().parent
 
 
+#: test modules that share a session fixture run on one xdist worker (one copy of the fixture)
+SHARED_FIXTURE_GROUPS = {"test_reproducible": "small_runs", "test_faults": "small_runs"}
+
+
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test collected under ``tests/workflow`` runs Snakemake: mark it ``slow``."""
+    """Every test collected under ``tests/workflow`` runs Snakemake: mark it ``slow``. Under
+    pytest-xdist (``-n N --dist loadgroup``, as ``make test`` runs) each module's tests stay on
+    one worker, so that its module- and session-scoped runs of the workflow happen once."""
     for item in items:
         if item.path.is_relative_to(HERE):
             item.add_marker(pytest.mark.slow)
+            group = SHARED_FIXTURE_GROUPS.get(item.path.stem, item.path.stem)
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
@@ -60,3 +70,23 @@ def planned_jobs():
 def job_stats():
     """``job_stats(dry_run_output)``: the ``Job stats:`` table of a dry run."""
     return harness.job_stats
+
+
+@pytest.fixture(scope="session")
+def small_runs(tmp_path_factory) -> dict[int, Path]:
+    """``tests/configs/small.yaml`` run to the end in two fresh directories at once, with
+    ``--cores 2`` and ``--cores 1``: cores -> directory. Shared by the reproducibility tests
+    (the two must agree byte for byte) and the fault tests (the uninterrupted reference)."""
+    small = harness.load_config("small.yaml")
+    runs = {}
+    for cores in (2, 1):
+        work = tmp_path_factory.mktemp(f"small_cores{cores}")
+        cfg = work / "config.yaml"
+        cfg.write_text(yaml.safe_dump(small, sort_keys=False))
+        proc = subprocess.Popen(harness.snakemake_cmd(work, cfg, cores=cores),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        runs[cores] = (work, proc)
+    for cores, (_, proc) in runs.items():
+        out, _ = proc.communicate(timeout=900)
+        assert proc.returncode == 0, f"--cores {cores} run failed:\n{out[-6000:]}"
+    return {cores: work for cores, (work, _) in runs.items()}

@@ -9,11 +9,9 @@ Two real runs of ``tests/configs/small.yaml`` (3 simulated benchmarks) in two te
 from __future__ import annotations
 
 import copy
-import subprocess
 import warnings
 
 import pytest
-import yaml
 from harness import FIGURE_SUFFIXES, load_config
 
 SMALL = load_config("small.yaml")
@@ -22,20 +20,10 @@ AGGREGATE = {"model_trainset", "model_train", "model_evaluate", "counters_figure
 
 
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory, snakemake_cmd):
-    """The small config run in two fresh directories at once: ``--cores 2`` and ``--cores 1``."""
-    runs = {}
-    for cores in (2, 1):
-        work = tmp_path_factory.mktemp(f"cores{cores}")
-        cfg = work / "config.yaml"
-        cfg.write_text(yaml.safe_dump(SMALL, sort_keys=False))
-        proc = subprocess.Popen(snakemake_cmd(work, cfg, cores=cores), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
-        runs[cores] = (work, proc)
-    for cores, (_, proc) in runs.items():
-        out, _ = proc.communicate(timeout=900)
-        assert proc.returncode == 0, f"--cores {cores} run failed:\n{out[-6000:]}"
-    return {cores: work for cores, (work, _) in runs.items()}
+def two_runs(small_runs):
+    """The small config run in two fresh directories at once: ``--cores 2`` and ``--cores 1``
+    (the session's shared runs)."""
+    return small_runs
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ def job_count(proc, rule):
     return int(m.group(1)) if m else 0
 
 
-def test_stage_runs_records_failures_and_reruns_only_new_jobs(tmp_path, snakemake_run):
+def test_stage_runs_and_records_failures(tmp_path, snakemake_run):
     make_arpe(tmp_path / "arpe")
     snakemake_run(tmp_path, sweep_config(tmp_path, [32, 64]), targets=TARGETS)
     res = tmp_path / "results" / "sweep"
@@ -113,15 +113,28 @@ def test_stage_runs_records_failures_and_reruns_only_new_jobs(tmp_path, snakemak
     assert (paper / "sweep_models.md").read_text().startswith("| campaign | effect |")
     assert (paper / "sweep_fit.png").read_bytes()[:8] == PNG
 
-    # a new value of a parameter: only its runs are new jobs
+
+
+def test_a_new_parameter_value_runs_only_its_jobs(tmp_path, snakemake_run):
+    """A value added to a parameter: only its runs are new jobs; the campaign's check and the
+    runs already measured are not redone (their files are untouched)."""
+
+    def config(values):
+        return {"sweep": {"campaigns": {"c": {
+            "command": "echo {x} {y}", "parameters": {"x": values, "y": [1, 2]},
+            "iterations": 1, "timeout_s": 10, "models": [{"y": "wall_s"}]}}}}
+
+    snakemake_run(tmp_path, config([1, 2]), targets=["all"])
+    res = tmp_path / "results" / "sweep" / "c"
+    runs = sorted((res / "runs").rglob("*.json"))
+    assert len(runs) == 4
     before = {p: p.stat().st_mtime_ns for p in runs}
-    dry = snakemake_run(tmp_path, sweep_config(tmp_path, [32, 64, 96]), targets=TARGETS,
-                        extra=["-n"])
+    dry = snakemake_run(tmp_path, config([1, 2, 3]), targets=["all"], extra=["-n"])
     assert job_count(dry, "sweep_run") == 2
     assert job_count(dry, "sweep_check") == 0
-    snakemake_run(tmp_path, sweep_config(tmp_path, [32, 64, 96]), targets=TARGETS)
+    snakemake_run(tmp_path, config([1, 2, 3]), targets=["all"])
     assert {p: p.stat().st_mtime_ns for p in runs} == before
-    assert len(pd.read_parquet(res / "mm" / "runs.parquet")) == 6
+    assert len(pd.read_parquet(res / "runs.parquet")) == 6
 
 
 def test_bad_campaigns_are_refused_before_any_run(tmp_path, snakemake_run):
