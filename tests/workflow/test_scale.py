@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from harness import load_config
 
 from perfcast.counters.events import BaseEvents, make_groups
 from perfcast.settings import build, validate
+
+#: the whole workflow's DAG: the Snakemake floor's check in ``make test-lowest``
+pytestmark = pytest.mark.floors
 
 TINY = load_config("tiny.yaml")
 N = 500
