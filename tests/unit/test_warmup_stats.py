@@ -103,6 +103,28 @@ def test_ci_of_independent_readings_is_the_t_interval():
     assert ci.variance == pytest.approx(x.var(ddof=1))
 
 
+def test_residual_correction_restores_coverage_under_ar1():
+    # AR(1) phi 0.5: the first q that passes the 0.2 limit leaves the subsession means
+    # correlated, and their variance underestimates that of the mean; corrected by the AR(1)
+    # factor of their remaining lag-1 autocorrelation, the coverage is nominal again
+    rng = np.random.default_rng(12)
+    plain = corrected = 0
+    for _ in range(400):
+        x = ar1(rng, 600, 0.5, mean=0.0) + 10.0
+        a = mean_ci(x, ac_limit=0.2)
+        b = mean_ci(x, ac_limit=0.2, residual_correction=True)
+        assert b.q == a.q and b.mean == a.mean
+        if a.autocorrelation > 0:
+            factor = (1 + a.autocorrelation) / (1 - a.autocorrelation)
+            assert b.variance == pytest.approx(a.variance * factor)
+            assert b.width > a.width
+        else:
+            assert b.width == a.width
+        plain += a.lower <= 10.0 <= a.upper
+        corrected += b.lower <= 10.0 <= b.upper
+    assert plain / 400 < 0.925 and 0.93 <= corrected / 400 <= 0.97
+
+
 def test_ci_covers_the_mean_of_correlated_readings():
     rng = np.random.default_rng(2)
     covered = naive = 0

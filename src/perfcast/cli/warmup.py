@@ -10,10 +10,11 @@ Each reads a user's own data and prints JSON on stdout:
   its CI, q, rounds used, prediction error;
 * ``perfcast watch [FILE|-] [--target REL] [--cl X] [--min-readings N]``: readings of a running
   benchmark, one per line as they come (a pipe); one JSON line per analysis (``n``, ``phase``,
-  the stable segment, ``mean``, ``lower``, ``upper``, ``q``, ``required_readings``) and, once
-  the stable readings reach their required sample size within the target, a last line with
-  ``"stop": true`` and exit status 0. Input that ends first: the last line says
-  ``"end_of_input": true`` and the exit status is 1.
+  ``stable`` and ``used`` as ``{begin, end}``, ``mean``, ``lower``, ``upper``, ``q``,
+  ``required_readings``, ``waiting_for``) and, once the warm-up has visibly ended and the
+  stable readings reach their required sample size within the target
+  (:func:`perfcast.warmup.watch.assess`), a last line with ``"stop": true`` and exit status 0.
+  Input that ends first: the last line says ``"end_of_input": true`` and the exit status is 1.
 
 ``FILE`` may be ``-`` for stdin. The flags are settings of
 ``workflow/schemas/warmup_cli.schema.yaml``, which gives their defaults and checks them (a value
@@ -256,9 +257,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("watch", help="live phases of a running benchmark's readings; says stop",
                        description="Readings one per line as a benchmark prints them (a pipe): "
                                    "one JSON line per analysis, a last line with \"stop\": "
-                                   "true (exit 0) once the stable readings reach their "
-                                   "required sample size within the target; exit 1 if the "
-                                   "input ends first.")
+                                   "true (exit 0) once the warm-up has visibly ended (MSER-5, "
+                                   "a stationarity test, a first part of the stable readings "
+                                   "as evidence) and the rest reach their required sample "
+                                   "size within the target; exit 1 if the input ends first. "
+                                   "A warm-up at a constant level longer than about twice "
+                                   "the readings the target needs cannot be told from a "
+                                   "plateau before it ends: --min-readings N waits for N.")
     p.add_argument("file", nargs="?", default="-", help="readings, one per line ('-' or none: "
                                                         "stdin)")
     _stats_options(p)
