@@ -20,8 +20,13 @@ would:
   (+2 sd for the first 50 readings); the share whose final CI covers the true steady-state
   mean (goal: 95 % within 3 points). The target is set so that i.i.d. readings need 200.
 
-``python benchmarks/bench_watch.py [--series N] [--sessions N] [--part warmup|nowarmup|coverage]``
-(defaults: 200 series per cell, 1,000 sessions per case, all parts) prints tables and writes
+* ``offline``: the exponential warm-ups of ``warmup``, analysed whole: the share whose
+  ``perfcast stable`` mean and median CIs cover the plateau, beside ``perfcast edm``'s stable
+  segment fed to ``perfcast ci`` (both with their defaults; goal 95 % within 5 points).
+
+``python benchmarks/bench_watch.py [--series N] [--sessions N] [--part P ...]``
+(P: warmup, nowarmup, coverage, offline; defaults: 200 series per cell, 1,000 sessions per
+case, all parts) prints tables and writes
 benchmarks/out/watch_<part>.json.
 """
 
@@ -180,18 +185,52 @@ def part_coverage(sessions: int) -> dict:
     return {"rows": rows}
 
 
+def part_offline(series: int) -> dict:
+    """Offline, exponential warm-ups: coverage of the plateau by ``perfcast stable``'s mean and
+    median CIs, beside ``perfcast edm``'s stable segment fed to ``perfcast ci``."""
+    from perfcast.warmup.segments import detect_phases
+    from perfcast.warmup.stable import stable_throughput
+
+    stable = command_settings("stable")
+    edm = command_settings("edm")
+    rows = []
+    for n in (1_000, 10_000):
+        for frac in (0.05, 0.15, 0.25):
+            for height in (1.0, 3.0):
+                rng = np.random.default_rng([n, int(frac * 100), int(height), 9])
+                mean = median = plain = 0
+                for _ in range(series):
+                    x, _w = warmup_series(rng, n, "exp", frac, height)
+                    r = stable_throughput(x, stable)
+                    mean += r.mean.lower <= 1.0 <= r.mean.upper
+                    median += r.median.lower <= 1.0 <= r.median.upper
+                    a, b = detect_phases(x, edm).stable
+                    ci = mean_ci(x[a:b], ac_limit=stable.limit)
+                    plain += ci.lower <= 1.0 <= ci.upper
+                rows.append({"n": n, "warmup_fraction": frac, "height_sd": height,
+                             "series": series, "stable_mean": mean / series,
+                             "stable_median": median / series, "edm_then_ci": plain / series})
+                print(f"n={n:>6} exp {frac:4.0%} +{height:.0f} sd: perfcast stable mean "
+                      f"{mean / series:6.1%}, median {median / series:6.1%}; edm then ci "
+                      f"{plain / series:6.1%}", flush=True)
+    return {"rows": rows}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--series", type=int, default=200)
     ap.add_argument("--sessions", type=int, default=1000)
-    ap.add_argument("--part", choices=("warmup", "nowarmup", "coverage"), action="append")
+    ap.add_argument("--part", choices=("warmup", "nowarmup", "coverage", "offline"),
+                    action="append")
     args = ap.parse_args()
-    for part in args.part or ("warmup", "nowarmup", "coverage"):
+    for part in args.part or ("warmup", "nowarmup", "coverage", "offline"):
         t = time.process_time()
         if part == "warmup":
             res = part_warmup(args.series)
         elif part == "nowarmup":
             res = part_nowarmup(args.series)
+        elif part == "offline":
+            res = part_offline(args.series)
         else:
             res = part_coverage(args.sessions)
         res["cpu_s"] = time.process_time() - t

@@ -54,7 +54,16 @@ def test_flags_are_settings_of_the_cli_schema(capsys, warmup_file):
     path, _ = warmup_file
     # the defaults of flags left out are the schema's (workflow/schemas/warmup_cli.schema.yaml)
     rc, out, _ = run(capsys, "edm", str(path))
-    assert out["settings"] == {"mode": "robust", "min_size": 10, "alpha": 0.01, "min_effect": 0.0}
+    assert out["settings"] == {"mode": "robust", "min_size": 10, "alpha": 0.01,
+                               "min_effect": 0.05}
+    # ... which are the workflow's, where both have the setting
+    from perfcast.settings import validate
+
+    workflow = validate({}, "warmup", where="test")["edm"]
+    cli = validate({}, "warmup_cli", where="test")
+    for command in ("edm", "stable"):
+        for key in ("alpha", "min_effect", "min_size"):
+            assert cli[command][key] == workflow[key], (command, key)
     # a value the schema refuses is one line naming the setting, exit status 2
     for argv, key in ((["edm", "--alpha", "1.5"], "edm.alpha"),
                       (["edm", "--min-size", "1"], "edm.min_size"),

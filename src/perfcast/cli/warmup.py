@@ -6,6 +6,10 @@ Each reads a user's own data and prints JSON on stdout:
   and the stable (dominant) segment with warm-up / cool-down lengths;
 * ``perfcast ci FILE [--ac-limit X | --preset P] [--cl X] [--harmonic]``: mean, subsession
   size q, CI, variance, autocorrelation, required sample size;
+* ``perfcast stable FILE [--rates]``: the stable segment (robust change points, MSER-5, a
+  stationarity test), its mean and CI, median and distribution-free CI, and for rates the
+  harmonic mean, in one JSON naming the segment used (:mod:`perfcast.warmup.stable`); ``ci``
+  on readings that are not one stable phase warns and points here;
 * ``perfcast wps FILE``: a CSV with columns work,duration_s (one row per round); alpha, v and
   its CI, q, rounds used, prediction error;
 * ``perfcast watch [FILE|-] [--target REL] [--cl X] [--min-readings N]``: readings of a running
@@ -123,8 +127,54 @@ def cmd_ci(args: argparse.Namespace) -> int:
                      min_samples=settings.samples_min)
     except NotEnoughDataError as exc:
         raise InputError(args.file, str(exc)) from exc
-    _print({"file": args.file, **ci.to_dict()})
+    out = {"file": args.file, **ci.to_dict()}
+    warning = _phases_warning(x, args.file)
+    if warning:
+        out["warning"] = warning
+        print(f"perfcast ci: warning: {args.file}: {warning}", file=sys.stderr)
+    _print(out)
     return 0
+
+
+def _phases_warning(x, name: str) -> str | None:
+    """A warning when the readings are not one stable phase (the CI of all of them then mixes
+    phases), saying how to use the stable segment only."""
+    from perfcast.warmup.segments import detect_phases
+
+    ph = detect_phases(x, _command_settings("edm"))
+    if ph.stable == (0, int(x.shape[0])):
+        return None
+    where = ("no segment holds more than half of them" if ph.stable is None else
+             f"the stable segment is readings {ph.stable[0]}..{ph.stable[1] - 1}")
+    return (f"the readings change at {list(ph.change_points)} ({where}), so this interval "
+            f"mixes phases; `perfcast stable {name}` gives the stable segment's mean and CI")
+
+
+def _command_settings(command: str) -> Any:
+    from perfcast.warmup.settings import command_settings
+
+    return command_settings(command, {})
+
+
+def cmd_stable(args: argparse.Namespace) -> int:
+    from perfcast.warmup.readings import read_readings
+    from perfcast.warmup.stable import stable_throughput
+
+    settings = _settings(args, min_size=args.min_size, alpha=args.alpha,
+                         min_effect=args.min_effect, preset=args.preset, ac_limit=args.ac_limit,
+                         min_samples=args.min_samples, confidence=args.cl, rates=args.rates)
+    x = read_readings(args.file)
+    if settings.rates and (x <= 0).any():
+        i = int((x <= 0).argmax())
+        raise InputError(args.file, f"reading {x[i]} is not positive",
+                         expected="positive rates for the harmonic mean (--rates)")
+    res = stable_throughput(x, settings)
+    if res.note:
+        print(f"perfcast stable: warning: {args.file}: {res.note}", file=sys.stderr)
+    _print({"file": args.file, "settings": {k: getattr(settings, k) for k in (
+        "min_size", "alpha", "min_effect", "preset", "confidence", "rates")} | {
+        "ac_limit": settings.limit, "min_samples": settings.samples_min}, **res.to_dict()})
+    return 0 if res.stable is not None else 1
 
 
 def cmd_wps(args: argparse.Namespace) -> int:
@@ -225,7 +275,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=_number, default=None,
                    help="robust: false-alarm probability on a series without change")
     p.add_argument("--min-effect", type=_number, default=None,
-                   help="robust: drop changes of the median smaller than this fraction")
+                   help="robust: drop changes of the median or spread smaller than this "
+                        "fraction of the overall median (default 0.05, as the workflow)")
     p.set_defaults(func=cmd_edm)
 
     p = sub.add_parser("ci", help="mean and its confidence interval (subsession analysis)",
@@ -241,6 +292,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="fewest subsession means the required sample size asks for "
                         "(default: preset, Pilot's quick 30, normal 50, strict 200)")
     p.set_defaults(func=cmd_ci)
+
+    p = sub.add_parser("stable", help="the stable segment's mean, median and their CIs",
+                       description="The stable segment of readings (one per line): robust "
+                                   "change points, MSER-5 truncation and a stationarity test; "
+                                   "the segment's mean with its subsession-analysis CI, its "
+                                   "median with a distribution-free CI and, with --rates, "
+                                   "the harmonic mean; one JSON naming the segment used. "
+                                   "Exit 1 when there is no stable phase.")
+    p.add_argument("file", help="readings, one per line ('-' for stdin)")
+    _stats_options(p)
+    p.add_argument("--rates", action="store_true",
+                   help="the readings are rates (e.g. ops/s): give the harmonic mean too")
+    p.add_argument("--min-samples", type=int, default=None, metavar="N",
+                   help="fewest subsession means (default: preset, Pilot's 30/50/200)")
+    p.add_argument("--min-size", type=int, default=None, help="shortest segment (default 10)")
+    p.add_argument("--alpha", type=_number, default=None,
+                   help="false-alarm probability of the change-point detector (0.01)")
+    p.add_argument("--min-effect", type=_number, default=None,
+                   help="drop changes smaller than this fraction of the median (0.05, as the "
+                        "workflow)")
+    p.set_defaults(func=cmd_stable)
 
     p = sub.add_parser("wps", help="work-per-second regression t = alpha + w / v",
                        description="Stable speed v from rounds (CSV with work,duration_s); "

@@ -461,6 +461,34 @@ class WatchSettings(_PresetLimits):
 
 
 @dataclass(frozen=True)
+class StableSettings(_PresetLimits):
+    """``perfcast stable``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags).
+
+    Attributes
+    ----------
+    min_size, alpha, min_effect : the robust change-point detector (:class:`EdmSettings`).
+    preset, ac_limit, min_samples, confidence : the subsession analysis and the CI level
+        (:class:`CiCommandSettings`).
+    rates : the readings are rates: the harmonic mean is given too.
+    """
+
+    min_size: int | None
+    alpha: float
+    min_effect: float
+    preset: str
+    ac_limit: float | None
+    min_samples: int | None
+    confidence: float
+    rates: bool
+
+    @property
+    def edm(self) -> EdmSettings:
+        """The change-point detector (robust mode)."""
+        return EdmSettings(mode="robust", min_size=self.min_size, alpha=self.alpha,
+                           min_effect=self.min_effect)
+
+
+@dataclass(frozen=True)
 class CommandSettings:
     """The settings of ``perfcast edm``, ``perfcast ci``, ``perfcast wps`` and
     ``perfcast watch`` (``workflow/schemas/warmup_cli.schema.yaml``)."""
@@ -469,15 +497,17 @@ class CommandSettings:
     ci: CiCommandSettings
     wps: WpsCommandSettings
     watch: WatchSettings
+    stable: StableSettings
 
 
 def command_settings(command: str, values: Mapping[str, Any] | None = None
-                     ) -> EdmSettings | CiCommandSettings | WpsCommandSettings | WatchSettings:
+                     ) -> (EdmSettings | CiCommandSettings | WpsCommandSettings | WatchSettings
+                           | StableSettings):
     """The settings of ``perfcast COMMAND`` from the values of its flags.
 
     Parameters
     ----------
-    command : ``"edm"``, ``"ci"``, ``"wps"`` or ``"watch"``.
+    command : ``"edm"``, ``"ci"``, ``"wps"``, ``"watch"`` or ``"stable"``.
     values : setting -> value for the flags given (a None value counts as not given: the
         schema's default is used).
 

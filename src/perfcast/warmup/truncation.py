@@ -174,3 +174,56 @@ def stationarity_test(y: np.ndarray, q: int) -> Stationarity:
         if stat <= CVM_95:
             return Stationarity(d, True, stat)
     return Stationarity(int(HW_DROPS[-1] * m), False, stat)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A candidate stable segment after MSER-5 and the stationarity test: ``begin`` (of the
+    whole series), the readings ``dropped`` from the candidate's start, whether the warm-up
+    has visibly ended (``settled``), and the stationarity test's last statistic (None when no
+    subsession size makes the readings about independent)."""
+
+    begin: int
+    dropped: int
+    settled: bool
+    statistic: float | None
+
+
+def settle(x: np.ndarray, begin: int, end: int, limit: float) -> Settled:
+    """MSER-5 truncation, then Heidelberger & Welch's stationarity test, of ``x[begin:end]``.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        all readings, in order.
+    begin, end : int
+        the candidate stable segment ``[begin, end)`` (a change-point detector's).
+    limit : float
+        the autocorrelation limit of the subsession analysis that gives the test's ``q``.
+
+    Returns
+    -------
+    Settled
+        ``settled`` is False when MSER's minimum lies at its half-way bound or no drop of up
+        to half passes the test.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> x = rng.normal(size=1000) + 2.0 * np.exp(-np.arange(1000) / 60)
+    >>> s = settle(x, 0, 1000, 0.2)
+    >>> s.settled, s.dropped >= 100
+    (True, True)
+    """
+    from perfcast.warmup.subsession import subsession_size
+
+    cut = mser_truncation(x[begin:end])
+    begin += cut.readings
+    dropped = cut.readings
+    q, _ = subsession_size(x[begin:end], limit)
+    if q is None:
+        return Settled(begin, dropped, cut.settled, None)
+    hw = stationarity_test(x[begin:end], q)
+    return Settled(begin + hw.dropped, dropped + hw.dropped, cut.settled and hw.passed,
+                   hw.statistic)

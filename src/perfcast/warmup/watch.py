@@ -57,8 +57,7 @@ import numpy as np
 from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci
 from perfcast.warmup.segments import detect_phases
 from perfcast.warmup.settings import WatchSettings
-from perfcast.warmup.subsession import subsession_size
-from perfcast.warmup.truncation import mser_truncation, stationarity_test
+from perfcast.warmup.truncation import settle
 
 #: a checkpoint is at least this fraction of the readings so far after the previous one
 MIN_STEP = 0.05
@@ -163,20 +162,11 @@ def assess(x: np.ndarray, settings: WatchSettings) -> Update:
     if ph.stable is None:
         return Update(n, "unstable", None, None, 0, None, None, False, "stable_phase")
     begin, end = ph.stable
-    cut = mser_truncation(x[begin:end])
-    begin += cut.readings
-    dropped = cut.readings
-    passed = True
-    statistic = None
-    q, _ = subsession_size(x[begin:end], s.limit)
-    if q is not None:
-        hw = stationarity_test(x[begin:end], q)
-        passed, statistic = hw.passed, hw.statistic
-        begin += hw.dropped
-        dropped += hw.dropped
+    st = settle(x, begin, end, s.limit)
+    begin, dropped, statistic = st.begin, st.dropped, st.statistic
     used = (end - int((end - begin) / EVIDENCE), end)
     ci = _ci(x[used[0]:used[1]], s)
-    settled = cut.settled and passed
+    settled = st.settled
     phase = "warmup" if not settled else ("stable" if end == n else "cooldown")
     if not settled:
         waiting = "warmup_end"
