@@ -444,7 +444,9 @@ def _relocate(x: np.ndarray, cps: list[int], min_size: int, order: np.ndarray) -
         split = best_split(x[a:b], _segment_order(order, a, b), min_size, ROBUST_ALPHA,
                            dependence=False)
         if split is not None:
-            out[i] = a + _refine(x[a:b], split.k, min_size)
+            # (a change of spread alone leaves the medians, and the L1 cost, flat)
+            out[i] = a + (_refine(x[a:b], split.k, min_size) if "level" in split.kind
+                          else split.k)
     return sorted(set(out))
 
 
