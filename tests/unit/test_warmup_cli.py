@@ -182,3 +182,36 @@ def test_console_script_exit_status_and_stdin(tmp_path):
     p = subprocess.run([str(PERFCAST), "edm", str(tmp_path / "missing.txt")],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "file not found" in p.stderr
+
+
+LOADED = """
+import sys
+from perfcast.cli import main
+main(sys.argv[1:])
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_edm_loads_neither_numba_nor_scipy_stats_in_robust_mode(tmp_path):
+
+    f = tmp_path / "r.txt"
+    f.write_text("".join(f"{1 + 0.01 * (i % 7)}\n" for i in range(1000)))
+    proc = subprocess.run([sys.executable, "-c", LOADED, "edm", str(f)], capture_output=True,
+                          text=True, timeout=120)
+    modules = set(proc.stderr.split())
+    assert "perfcast.warmup.edm_robust" in modules
+    assert not modules & {"numba", "scipy.stats", "scipy.optimize", "perfcast.warmup.edm_pilot"}
+
+
+def test_pilot_mode_warns_before_a_long_run(tmp_path, capsys, monkeypatch):
+    import perfcast.cli.warmup as cli
+
+    monkeypatch.setattr(cli, "PILOT_WARN_READINGS", 100)
+    f = tmp_path / "r.txt"
+    f.write_text("".join(f"{1 + 0.01 * (i % 7)}\n" for i in range(120)))
+    assert main(["edm", str(f), "--mode", "pilot"]) == 0
+    err = capsys.readouterr().err
+    assert "120 readings in pilot mode" in err and "--mode robust" in err
+    f.write_text("".join(f"{1 + 0.01 * (i % 7)}\n" for i in range(99)))
+    assert main(["edm", str(f), "--mode", "pilot"]) == 0
+    assert capsys.readouterr().err == ""

@@ -43,6 +43,8 @@ from perfcast.errors import InputError
 # library's (perfcast.warmup.changepoint.MODES, perfcast.warmup.subsession.PRESETS).
 MODES = ("robust", "pilot")
 PRESET_NAMES = ("normal", "quick", "strict")
+#: pilot mode warns from this many readings on (its O(n^2 log n) then runs for minutes)
+PILOT_WARN_READINGS = 20_000
 
 
 def _print(obj: dict[str, Any]) -> None:
@@ -83,6 +85,10 @@ def cmd_edm(args: argparse.Namespace) -> int:
     edm = _settings(args, mode=args.mode, min_size=args.min_size, alpha=args.alpha,
                     min_effect=args.min_effect)
     x = read_readings(args.file)
+    if edm.mode == "pilot" and x.shape[0] >= PILOT_WARN_READINGS:
+        print(f"perfcast edm: warning: {args.file}: {x.shape[0]} readings in pilot mode "
+              "(Pilot's EDM_percent, O(n^2 log n)) will take minutes; --mode robust "
+              "(the default, O(n log n)) takes about a second", file=sys.stderr, flush=True)
     ph = detect_phases(x, edm)
     out: dict[str, Any] = {
         "file": args.file, "n": int(x.shape[0]), "mode": edm.mode,

@@ -22,7 +22,7 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from perfcast.warmup.subsession import block_means, subsession_size
 
@@ -38,7 +38,7 @@ def t_quantile(confidence: float, df: int) -> float:
     """Two-sided Student t quantile ``t(1 - (1 - confidence) / 2, df)``."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence level must be in (0, 1), got {confidence}")
-    return float(stats.t.ppf(1 - (1 - confidence) / 2, df))
+    return float(special.stdtrit(df, 1 - (1 - confidence) / 2))
 
 
 @dataclass(frozen=True)

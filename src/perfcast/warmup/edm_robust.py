@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special
 
 from perfcast.warmup.subsession import block_means, subsession_size
 
@@ -91,14 +91,18 @@ def critical_value(m: int, min_size: int, alpha: float) -> float:
     """Level-``alpha`` critical value of ``max |Z_k|`` for a segment of ``m`` readings."""
     if m < 2 * min_size:
         return math.inf
-    lo = stats.norm.isf(alpha / 2)  # a single test: the bound cannot be lower
+    lo = float(-special.ndtri(alpha / 2))  # a single test: the bound cannot be lower
     f = lambda b: _tail_probability(b, m, min_size) - alpha  # noqa: E731
     if f(lo) <= 0:
         return lo
     hi = lo + 1.0
     while f(hi) > 0:
         hi += 1.0
-    return float(optimize.brentq(f, lo, hi, xtol=1e-6))
+    # bisection (f decreases in b): scipy.optimize would cost more to import than this runs
+    while hi - lo > 1e-6:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) > 0 else (lo, mid)
+    return (lo + hi) / 2
 
 
 def _midranks(sorted_vals: np.ndarray) -> np.ndarray:

@@ -63,9 +63,13 @@ class EdmSettings:
         in robust mode."""
         if self.min_size is not None:
             return self.min_size
-        from perfcast.warmup import edm_pilot, edm_robust
+        if self.mode == "pilot":  # (imports numba: only where it is used)
+            from perfcast.warmup import edm_pilot
 
-        return edm_pilot.PILOT_MIN_SIZE if self.mode == "pilot" else edm_robust.ROBUST_MIN_SIZE
+            return edm_pilot.PILOT_MIN_SIZE
+        from perfcast.warmup import edm_robust
+
+        return edm_robust.ROBUST_MIN_SIZE
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as written to summaries (``min_size`` resolved to the one used)."""
