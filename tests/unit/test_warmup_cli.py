@@ -215,3 +215,30 @@ def test_pilot_mode_warns_before_a_long_run(tmp_path, capsys, monkeypatch):
     f.write_text("".join(f"{1 + 0.01 * (i % 7)}\n" for i in range(99)))
     assert main(["edm", str(f), "--mode", "pilot"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_every_reader_takes_a_header_and_negative_readings_on_request(tmp_path, capsys):
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=400)
+    x[100:] += 2.0  # centred data with a step: negative readings, rank-based detector
+    f = tmp_path / "r.txt"
+    f.write_text("duration_s\n" + "".join(f"{v}\n" for v in x))
+    for command in ("edm", "ci", "stable", "watch"):
+        rc = main([command, str(f)])
+        err = capsys.readouterr().err
+        assert rc == 2 and "negative reading" in err and "--allow-negative" in err, (command, err)
+    assert main(["edm", str(f), "--allow-negative"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n"] == 400 and out["change_points"] == [100]  # the header is not a reading
+    assert out["stable"] == {"begin": 100, "end": 400}
+    assert main(["stable", str(f), "--allow-negative"]) == 0
+    assert json.loads(capsys.readouterr().out)["detector_stable"]["begin"] == 100
+    assert main(["ci", str(f), "--allow-negative"]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == 400
+    assert main(["watch", str(f), "--allow-negative", "--target", "1e-6"]) == 1
+    last = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert last["n"] == 400 and last["stable"]["begin"] >= 100
+    # only the first line can be a header
+    f.write_text("1.0\nduration_s\n2.0\n")
+    assert main(["edm", str(f)]) == 2
+    assert "line 2" in capsys.readouterr().err

@@ -133,17 +133,17 @@ def test_a_dominant_segment_that_has_ended_is_no_stop_live():
 
 
 def test_an_exponential_warmup_leaves_no_bias_in_the_stopped_ci():
-    # 15 sessions, +3 sd decaying to 0.05 sd after 250 readings; the plateau needs ~250
+    # 40 sessions, +3 sd decaying to 0.05 sd after 250 readings; the plateau needs ~250
     settings = command_settings("watch", {"target_relative_width": 2 * 1.96 * 0.1 / 250**0.5})
     covered = 0
-    for seed in range(15):
+    for seed in range(40):
         rng = np.random.default_rng(seed)
         t = np.arange(1000)
         x = 1.0 + 0.1 * rng.normal(size=1000) + 0.3 * np.exp(-t * np.log(60) / 250)
         stop = list(watch(x, settings))[-1]
         assert stop.stop and stop.n > 250
         covered += stop.ci.lower <= 1.0 <= stop.ci.upper
-    assert covered >= 13
+    assert covered >= 35  # (37 measured; 95 % nominal)
 
 
 def test_mser_truncation_and_the_stationarity_test():

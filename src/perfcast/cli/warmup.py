@@ -61,6 +61,14 @@ def _print(obj: dict[str, Any]) -> None:
     sys.stdout.write("\n")
 
 
+def _allow_negative(args: argparse.Namespace) -> bool:
+    """``--allow-negative`` (the ``input`` settings of the CLI schema)."""
+    from perfcast.warmup.settings import command_settings
+
+    given = True if args.allow_negative else None
+    return command_settings("input", {"allow_negative": given}).allow_negative
+
+
 def _number(text: str) -> float:
     """A flag's value as a number (its range is the schema's to check)."""
     v = float(text)
@@ -84,7 +92,7 @@ def cmd_edm(args: argparse.Namespace) -> int:
 
     edm = _settings(args, mode=args.mode, min_size=args.min_size, alpha=args.alpha,
                     min_effect=args.min_effect)
-    x = read_readings(args.file)
+    x = read_readings(args.file, allow_negative=_allow_negative(args))
     if edm.mode == "pilot" and x.shape[0] >= PILOT_WARN_READINGS:
         print(f"perfcast edm: warning: {args.file}: {x.shape[0]} readings in pilot mode "
               "(Pilot's EDM_percent, O(n^2 log n)) will take minutes; --mode robust "
@@ -121,7 +129,7 @@ def cmd_ci(args: argparse.Namespace) -> int:
     settings = _settings(args, preset=args.preset, ac_limit=args.ac_limit, confidence=args.cl,
                          target_relative_width=args.target, harmonic=args.harmonic,
                          min_samples=args.min_samples)
-    x = read_readings(args.file)
+    x = read_readings(args.file, allow_negative=_allow_negative(args))
     if settings.harmonic and (x <= 0).any():
         i = int((x <= 0).argmax())
         raise InputError(args.file, f"reading {x[i]} is not positive",
@@ -169,7 +177,7 @@ def cmd_stable(args: argparse.Namespace) -> int:
     settings = _settings(args, min_size=args.min_size, alpha=args.alpha,
                          min_effect=args.min_effect, preset=args.preset, ac_limit=args.ac_limit,
                          min_samples=args.min_samples, confidence=args.cl, rates=args.rates)
-    x = read_readings(args.file)
+    x = read_readings(args.file, allow_negative=_allow_negative(args))
     if settings.rates and (x <= 0).any():
         i = int((x <= 0).argmax())
         raise InputError(args.file, f"reading {x[i]} is not positive",
@@ -220,7 +228,7 @@ def _lines(path: str) -> Any:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from perfcast.warmup.readings import parse_reading
+    from perfcast.warmup.readings import is_header, parse_reading
     from perfcast.warmup.watch import watch
 
     settings = _settings(args, target_relative_width=args.target, confidence=args.cl,
@@ -229,17 +237,24 @@ def cmd_watch(args: argparse.Namespace) -> int:
                          growth=args.growth, min_size=args.min_size, alpha=args.alpha,
                          min_effect=args.min_effect)
     name = "<stdin>" if args.file == "-" else args.file
+    negative = _allow_negative(args)
 
     def values():
+        first = True
         for lineno, line in enumerate(_lines(args.file), start=1):
             try:  # the common case, fast; anything else gets parse_reading's checks
                 v = float(line)
-                if v >= 0 and v != math.inf and "_" not in line:
+                if (v >= 0 or negative) and math.isfinite(v) and "_" not in line:
+                    first = False
                     yield v
                     continue
             except ValueError:
                 pass
-            v = parse_reading(line, name, lineno)
+            if first and line.strip() and not line.lstrip().startswith("#"):
+                first = False
+                if is_header(line):
+                    continue
+            v = parse_reading(line, name, lineno, allow_negative=negative)
             if v is not None:
                 yield v
 
@@ -268,6 +283,12 @@ def _stats_options(p: argparse.ArgumentParser) -> None:
                    help="confidence level (default 0.95)")
 
 
+def _input_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-negative", action="store_true",
+                   help="accept readings below 0 (centred or differenced data); a first line "
+                        "that is one column name is a header in every reader")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this stage's sub-commands to ``sub``."""
     p = sub.add_parser("edm", help="change points and the stable phase of unit readings",
@@ -283,6 +304,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-effect", type=_number, default=None,
                    help="robust: drop changes of the median or spread smaller than this "
                         "fraction of the overall median (default 0.05, as the workflow)")
+    _input_options(p)
     p.set_defaults(func=cmd_edm)
 
     p = sub.add_parser("ci", help="mean and its confidence interval (subsession analysis)",
@@ -297,6 +319,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-samples", type=int, default=None, metavar="N",
                    help="fewest subsession means the required sample size asks for "
                         "(default: preset, Pilot's quick 30, normal 50, strict 200)")
+    _input_options(p)
     p.set_defaults(func=cmd_ci)
 
     p = sub.add_parser("stable", help="the stable segment's mean, median and their CIs",
@@ -318,6 +341,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-effect", type=_number, default=None,
                    help="drop changes smaller than this fraction of the median (0.05, as the "
                         "workflow)")
+    _input_options(p)
     p.set_defaults(func=cmd_stable)
 
     p = sub.add_parser("wps", help="work-per-second regression t = alpha + w / v",
@@ -358,4 +382,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="false-alarm probability of the change-point detector (0.01)")
     p.add_argument("--min-effect", type=_number, default=None,
                    help="drop changes smaller than this fraction of the median (0)")
+    _input_options(p)
     p.set_defaults(func=cmd_watch)

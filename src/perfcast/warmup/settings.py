@@ -493,6 +493,14 @@ class StableSettings(_PresetLimits):
 
 
 @dataclass(frozen=True)
+class InputSettings:
+    """How ``perfcast edm|ci|stable|watch`` read readings (``warmup_cli.schema.yaml``'s
+    ``input``): ``allow_negative`` accepts readings below 0 (``--allow-negative``)."""
+
+    allow_negative: bool
+
+
+@dataclass(frozen=True)
 class CommandSettings:
     """The settings of ``perfcast edm``, ``perfcast ci``, ``perfcast wps`` and
     ``perfcast watch`` (``workflow/schemas/warmup_cli.schema.yaml``)."""
@@ -502,16 +510,18 @@ class CommandSettings:
     wps: WpsCommandSettings
     watch: WatchSettings
     stable: StableSettings
+    input: InputSettings
 
 
 def command_settings(command: str, values: Mapping[str, Any] | None = None
                      ) -> (EdmSettings | CiCommandSettings | WpsCommandSettings | WatchSettings
-                           | StableSettings):
+                           | StableSettings | InputSettings):
     """The settings of ``perfcast COMMAND`` from the values of its flags.
 
     Parameters
     ----------
-    command : ``"edm"``, ``"ci"``, ``"wps"``, ``"watch"`` or ``"stable"``.
+    command : ``"edm"``, ``"ci"``, ``"wps"``, ``"watch"``, ``"stable"``, or ``"input"`` (how
+        the readings are read).
     values : setting -> value for the flags given (a None value counts as not given: the
         schema's default is used).
 
