@@ -25,9 +25,11 @@ would:
   segment fed to ``perfcast ci`` (both with their defaults; goal 95 % within 5 points).
 
 ``python benchmarks/bench_watch.py [--series N] [--sessions N] [--part P ...]``
-(P: warmup, nowarmup, coverage, offline; defaults: 200 series per cell, 1,000 sessions per
-case, all parts) prints tables and writes
-benchmarks/out/watch_<part>.json.
+* ``defaults``: every setting at its default on a plateau that needs 50 readings, step
+  warm-ups of 50, 100, 200 readings: where the protection ends.
+
+(P: warmup, nowarmup, coverage, offline, defaults; by default 200 series per cell, 1,000
+sessions per case, all parts) prints tables and writes benchmarks/out/watch_<part>.json.
 """
 
 from __future__ import annotations
@@ -216,14 +218,37 @@ def part_offline(series: int) -> dict:
     return {"rows": rows}
 
 
+def part_defaults(series: int) -> dict:
+    """Every setting at its default (10 % target) on a plateau of sd 5 %, which then needs 50
+    readings: step warm-ups (+2 sd) of 50, 100 and 200 readings of 1,000 - the limit of any
+    rule that stops a series without warm-up within twice its required sample size."""
+    settings = command_settings("watch")
+    rows = []
+    for w in (50, 100, 200):
+        rng = np.random.default_rng([w, 5])
+        after = 0
+        stops = []
+        for _ in range(series):
+            x = 1.0 + 0.05 * rng.normal(size=1_000)
+            x[:w] += 0.1
+            up = run(x, settings)
+            after += up.stop and up.n > w
+            stops.append(up.n)
+        rows.append({"warmup": w, "series": series, "stopped_after_warmup": after / series,
+                     "median_stop": float(np.median(stops))})
+        print(f"defaults, step warm-up of {w} readings (+2 sd): stopped after it "
+              f"{after / series:.1%}, median stop {np.median(stops):.0f}", flush=True)
+    return {"rows": rows}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--series", type=int, default=200)
     ap.add_argument("--sessions", type=int, default=1000)
-    ap.add_argument("--part", choices=("warmup", "nowarmup", "coverage", "offline"),
+    ap.add_argument("--part", choices=("warmup", "nowarmup", "coverage", "offline", "defaults"),
                     action="append")
     args = ap.parse_args()
-    for part in args.part or ("warmup", "nowarmup", "coverage", "offline"):
+    for part in args.part or ("warmup", "nowarmup", "coverage", "offline", "defaults"):
         t = time.process_time()
         if part == "warmup":
             res = part_warmup(args.series)
@@ -231,6 +256,8 @@ def main() -> None:
             res = part_nowarmup(args.series)
         elif part == "offline":
             res = part_offline(args.series)
+        elif part == "defaults":
+            res = part_defaults(args.series)
         else:
             res = part_coverage(args.sessions)
         res["cpu_s"] = time.process_time() - t
