@@ -107,10 +107,8 @@ def watch_bench() -> dict:
     import subprocess
     import tempfile
 
-    from perfcast.warmup.ci import mean_ci
-    from perfcast.warmup.segments import detect_phases
     from perfcast.warmup.settings import command_settings
-    from perfcast.warmup.watch import watch
+    from perfcast.warmup.watch import assess, watch
 
     exe = Path(sys.executable).with_name("perfcast")
     rng = np.random.default_rng(12)
@@ -139,17 +137,7 @@ def watch_bench() -> dict:
         x = 1.0 + 0.05 * r.normal(size=20_000)
         x[:150] += 0.8
         live = list(watch(x, settings))[-1]
-        first = None
-        for n in range(30, live.n + 1):
-            ph = detect_phases(x[:n], settings.edm)
-            if ph.stable is None or ph.stable[1] - ph.stable[0] < 30:
-                continue
-            a, b = ph.stable
-            ci = mean_ci(x[a:b], ac_limit=settings.limit, target_relative_width=0.005,
-                         min_samples=settings.samples_min)
-            if ci.enough and ci.relative_width <= 0.005:
-                first = n
-                break
+        first = next((n for n in range(30, live.n + 1) if assess(x[:n], settings).stop), None)
         stops.append({"seed": seed, "watch_stop": live.n, "offline_first_stop": first,
                       "watch_stable_begin": live.stable_begin,
                       "overshoot": None if first is None else live.n / first - 1})

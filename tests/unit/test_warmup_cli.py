@@ -54,7 +54,16 @@ def test_flags_are_settings_of_the_cli_schema(capsys, warmup_file):
     path, _ = warmup_file
     # the defaults of flags left out are the schema's (workflow/schemas/warmup_cli.schema.yaml)
     rc, out, _ = run(capsys, "edm", str(path))
-    assert out["settings"] == {"mode": "robust", "min_size": 10, "alpha": 0.01, "min_effect": 0.0}
+    assert out["settings"] == {"mode": "robust", "min_size": 10, "alpha": 0.01,
+                               "min_effect": 0.05}
+    # ... which are the workflow's, where both have the setting
+    from perfcast.settings import validate
+
+    workflow = validate({}, "warmup", where="test")["edm"]
+    cli = validate({}, "warmup_cli", where="test")
+    for command in ("edm", "stable"):
+        for key in ("alpha", "min_effect", "min_size"):
+            assert cli[command][key] == workflow[key], (command, key)
     # a value the schema refuses is one line naming the setting, exit status 2
     for argv, key in ((["edm", "--alpha", "1.5"], "edm.alpha"),
                       (["edm", "--min-size", "1"], "edm.min_size"),
@@ -173,3 +182,63 @@ def test_console_script_exit_status_and_stdin(tmp_path):
     p = subprocess.run([str(PERFCAST), "edm", str(tmp_path / "missing.txt")],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "file not found" in p.stderr
+
+
+LOADED = """
+import sys
+from perfcast.cli import main
+main(sys.argv[1:])
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_edm_loads_neither_numba_nor_scipy_stats_in_robust_mode(tmp_path):
+
+    f = tmp_path / "r.txt"
+    f.write_text("".join(f"{1 + 0.01 * (i % 7)}\n" for i in range(1000)))
+    proc = subprocess.run([sys.executable, "-c", LOADED, "edm", str(f)], capture_output=True,
+                          text=True, timeout=120)
+    modules = set(proc.stderr.split())
+    assert "perfcast.warmup.edm_robust" in modules
+    assert not modules & {"numba", "scipy.stats", "scipy.optimize", "perfcast.warmup.edm_pilot"}
+
+
+def test_pilot_mode_warns_before_a_long_run(tmp_path, capsys, monkeypatch):
+    import perfcast.cli.warmup as cli
+
+    monkeypatch.setattr(cli, "PILOT_WARN_READINGS", 100)
+    f = tmp_path / "r.txt"
+    f.write_text("".join(f"{1 + 0.01 * (i % 7)}\n" for i in range(120)))
+    assert main(["edm", str(f), "--mode", "pilot"]) == 0
+    err = capsys.readouterr().err
+    assert "120 readings in pilot mode" in err and "--mode robust" in err
+    f.write_text("".join(f"{1 + 0.01 * (i % 7)}\n" for i in range(99)))
+    assert main(["edm", str(f), "--mode", "pilot"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_every_reader_takes_a_header_and_negative_readings_on_request(tmp_path, capsys):
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=400)
+    x[100:] += 2.0  # centred data with a step: negative readings, rank-based detector
+    f = tmp_path / "r.txt"
+    f.write_text("duration_s\n" + "".join(f"{v}\n" for v in x))
+    for command in ("edm", "ci", "stable", "watch"):
+        rc = main([command, str(f)])
+        err = capsys.readouterr().err
+        assert rc == 2 and "negative reading" in err and "--allow-negative" in err, (command, err)
+    assert main(["edm", str(f), "--allow-negative"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n"] == 400 and out["change_points"] == [100]  # the header is not a reading
+    assert out["stable"] == {"begin": 100, "end": 400}
+    assert main(["stable", str(f), "--allow-negative"]) == 0
+    assert json.loads(capsys.readouterr().out)["detector_stable"]["begin"] == 100
+    assert main(["ci", str(f), "--allow-negative"]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == 400
+    assert main(["watch", str(f), "--allow-negative", "--target", "1e-6"]) == 1
+    last = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert last["n"] == 400 and last["stable"]["begin"] >= 100
+    # only the first line can be a header
+    f.write_text("1.0\nduration_s\n2.0\n")
+    assert main(["edm", str(f)]) == 2
+    assert "line 2" in capsys.readouterr().err

@@ -10,12 +10,12 @@ import pytest
 from perfcast.errors import InputError
 from perfcast.warmup.changepoint import change_points
 from perfcast.warmup.edm_pilot import edm_percent
-from perfcast.warmup.edm_robust import critical_value, edm_robust, rank_scan
+from perfcast.warmup.edm_robust import _refine, critical_value, edm_robust, rank_scan
 from perfcast.warmup.segments import detect_phases, dominant_segment, segments
 from perfcast.warmup.settings import command_settings, warmup_settings
 
-#: the library's defaults (those of ``perfcast edm``: robust, no effect-size filter)
-EDM = command_settings("edm")
+#: ``perfcast edm``'s defaults without the effect-size filter (robust)
+EDM = command_settings("edm", {"min_effect": 0.0})
 
 
 def edm_percent_reference(z, min_size=30, percent=0.25, degree=1):
@@ -251,6 +251,25 @@ def test_critical_value_grows_slowly_with_n_and_rank_scan_is_exact():
     assert rank_scan(np.ones(100)) == (-1, 0.0)
 
 
+def test_a_step_is_placed_at_its_first_reading_after_the_change():
+    # a clean step (12 sd) at reading 71 of 365, like a nightly benchmark's: the change point
+    # is 71, the first reading of the new level, never 70
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        x = 24_700 + 300 * rng.normal(size=365)
+        x[71:] += 3_600
+        assert 71 in edm_robust(x), seed
+    # ... also with a small step (3 sd) ten readings before it, inside the segment the big
+    # step is re-located in (the spread scores then peak one reading early)
+    rng = np.random.default_rng(1)
+    x = 23_700 + 150 * rng.normal(size=365)
+    x[61:] += 700
+    x[71:] += 3_600
+    cps = edm_robust(x)
+    assert 71 in cps and 70 not in cps
+    assert _refine(np.r_[np.zeros(50), np.ones(50)], 47, 10) == 50
+
+
 def test_settings_dispatch_and_segments():
     x = np.r_[np.full(40, 5.0), np.full(100, 1.0)] + np.random.default_rng(0).normal(
         size=140) * 0.01
@@ -258,7 +277,8 @@ def test_settings_dispatch_and_segments():
     assert change_points(x, pilot) == edm_percent(x)
     assert change_points(x, EDM) == edm_robust(x)
     assert pilot.segment_min == 30 and EDM.segment_min == 10
-    assert pilot.to_dict() == {"mode": "pilot", "min_size": 30, "alpha": 0.01, "min_effect": 0.0}
+    assert pilot.to_dict() == {"mode": "pilot", "min_size": 30, "alpha": 0.01,
+                               "min_effect": 0.05}
     # the schemas refuse an unknown mode; the detector's dispatch does too
     with pytest.raises(InputError, match="edm.mode"):
         command_settings("edm", {"mode": "magic"})

@@ -63,6 +63,34 @@ def test_presets_and_subsession_size():
     assert q is None and r == pytest.approx(lag1_autocorrelation(block_means(walk, 20)))
 
 
+def _first_q_one_by_one(x, limit, q_max=None):
+    """Pilot's search, q = 1, 2, ... one at a time (quadratic): the reference."""
+    r = float("nan")
+    top = len(x) // 3 if q_max is None else min(q_max, len(x) // 3)
+    for q in range(1, top + 1):
+        r = lag1_autocorrelation(block_means(x, q))
+        if abs(r) <= limit:
+            return q, r
+    return None, r
+
+
+def test_batched_subsession_search_finds_the_same_q_as_trying_them_one_by_one():
+    rng = np.random.default_rng(4)
+    for case in range(120):
+        n = int(rng.integers(3, 2500))
+        x = ar1(rng, n, float(rng.choice([-0.5, 0.0, 0.5, 0.9, 0.99])))
+        if case % 4 == 0:  # a warm-up: q grows to a sizeable fraction of n
+            x[: n // 8] += float(rng.uniform(1, 20))
+        limit = float(rng.choice([0.1, 0.2, 0.8]))
+        q_max = None if case % 3 else int(rng.integers(1, 60))
+        q, r = subsession_size(x, limit, q_max)
+        q_ref, r_ref = _first_q_one_by_one(x, limit, q_max)
+        assert q == q_ref, (case, n, limit, q_max)
+        assert r == pytest.approx(r_ref, abs=1e-9, nan_ok=True)
+    assert subsession_size(np.arange(2.0), 0.2) == (None, pytest.approx(float("nan"),
+                                                                         nan_ok=True))
+
+
 # --------------------------------------------------------------------------------------- CI
 def test_ci_of_independent_readings_is_the_t_interval():
     rng = np.random.default_rng(1)
@@ -73,6 +101,28 @@ def test_ci_of_independent_readings_is_the_t_interval():
     assert (ci.lower, ci.upper) == pytest.approx((lo, hi))
     assert ci.width == pytest.approx(hi - lo)
     assert ci.variance == pytest.approx(x.var(ddof=1))
+
+
+def test_residual_correction_restores_coverage_under_ar1():
+    # AR(1) phi 0.5: the first q that passes the 0.2 limit leaves the subsession means
+    # correlated, and their variance underestimates that of the mean; corrected by the AR(1)
+    # factor of their remaining lag-1 autocorrelation, the coverage is nominal again
+    rng = np.random.default_rng(12)
+    plain = corrected = 0
+    for _ in range(400):
+        x = ar1(rng, 600, 0.5, mean=0.0) + 10.0
+        a = mean_ci(x, ac_limit=0.2)
+        b = mean_ci(x, ac_limit=0.2, residual_correction=True)
+        assert b.q == a.q and b.mean == a.mean
+        if a.autocorrelation > 0:
+            factor = (1 + a.autocorrelation) / (1 - a.autocorrelation)
+            assert b.variance == pytest.approx(a.variance * factor)
+            assert b.width > a.width
+        else:
+            assert b.width == a.width
+        plain += a.lower <= 10.0 <= a.upper
+        corrected += b.lower <= 10.0 <= b.upper
+    assert plain / 400 < 0.925 and 0.93 <= corrected / 400 <= 0.97
 
 
 def test_ci_covers_the_mean_of_correlated_readings():

@@ -6,14 +6,19 @@ Each reads a user's own data and prints JSON on stdout:
   and the stable (dominant) segment with warm-up / cool-down lengths;
 * ``perfcast ci FILE [--ac-limit X | --preset P] [--cl X] [--harmonic]``: mean, subsession
   size q, CI, variance, autocorrelation, required sample size;
+* ``perfcast stable FILE [--rates]``: the stable segment (robust change points, MSER-5, a
+  stationarity test), its mean and CI, median and distribution-free CI, and for rates the
+  harmonic mean, in one JSON naming the segment used (:mod:`perfcast.warmup.stable`); ``ci``
+  on readings that are not one stable phase warns and points here;
 * ``perfcast wps FILE``: a CSV with columns work,duration_s (one row per round); alpha, v and
   its CI, q, rounds used, prediction error;
 * ``perfcast watch [FILE|-] [--target REL] [--cl X] [--min-readings N]``: readings of a running
   benchmark, one per line as they come (a pipe); one JSON line per analysis (``n``, ``phase``,
-  the stable segment, ``mean``, ``lower``, ``upper``, ``q``, ``required_readings``) and, once
-  the stable readings reach their required sample size within the target, a last line with
-  ``"stop": true`` and exit status 0. Input that ends first: the last line says
-  ``"end_of_input": true`` and the exit status is 1.
+  ``stable`` and ``used`` as ``{begin, end}``, ``mean``, ``lower``, ``upper``, ``q``,
+  ``required_readings``, ``waiting_for``) and, once the warm-up has visibly ended and the
+  stable readings reach their required sample size within the target
+  (:func:`perfcast.warmup.watch.assess`), a last line with ``"stop": true`` and exit status 0.
+  Input that ends first: the last line says ``"end_of_input": true`` and the exit status is 1.
 
 ``FILE`` may be ``-`` for stdin. The flags are settings of
 ``workflow/schemas/warmup_cli.schema.yaml``, which gives their defaults and checks them (a value
@@ -38,6 +43,8 @@ from perfcast.errors import InputError
 # library's (perfcast.warmup.changepoint.MODES, perfcast.warmup.subsession.PRESETS).
 MODES = ("robust", "pilot")
 PRESET_NAMES = ("normal", "quick", "strict")
+#: pilot mode warns from this many readings on (its O(n^2 log n) then runs for minutes)
+PILOT_WARN_READINGS = 20_000
 
 
 def _print(obj: dict[str, Any]) -> None:
@@ -52,6 +59,14 @@ def _print(obj: dict[str, Any]) -> None:
 
     json.dump(clean(obj), sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write("\n")
+
+
+def _allow_negative(args: argparse.Namespace) -> bool:
+    """``--allow-negative`` (the ``input`` settings of the CLI schema)."""
+    from perfcast.warmup.settings import command_settings
+
+    given = True if args.allow_negative else None
+    return command_settings("input", {"allow_negative": given}).allow_negative
 
 
 def _number(text: str) -> float:
@@ -77,7 +92,11 @@ def cmd_edm(args: argparse.Namespace) -> int:
 
     edm = _settings(args, mode=args.mode, min_size=args.min_size, alpha=args.alpha,
                     min_effect=args.min_effect)
-    x = read_readings(args.file)
+    x = read_readings(args.file, allow_negative=_allow_negative(args))
+    if edm.mode == "pilot" and x.shape[0] >= PILOT_WARN_READINGS:
+        print(f"perfcast edm: warning: {args.file}: {x.shape[0]} readings in pilot mode "
+              "(Pilot's EDM_percent, O(n^2 log n)) will take minutes; --mode robust "
+              "(the default, O(n log n)) takes about a second", file=sys.stderr, flush=True)
     ph = detect_phases(x, edm)
     out: dict[str, Any] = {
         "file": args.file, "n": int(x.shape[0]), "mode": edm.mode,
@@ -110,7 +129,7 @@ def cmd_ci(args: argparse.Namespace) -> int:
     settings = _settings(args, preset=args.preset, ac_limit=args.ac_limit, confidence=args.cl,
                          target_relative_width=args.target, harmonic=args.harmonic,
                          min_samples=args.min_samples)
-    x = read_readings(args.file)
+    x = read_readings(args.file, allow_negative=_allow_negative(args))
     if settings.harmonic and (x <= 0).any():
         i = int((x <= 0).argmax())
         raise InputError(args.file, f"reading {x[i]} is not positive",
@@ -122,8 +141,54 @@ def cmd_ci(args: argparse.Namespace) -> int:
                      min_samples=settings.samples_min)
     except NotEnoughDataError as exc:
         raise InputError(args.file, str(exc)) from exc
-    _print({"file": args.file, **ci.to_dict()})
+    out = {"file": args.file, **ci.to_dict()}
+    warning = _phases_warning(x, args.file)
+    if warning:
+        out["warning"] = warning
+        print(f"perfcast ci: warning: {args.file}: {warning}", file=sys.stderr)
+    _print(out)
     return 0
+
+
+def _phases_warning(x, name: str) -> str | None:
+    """A warning when the readings are not one stable phase (the CI of all of them then mixes
+    phases), saying how to use the stable segment only."""
+    from perfcast.warmup.segments import detect_phases
+
+    ph = detect_phases(x, _command_settings("edm"))
+    if ph.stable == (0, int(x.shape[0])):
+        return None
+    where = ("no segment holds more than half of them" if ph.stable is None else
+             f"the stable segment is readings {ph.stable[0]}..{ph.stable[1] - 1}")
+    return (f"the readings change at {list(ph.change_points)} ({where}), so this interval "
+            f"mixes phases; `perfcast stable {name}` gives the stable segment's mean and CI")
+
+
+def _command_settings(command: str) -> Any:
+    from perfcast.warmup.settings import command_settings
+
+    return command_settings(command, {})
+
+
+def cmd_stable(args: argparse.Namespace) -> int:
+    from perfcast.warmup.readings import read_readings
+    from perfcast.warmup.stable import stable_throughput
+
+    settings = _settings(args, min_size=args.min_size, alpha=args.alpha,
+                         min_effect=args.min_effect, preset=args.preset, ac_limit=args.ac_limit,
+                         min_samples=args.min_samples, confidence=args.cl, rates=args.rates)
+    x = read_readings(args.file, allow_negative=_allow_negative(args))
+    if settings.rates and (x <= 0).any():
+        i = int((x <= 0).argmax())
+        raise InputError(args.file, f"reading {x[i]} is not positive",
+                         expected="positive rates for the harmonic mean (--rates)")
+    res = stable_throughput(x, settings)
+    if res.note:
+        print(f"perfcast stable: warning: {args.file}: {res.note}", file=sys.stderr)
+    _print({"file": args.file, "settings": {k: getattr(settings, k) for k in (
+        "min_size", "alpha", "min_effect", "preset", "confidence", "rates")} | {
+        "ac_limit": settings.limit, "min_samples": settings.samples_min}, **res.to_dict()})
+    return 0 if res.stable is not None else 1
 
 
 def cmd_wps(args: argparse.Namespace) -> int:
@@ -163,7 +228,7 @@ def _lines(path: str) -> Any:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from perfcast.warmup.readings import parse_reading
+    from perfcast.warmup.readings import is_header, parse_reading
     from perfcast.warmup.watch import watch
 
     settings = _settings(args, target_relative_width=args.target, confidence=args.cl,
@@ -172,17 +237,24 @@ def cmd_watch(args: argparse.Namespace) -> int:
                          growth=args.growth, min_size=args.min_size, alpha=args.alpha,
                          min_effect=args.min_effect)
     name = "<stdin>" if args.file == "-" else args.file
+    negative = _allow_negative(args)
 
     def values():
+        first = True
         for lineno, line in enumerate(_lines(args.file), start=1):
             try:  # the common case, fast; anything else gets parse_reading's checks
                 v = float(line)
-                if v >= 0 and v != math.inf and "_" not in line:
+                if (v >= 0 or negative) and math.isfinite(v) and "_" not in line:
+                    first = False
                     yield v
                     continue
             except ValueError:
                 pass
-            v = parse_reading(line, name, lineno)
+            if first and line.strip() and not line.lstrip().startswith("#"):
+                first = False
+                if is_header(line):
+                    continue
+            v = parse_reading(line, name, lineno, allow_negative=negative)
             if v is not None:
                 yield v
 
@@ -211,6 +283,12 @@ def _stats_options(p: argparse.ArgumentParser) -> None:
                    help="confidence level (default 0.95)")
 
 
+def _input_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-negative", action="store_true",
+                   help="accept readings below 0 (centred or differenced data); a first line "
+                        "that is one column name is a header in every reader")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this stage's sub-commands to ``sub``."""
     p = sub.add_parser("edm", help="change points and the stable phase of unit readings",
@@ -224,7 +302,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=_number, default=None,
                    help="robust: false-alarm probability on a series without change")
     p.add_argument("--min-effect", type=_number, default=None,
-                   help="robust: drop changes of the median smaller than this fraction")
+                   help="robust: drop changes of the median or spread smaller than this "
+                        "fraction of the overall median (default 0.05, as the workflow)")
+    _input_options(p)
     p.set_defaults(func=cmd_edm)
 
     p = sub.add_parser("ci", help="mean and its confidence interval (subsession analysis)",
@@ -239,7 +319,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-samples", type=int, default=None, metavar="N",
                    help="fewest subsession means the required sample size asks for "
                         "(default: preset, Pilot's quick 30, normal 50, strict 200)")
+    _input_options(p)
     p.set_defaults(func=cmd_ci)
+
+    p = sub.add_parser("stable", help="the stable segment's mean, median and their CIs",
+                       description="The stable segment of readings (one per line): robust "
+                                   "change points, MSER-5 truncation and a stationarity test; "
+                                   "the segment's mean with its subsession-analysis CI, its "
+                                   "median with a distribution-free CI and, with --rates, "
+                                   "the harmonic mean; one JSON naming the segment used. "
+                                   "Exit 1 when there is no stable phase.")
+    p.add_argument("file", help="readings, one per line ('-' for stdin)")
+    _stats_options(p)
+    p.add_argument("--rates", action="store_true",
+                   help="the readings are rates (e.g. ops/s): give the harmonic mean too")
+    p.add_argument("--min-samples", type=int, default=None, metavar="N",
+                   help="fewest subsession means (default: preset, Pilot's 30/50/200)")
+    p.add_argument("--min-size", type=int, default=None, help="shortest segment (default 10)")
+    p.add_argument("--alpha", type=_number, default=None,
+                   help="false-alarm probability of the change-point detector (0.01)")
+    p.add_argument("--min-effect", type=_number, default=None,
+                   help="drop changes smaller than this fraction of the median (0.05, as the "
+                        "workflow)")
+    _input_options(p)
+    p.set_defaults(func=cmd_stable)
 
     p = sub.add_parser("wps", help="work-per-second regression t = alpha + w / v",
                        description="Stable speed v from rounds (CSV with work,duration_s); "
@@ -256,9 +359,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("watch", help="live phases of a running benchmark's readings; says stop",
                        description="Readings one per line as a benchmark prints them (a pipe): "
                                    "one JSON line per analysis, a last line with \"stop\": "
-                                   "true (exit 0) once the stable readings reach their "
-                                   "required sample size within the target; exit 1 if the "
-                                   "input ends first.")
+                                   "true (exit 0) once the warm-up has visibly ended (MSER-5, "
+                                   "a stationarity test, a first part of the stable readings "
+                                   "as evidence) and the rest reach their required sample "
+                                   "size within the target; exit 1 if the input ends first. "
+                                   "A warm-up at a constant level longer than about twice "
+                                   "the readings the target needs cannot be told from a "
+                                   "plateau before it ends: --min-readings N waits for N.")
     p.add_argument("file", nargs="?", default="-", help="readings, one per line ('-' or none: "
                                                         "stdin)")
     _stats_options(p)
@@ -275,4 +382,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="false-alarm probability of the change-point detector (0.01)")
     p.add_argument("--min-effect", type=_number, default=None,
                    help="drop changes smaller than this fraction of the median (0)")
+    _input_options(p)
     p.set_defaults(func=cmd_watch)

@@ -3,7 +3,7 @@
 Modules, one concept each:
 
 * :mod:`~perfcast.warmup.settings`: the stage's settings, built from the validated ``warmup``
-  config section (or the flags of ``perfcast edm|ci|wps|watch``);
+  config section (or the flags of ``perfcast edm|ci|wps|watch|stable``);
 * :mod:`~perfcast.warmup.edm_pilot` / :mod:`~perfcast.warmup.edm_robust` /
   :mod:`~perfcast.warmup.changepoint`: change points of unit readings (Pilot's EDM_percent, and
   the calibrated robust default);
@@ -16,8 +16,12 @@ Modules, one concept each:
   :mod:`~perfcast.warmup.journal`, :mod:`~perfcast.warmup.session`: running a real command
   round after round (durably journalled, resumable) and analysing it
   (:mod:`~perfcast.warmup.analysis`);
-* :mod:`~perfcast.warmup.watch`: the same analysis, live, on a running benchmark's readings
-  (``perfcast watch``);
+* :mod:`~perfcast.warmup.truncation`: has the warm-up ended? MSER-5 truncation and
+  Heidelberger & Welch's stationarity test of a candidate stable segment;
+* :mod:`~perfcast.warmup.watch`: the same analysis, live, on a running benchmark's readings,
+  and the stop rule (``perfcast watch``);
+* :mod:`~perfcast.warmup.stable`: the stable segment's mean, median and harmonic mean with
+  their CIs in one analysis (``perfcast stable``);
 * :mod:`~perfcast.warmup.counters`: the same phases on the counters stage's traces;
 * :mod:`~perfcast.warmup.figures`: the Fig. 2-like figure and the paper tables;
 * :mod:`~perfcast.warmup.rules` / :mod:`~perfcast.warmup.artifacts`: one function per rule of
@@ -47,7 +51,9 @@ _EXPORTS = {
     "Phases": "segments", "detect_phases": "segments", "dominant_segment": "segments",
     "PRESETS": "subsession", "PRESET_MIN_SAMPLES": "subsession", "subsession_size": "subsession",
     "WpsResult": "wps", "wps_regression": "wps",
-    "Watcher": "watch",
+    "Watcher": "watch", "assess": "watch",
+    "StableThroughput": "stable", "stable_throughput": "stable", "median_ci": "stable",
+    "mser_truncation": "truncation", "stationarity_test": "truncation", "settle": "truncation",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfcast.warmup import edm_pilot, edm_robust
 from perfcast.warmup.settings import EdmSettings
 
 MODES = ("robust", "pilot")
@@ -46,9 +45,14 @@ def change_points(x: np.ndarray, settings: EdmSettings) -> list[int]:
         an unknown ``settings.mode`` (the schemas allow :data:`MODES` only).
     """
     x = np.asarray(x, dtype=float)
+    # each detector imported where it is used: Pilot's loads numba (about a second)
     if settings.mode == "pilot":
+        from perfcast.warmup import edm_pilot
+
         return edm_pilot.edm_percent(x, min_size=settings.segment_min)
     if settings.mode == "robust":
+        from perfcast.warmup import edm_robust
+
         return edm_robust.edm_robust(
             x, min_size=settings.segment_min, alpha=settings.alpha, min_effect=settings.min_effect
         )

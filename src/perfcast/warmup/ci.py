@@ -22,7 +22,7 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from perfcast.warmup.subsession import block_means, subsession_size
 
@@ -38,7 +38,7 @@ def t_quantile(confidence: float, df: int) -> float:
     """Two-sided Student t quantile ``t(1 - (1 - confidence) / 2, df)``."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence level must be in (0, 1), got {confidence}")
-    return float(stats.t.ppf(1 - (1 - confidence) / 2, df))
+    return float(special.stdtrit(df, 1 - (1 - confidence) / 2))
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,7 @@ def mean_ci(
     target_relative_width: float = 0.1,
     min_readings: int = MIN_READINGS,
     min_samples: int = MIN_READINGS,
+    residual_correction: bool = False,
 ) -> MeanCI:
     """Mean of ``x`` (arithmetic, or harmonic) with its subsession-analysis CI.
 
@@ -138,6 +139,12 @@ def mean_ci(
     min_readings : fewer readings are refused.
     min_samples : the required sample size asks for at least this many subsession means
         (Pilot's per-preset minimum, :data:`perfcast.warmup.subsession.PRESET_MIN_SAMPLES`).
+    residual_correction : multiply the variance of the subsession means by the AR(1) factor
+        ``(1 + r) / (1 - r)`` of their remaining lag-1 autocorrelation ``r > 0`` (at most the
+        limit): the first ``q`` whose means pass the limit still leaves them correlated (AR(1)
+        readings with phi 0.5: ``q = 4`` leaves 0.21, and ``q var`` is then 0.69 of the
+        long-run variance), so the interval is too narrow by up to ``sqrt((1 + limit) /
+        (1 - limit))``. ``perfcast watch`` uses it (its CI decides a stop).
 
     Returns
     -------
@@ -180,6 +187,8 @@ def mean_ci(
     h = b.shape[0]
     m = float(b.mean())
     var_q = float(b.var(ddof=1))
+    if residual_correction and r > 0:
+        var_q *= (1 + r) / (1 - r)
     t = t_quantile(confidence, h - 1)
     half = t * math.sqrt(var_q / h)
     lo, hi = m - half, m + half

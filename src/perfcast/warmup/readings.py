@@ -123,17 +123,35 @@ def parse_reading(line: str, name: str, lineno: int, *, allow_negative: bool = F
                          expected="a finite number")
     if v < 0 and not allow_negative:
         raise InputError(name, f"negative reading {s}", row=lineno,
-                         expected="a duration or rate >= 0")
+                         expected="a duration or rate >= 0 (--allow-negative accepts centred "
+                                  "or differenced readings)")
     require_magnitude(v, name, s, lineno)
     return v
 
 
+#: a header: one column name (a letter or _ first), as ``perfcast wps``'s CSV has
+_HEADER = re.compile(r"[A-Za-z_][A-Za-z0-9_.()/% -]*")
+
+
+def is_header(line: str) -> bool:
+    """Whether ``line`` (the first that is not blank or a comment) is a column name, e.g.
+    ``duration_s``; NaN and infinities are not (they are numbers, and refused as readings)."""
+    s = line.strip()
+    return bool(_HEADER.fullmatch(s)) and _parse_float(s) is None
+
+
 def read_readings(path: str | Path, *, allow_negative: bool = False) -> np.ndarray:
-    """One reading per line (blank lines and ``#`` comments skipped); every other line must be a
-    finite number (>= 0 unless ``allow_negative``; :func:`parse_reading`)."""
+    """One reading per line (blank lines and ``#`` comments skipped, a first line that is one
+    column name is a header, :func:`is_header`); every other line must be a finite number
+    (>= 0 unless ``allow_negative``; :func:`parse_reading`)."""
     name, text = _open_text(path)
     values: list[float] = []
+    first = True
     for lineno, line in enumerate(text.splitlines(), start=1):
+        if first and line.strip() and not line.lstrip().startswith("#"):
+            first = False
+            if is_header(line):
+                continue
         v = parse_reading(line, name, lineno, allow_negative=allow_negative)
         if v is not None:
             values.append(v)

@@ -80,8 +80,8 @@ class Phases:
         return {
             "n": self.n,
             "change_points": list(self.change_points),
-            "stable_begin": None if self.stable is None else self.stable[0],
-            "stable_end": None if self.stable is None else self.stable[1],
+            "stable": (None if self.stable is None else  # the key edm, watch, stable use
+                       {"begin": self.stable[0], "end": self.stable[1]}),
             "rule": self.rule,
             "warmup_len": self.warmup_len,
             "cooldown_len": self.cooldown_len,

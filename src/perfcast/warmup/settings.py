@@ -63,9 +63,13 @@ class EdmSettings:
         in robust mode."""
         if self.min_size is not None:
             return self.min_size
-        from perfcast.warmup import edm_pilot, edm_robust
+        if self.mode == "pilot":  # (imports numba: only where it is used)
+            from perfcast.warmup import edm_pilot
 
-        return edm_pilot.PILOT_MIN_SIZE if self.mode == "pilot" else edm_robust.ROBUST_MIN_SIZE
+            return edm_pilot.PILOT_MIN_SIZE
+        from perfcast.warmup import edm_robust
+
+        return edm_robust.ROBUST_MIN_SIZE
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as written to summaries (``min_size`` resolved to the one used)."""
@@ -461,6 +465,42 @@ class WatchSettings(_PresetLimits):
 
 
 @dataclass(frozen=True)
+class StableSettings(_PresetLimits):
+    """``perfcast stable``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags).
+
+    Attributes
+    ----------
+    min_size, alpha, min_effect : the robust change-point detector (:class:`EdmSettings`).
+    preset, ac_limit, min_samples, confidence : the subsession analysis and the CI level
+        (:class:`CiCommandSettings`).
+    rates : the readings are rates: the harmonic mean is given too.
+    """
+
+    min_size: int | None
+    alpha: float
+    min_effect: float
+    preset: str
+    ac_limit: float | None
+    min_samples: int | None
+    confidence: float
+    rates: bool
+
+    @property
+    def edm(self) -> EdmSettings:
+        """The change-point detector (robust mode)."""
+        return EdmSettings(mode="robust", min_size=self.min_size, alpha=self.alpha,
+                           min_effect=self.min_effect)
+
+
+@dataclass(frozen=True)
+class InputSettings:
+    """How ``perfcast edm|ci|stable|watch`` read readings (``warmup_cli.schema.yaml``'s
+    ``input``): ``allow_negative`` accepts readings below 0 (``--allow-negative``)."""
+
+    allow_negative: bool
+
+
+@dataclass(frozen=True)
 class CommandSettings:
     """The settings of ``perfcast edm``, ``perfcast ci``, ``perfcast wps`` and
     ``perfcast watch`` (``workflow/schemas/warmup_cli.schema.yaml``)."""
@@ -469,15 +509,19 @@ class CommandSettings:
     ci: CiCommandSettings
     wps: WpsCommandSettings
     watch: WatchSettings
+    stable: StableSettings
+    input: InputSettings
 
 
 def command_settings(command: str, values: Mapping[str, Any] | None = None
-                     ) -> EdmSettings | CiCommandSettings | WpsCommandSettings | WatchSettings:
+                     ) -> (EdmSettings | CiCommandSettings | WpsCommandSettings | WatchSettings
+                           | StableSettings | InputSettings):
     """The settings of ``perfcast COMMAND`` from the values of its flags.
 
     Parameters
     ----------
-    command : ``"edm"``, ``"ci"``, ``"wps"`` or ``"watch"``.
+    command : ``"edm"``, ``"ci"``, ``"wps"``, ``"watch"``, ``"stable"``, or ``"input"`` (how
+        the readings are read).
     values : setting -> value for the flags given (a None value counts as not given: the
         schema's default is used).
 

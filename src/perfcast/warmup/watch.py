@@ -1,22 +1,47 @@
 """Live warm-up analysis of a running benchmark's readings (``perfcast watch``).
 
 Readings arrive one at a time. Re-analysing all ``n`` of them after each one would cost
-``O(n^2 log n)`` in all; instead the analysis (change points, the stable segment, the CI of its
-mean with the required sample size) runs at checkpoints only: the next one is ``growth`` times
-further on (geometric), or sooner, where the last analysis predicts the stable segment reaches its
-required sample size, but never less than ``MIN_STEP`` of the readings so far later. The
-checkpoints' sizes then grow at least geometrically, so all analyses together cost
-``O(n log n)``: amortised ``O(log n)`` per reading.
+``O(n^2 log n)`` in all; instead the analysis (:func:`assess`: change points, the stable
+segment, the CI of its mean with the required sample size) runs at checkpoints only: the next
+one is ``growth`` times further on (geometric), or sooner, where the last analysis predicts the
+stop, but never less than ``MIN_STEP`` of the readings so far later. The checkpoints' sizes
+then grow at least geometrically, so all analyses together cost ``O(n log n)``: amortised
+``O(log n)`` per reading.
 
-The stop rule is the one of a measurement session (:func:`perfcast.warmup.session.stop_reason`):
-a stable (dominant) segment exists, and its readings reach the required sample size of their CI
-(Pilot's per-preset minimum number of subsession means), the CI no wider than the target.
+The stop rule is run-length control in the presence of an initial transient (Heidelberger &
+Welch 1983): a precision target met only by readings that passed a test of stationarity.
+
+1. The change points give the candidate stable (dominant) segment (Pilot's rule); it must run
+   to the last reading (a dominant segment that has ended is, live, a warm-up followed by a
+   new level still going on: phase ``cooldown``, no stop).
+2. MSER-5 truncation (White 1997) drops what a smooth warm-up left at its start; a minimum at
+   its half-way bound means the warm-up has not visibly ended (phase ``warmup``).
+3. Heidelberger & Welch's stationarity test (Schruben's cumulative sum, Cramer-von Mises at
+   5 %) on the truncated segment, dropping 10 % .. 50 % of its start until the rest passes;
+   none passes: phase ``warmup``.
+4. The CI is of the segment's second part (its last ``1 / EVIDENCE``, EVIDENCE = 1.8),
+   which must reach its required sample size (Pilot's) with a CI within the target. A
+   warm-up at a constant level looks stable until it ends; the first part is the evidence
+   that the level seen is not such a warm-up: one that ends before the stop is seen, and the
+   stop then waits for the stable segment after it. This protects warm-ups up to about 1.8
+   times the required sample size (of the warm-up's own level) minus the readings the
+   detector needs to see the change, and costs at most about twice the readings on a series
+   without warm-up (1.8 plus the truncations and the checkpoints' overshoot). A smooth
+   warm-up's remainder, too small for any test to see, sits in the first part, out of the
+   estimate. The CI's variance is corrected for the remaining autocorrelation of the
+   subsession means (:func:`perfcast.warmup.ci.mean_ci`'s ``residual_correction``).
 
 References
 ----------
 Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to Do
 Performance Benchmarks the Right Way", Proc. 24th IEEE MASCOTS, 2016,
-doi:10.1109/MASCOTS.2016.31 (the stop rule and the dominant stable segment).
+doi:10.1109/MASCOTS.2016.31 (the required sample size and the dominant stable segment).
+
+P. Heidelberger, P. D. Welch, "Simulation run length control in the presence of an initial
+transient", Operations Research 31(6):1109-1144, 1983, doi:10.1287/opre.31.6.1109.
+
+K. P. White Jr., "An effective truncation heuristic for bias reduction in simulation output",
+Simulation 69(6):323-334, 1997, doi:10.1177/003754979706900601 (MSER).
 """
 
 from __future__ import annotations
@@ -32,35 +57,138 @@ import numpy as np
 from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci
 from perfcast.warmup.segments import detect_phases
 from perfcast.warmup.settings import WatchSettings
+from perfcast.warmup.truncation import settle
 
 #: a checkpoint is at least this fraction of the readings so far after the previous one
 MIN_STEP = 0.05
+#: the stable segment must hold this many times the readings its CI needs; the CI is of its
+#: last 1 / EVIDENCE (step 4 above)
+EVIDENCE = 1.8
+#: every phase an update can name (documented in docs/methods/warmup.md)
+PHASES = ("collecting", "unstable", "warmup", "stable", "cooldown")
+#: what a session that has not stopped waits for
+WAITING = ("min_readings", "stable_phase", "warmup_end", "sample_size")
 
 
 @dataclass(frozen=True)
 class Update:
-    """One analysis of the first ``n`` readings."""
+    """One analysis of the first ``n`` readings.
+
+    ``phase`` is one of :data:`PHASES`: ``collecting`` (fewer than ``min_readings``),
+    ``unstable`` (no segment dominates), ``warmup`` (a candidate stable segment whose start is
+    still transient: MSER's bound, or no stationarity), ``stable`` (the stable segment runs to
+    the last reading) or ``cooldown`` (it has ended; live, what follows is a new level that is
+    going on, so there is no stop until a segment that runs to the last reading dominates).
+    ``stable`` is ``(begin, end)`` of the stable readings, ``used`` the last ``1 / EVIDENCE`` of
+    them, which the CI is of; ``truncated`` the readings
+    MSER and the stationarity test dropped from the detector's segment; ``stationarity`` the
+    last Cramer-von Mises statistic of that test
+    (:func:`perfcast.warmup.truncation.stationarity_test`); ``waiting_for`` one of
+    :data:`WAITING`, None once ``stop``.
+    """
 
     n: int
-    phase: str  # collecting | warmup | stable | cooldown | unstable
-    stable_begin: int | None
-    stable_end: int | None
+    phase: str
+    stable: tuple[int, int] | None
+    used: tuple[int, int] | None
+    truncated: int
+    stationarity: float | None
     ci: MeanCI | None
     stop: bool
+    waiting_for: str | None
+
+    @property
+    def stable_begin(self) -> int | None:
+        return None if self.stable is None else self.stable[0]
+
+    @property
+    def stable_end(self) -> int | None:
+        return None if self.stable is None else self.stable[1]
 
     def to_dict(self) -> dict[str, Any]:
         ci = self.ci
         d: dict[str, Any] = {
-            "n": self.n, "phase": self.phase, "stable_begin": self.stable_begin,
-            "stable_end": self.stable_end,
+            "n": self.n, "phase": self.phase,
+            "stable": None if self.stable is None else {"begin": self.stable[0],
+                                                        "end": self.stable[1]},
+            "used": None if self.used is None else {"begin": self.used[0], "end": self.used[1]},
+            "truncated": self.truncated, "stationarity": self.stationarity,
             "mean": ci.mean if ci else None, "lower": ci.lower if ci else None,
             "upper": ci.upper if ci else None, "q": ci.q if ci else None,
             "relative_width": ci.relative_width if ci else None,
             "required_readings": ci.required_readings if ci else None,
-            "stop": self.stop,
+            "stop": self.stop, "waiting_for": self.waiting_for,
         }
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                 for k, v in d.items()}
+
+
+def assess(x: np.ndarray, settings: WatchSettings) -> Update:
+    """The stop rule on the readings ``x`` so far (steps 1-4 of the module docstring).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        the readings so far, in order.
+    settings : WatchSettings
+        the target, CI and change-point settings (``perfcast watch``'s flags).
+
+    Returns
+    -------
+    Update
+        the phase, the stable readings, their CI, and whether to stop.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from perfcast.warmup.settings import command_settings
+    >>> rng = np.random.default_rng(0)
+    >>> x = 1.0 + 0.05 * rng.normal(size=2000)
+    >>> x[:200] += 0.1  # a step warm-up of 200 readings (+2 sd)
+    >>> settings = command_settings("watch", {"target_relative_width": 0.01})
+    >>> up = assess(x[:190], settings)  # inside it: it looks stable, but is too short
+    >>> up.phase, up.stop, up.waiting_for, up.ci.required_readings > 190 / 2
+    ('stable', False, 'sample_size', True)
+    >>> up = assess(x, settings)
+    >>> up.stop, up.n, 200 <= up.stable[0] < 300  # MSER may drop a few more readings
+    (True, 2000, True)
+    """
+    s = settings
+    x = np.asarray(x, dtype=float)
+    n = int(x.shape[0])
+    if n < s.min_readings:
+        return Update(n, "collecting", None, None, 0, None, None, False, "min_readings")
+    ph = detect_phases(x, s.edm, min_readings=s.min_readings)
+    if ph.stable is None:
+        return Update(n, "unstable", None, None, 0, None, None, False, "stable_phase")
+    begin, end = ph.stable
+    st = settle(x, begin, end, s.limit)
+    begin, dropped, statistic = st.begin, st.dropped, st.statistic
+    used = (end - int((end - begin) / EVIDENCE), end)
+    ci = _ci(x[used[0]:used[1]], s)
+    settled = st.settled
+    phase = "warmup" if not settled else ("stable" if end == n else "cooldown")
+    if not settled:
+        waiting = "warmup_end"
+    elif phase == "cooldown":  # live, the readings after it are a new level going on
+        waiting = "stable_phase"
+    elif ci is None or not ci.enough or ci.relative_width > s.target_relative_width:
+        waiting = "sample_size"
+    else:
+        waiting = None
+    return Update(n, phase, (begin, end), used, dropped, statistic, ci, waiting is None,
+                  waiting)
+
+
+def _ci(y: np.ndarray, s: WatchSettings) -> MeanCI | None:
+    """The CI of the candidate stable readings ``y``, None when they cannot support one."""
+    try:
+        return mean_ci(y, ac_limit=s.limit, confidence=s.confidence,
+                       target_relative_width=s.target_relative_width,
+                       min_readings=min(s.min_readings, y.shape[0]), min_samples=s.samples_min,
+                       residual_correction=True)
+    except NotEnoughDataError:
+        return None
 
 
 class Watcher:
@@ -87,37 +215,22 @@ class Watcher:
         return self.analyse()
 
     def analyse(self) -> Update:
-        """Analyse all readings so far and set the next checkpoint."""
+        """Analyse all readings so far (:func:`assess`) and set the next checkpoint."""
         s = self.settings
-        x = self.readings
         n = self.n
         self.analyses += 1
-        if n < s.min_readings:
+        up = assess(self.readings, s)
+        if up.phase == "collecting":
             self._next = s.min_readings
-            return Update(n, "collecting", None, None, None, False)
-        ph = detect_phases(x, s.edm, min_readings=s.min_readings)
-        ci: MeanCI | None = None
-        stop = False
-        if ph.stable is None:
-            phase, begin, end = "unstable", None, None
-            predicted = None
-        else:
-            begin, end = ph.stable
-            phase = "stable" if end == n else "cooldown"
-            try:
-                ci = mean_ci(x[begin:end], ac_limit=s.limit, confidence=s.confidence,
-                             target_relative_width=s.target_relative_width,
-                             min_readings=min(s.min_readings, end - begin),
-                             min_samples=s.samples_min)
-            except NotEnoughDataError:
-                ci = None
-            stop = ci is not None and ci.enough and ci.relative_width <= s.target_relative_width
-            predicted = None if ci is None else begin + ci.required_readings
+            return up
+        predicted = None
+        if up.ci is not None and up.stable is not None:
+            predicted = up.stable[0] + math.ceil(EVIDENCE * up.ci.required_readings)
         step_min = n + max(1, math.ceil(MIN_STEP * n))
         geometric = max(step_min, math.ceil(s.growth * n))
         self._next = geometric if predicted is None else min(geometric,
                                                              max(step_min, predicted))
-        return Update(n, phase, begin, end, ci, stop)
+        return up
 
 
 def watch(values: Iterable[float], settings: WatchSettings) -> Iterator[Update]:

@@ -1,0 +1,189 @@
+"""The stable throughput of a series of readings, in one analysis (``perfcast stable``).
+
+``perfcast edm`` gives the stable segment's bounds and ``perfcast ci`` the CI of the mean of
+every reading; a series that still holds its warm-up needs both, on the same readings. This
+module runs them together:
+
+1. the stable (dominant) segment of the robust change points (Pilot's rule), then MSER-5
+   truncation and Heidelberger & Welch's stationarity test of it
+   (:func:`perfcast.warmup.truncation.settle`): what a smooth warm-up left at its start goes;
+2. the mean of the segment's readings with its subsession-analysis CI
+   (:func:`perfcast.warmup.ci.mean_ci`, variance corrected for the subsession means'
+   remaining autocorrelation);
+3. the median with a distribution-free CI from order statistics: for ``m`` independent
+   readings the number below the median is Binomial(m, 1/2), so the order statistics of
+   ranks ``m/2 -+ z sqrt(m)/2`` bound it with probability about ``CL`` whatever the
+   distribution (Hahn & Meeker 1991, section 5.2). Correlated readings carry less
+   information: ``m`` is replaced by the number of subsession means ``h = n / q`` and the ranks
+   are scaled by ``n / h``. Heavy-tailed timings (preemption spikes) move the mean and its CI;
+   they move the median and its CI little;
+4. for rates (``rates``: e.g. operations per second), the harmonic mean (the mean of rates
+   over equal work), its CI by the reciprocal of the CI of ``mean(1 / x)``.
+
+References
+----------
+Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to Do
+Performance Benchmarks the Right Way", Proc. 24th IEEE MASCOTS, 2016,
+doi:10.1109/MASCOTS.2016.31 (stable segment, subsession analysis, harmonic mean of rates).
+
+G. J. Hahn, W. Q. Meeker, "Statistical Intervals: A Guide for Practitioners", Wiley, 1991,
+doi:10.1002/9780470316771 (distribution-free intervals for a quantile).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci
+from perfcast.warmup.segments import detect_phases
+from perfcast.warmup.settings import StableSettings
+from perfcast.warmup.truncation import settle
+
+
+@dataclass(frozen=True)
+class MedianCI:
+    """A median with its distribution-free CI (order statistics ``lower_rank``/``upper_rank``,
+    1-based, of the ``n`` readings; ``effective`` independent readings)."""
+
+    median: float
+    lower: float
+    upper: float
+    confidence: float
+    n: int
+    effective: int
+    lower_rank: int
+    upper_rank: int
+
+
+def median_ci(x: np.ndarray, confidence: float, q: int = 1) -> MedianCI:
+    """Median of ``x`` and its order-statistic CI (see the module docstring, step 3).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        the readings.
+    confidence : float
+        the confidence level.
+    q : int, default=1
+        the subsession size: ``x`` holds about ``len(x) // q`` independent readings.
+
+    Returns
+    -------
+    MedianCI
+        ranks ``floor(n/2 - z sqrt(h) n / (2h))`` and ``ceil(n/2 + z sqrt(h) n / (2h)) + 1``,
+        clipped to ``1 .. n``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ci = median_ci(np.arange(1.0, 101.0), 0.95)  # ranks 40 and 61 of 100
+    >>> ci.median, ci.lower, ci.upper
+    (50.5, 40.0, 61.0)
+    """
+    x = np.sort(np.asarray(x, dtype=float))
+    n = int(x.shape[0])
+    if n == 0:
+        raise NotEnoughDataError("no readings")
+    h = max(1, n // max(1, q))
+    z = float(special.ndtri(1 - (1 - confidence) / 2))
+    half = z * math.sqrt(h) / 2 * (n / h)
+    lo = max(1, math.floor(n / 2 - half))
+    hi = min(n, math.ceil(n / 2 + half) + 1)
+    return MedianCI(float(np.median(x)), float(x[lo - 1]), float(x[hi - 1]), confidence, n, h,
+                    lo, hi)
+
+
+@dataclass(frozen=True)
+class StableThroughput:
+    """What :func:`stable_throughput` found (``stable`` None: no stable phase)."""
+
+    n: int
+    change_points: tuple[int, ...]
+    rule: str
+    detector_stable: tuple[int, int] | None
+    stable: tuple[int, int] | None
+    truncated: int
+    settled: bool
+    mean: MeanCI | None
+    median: MedianCI | None
+    harmonic: MeanCI | None
+    note: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        def seg(s: tuple[int, int] | None) -> dict[str, int] | None:
+            return None if s is None else {"begin": s[0], "end": s[1], "readings": s[1] - s[0]}
+
+        return {
+            "n": self.n, "change_points": list(self.change_points), "rule": self.rule,
+            "stable": seg(self.stable), "detector_stable": seg(self.detector_stable),
+            "truncated": self.truncated, "settled": self.settled,
+            "mean": None if self.mean is None else self.mean.to_dict(),
+            "median": None if self.median is None else {
+                "median": self.median.median, "lower": self.median.lower,
+                "upper": self.median.upper, "confidence": self.median.confidence,
+                "effective_readings": self.median.effective,
+                "lower_rank": self.median.lower_rank, "upper_rank": self.median.upper_rank},
+            "harmonic_mean": None if self.harmonic is None else self.harmonic.to_dict(),
+            "note": self.note,
+        }
+
+
+def stable_throughput(x: np.ndarray, settings: StableSettings) -> StableThroughput:
+    """The stable segment of ``x``, its mean and CI, median and CI, and (``settings.rates``)
+    harmonic mean and CI, all of the same readings (see the module docstring).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        the readings, in order.
+    settings : StableSettings
+        the change-point detector, the CI settings, and whether the readings are rates.
+
+    Returns
+    -------
+    StableThroughput
+        ``stable`` names the readings every estimate is of; ``note`` says why an estimate is
+        missing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from perfcast.warmup.settings import command_settings
+    >>> rng = np.random.default_rng(0)
+    >>> x = 1.0 + 0.05 * rng.normal(size=1000)
+    >>> x[:200] += 0.3  # a warm-up of 200 readings
+    >>> r = stable_throughput(x, command_settings("stable"))
+    >>> r.detector_stable, r.stable[0] >= 200, round(r.mean.mean, 2), round(r.median.median, 2)
+    ((200, 1000), True, 1.0, 1.0)
+    """
+    x = np.asarray(x, dtype=float)
+    n = int(x.shape[0])
+    ph = detect_phases(x, settings.edm)
+    if ph.stable is None:
+        return StableThroughput(n, ph.change_points, ph.rule, None, None, 0, False, None, None,
+                                None, "no segment holds more than half of the readings: no "
+                                "stable phase")
+    a, b = ph.stable
+    st = settle(x, a, b, settings.limit)
+    y = x[st.begin:b]
+    note = None if st.settled else ("the warm-up has not visibly ended (MSER's bound or no "
+                                    "stationarity): more readings are needed")
+    mean = harmonic = None
+    try:
+        mean = mean_ci(y, ac_limit=settings.limit, confidence=settings.confidence,
+                       min_samples=settings.samples_min, residual_correction=True,
+                       min_readings=min(30, y.shape[0]))
+        if settings.rates:
+            harmonic = mean_ci(y, ac_limit=settings.limit, confidence=settings.confidence,
+                               min_samples=settings.samples_min, residual_correction=True,
+                               harmonic=True, min_readings=min(30, y.shape[0]))
+    except NotEnoughDataError as exc:
+        note = f"no confidence interval: {exc}"
+    median = median_ci(y, settings.confidence, mean.q if mean is not None else 1)
+    return StableThroughput(n, ph.change_points, ph.rule, (a, b), (st.begin, b), st.dropped,
+                            st.settled, mean, median, harmonic, note)

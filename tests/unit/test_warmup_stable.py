@@ -1,0 +1,97 @@
+"""``perfcast stable``: the stable segment's mean, median and harmonic mean with their CIs, and
+``perfcast ci``'s warning on readings that are not one stable phase."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from perfcast.cli import main
+from perfcast.warmup.settings import command_settings
+from perfcast.warmup.stable import median_ci, stable_throughput
+
+
+def test_median_ci_ranks_are_the_binomial_ones():
+    ci = median_ci(np.arange(1.0, 101.0), 0.95)
+    assert (ci.lower_rank, ci.upper_rank) == (40, 61)
+    assert (ci.median, ci.lower, ci.upper) == (50.5, 40.0, 61.0)
+    # P(X_(40) <= median <= X_(61)) = P(40 <= Binomial(100, 1/2) <= 60) >= 0.95
+    assert stats.binom.cdf(60, 100, 0.5) - stats.binom.cdf(39, 100, 0.5) >= 0.95
+    # correlated readings (q = 4): as wide as 25 independent ones, ranks scaled by 4
+    wide = median_ci(np.arange(1.0, 101.0), 0.95, q=4)
+    assert wide.effective == 25 and wide.lower_rank == 30 and wide.upper_rank == 71
+
+
+def test_median_ci_is_distribution_free():
+    rng = np.random.default_rng(5)
+    covered = {"lognormal": 0, "cauchy": 0}
+    for _ in range(500):
+        ci = median_ci(rng.lognormal(0, 1.5, 101), 0.95)
+        covered["lognormal"] += ci.lower <= 1.0 <= ci.upper  # true median e^0 = 1
+        ci = median_ci(rng.standard_t(1, 101), 0.95)
+        covered["cauchy"] += ci.lower <= 0.0 <= ci.upper
+    for share in covered.values():
+        assert 0.93 <= share / 500 <= 0.985
+
+
+def test_stable_throughput_of_a_series_with_a_warmup():
+    rng = np.random.default_rng(0)
+    x = 1.0 + 0.05 * rng.normal(size=2000)
+    x[:300] += 0.3
+    x[50] = 40.0  # a preemption spike in the warm-up, another in the stable phase
+    x[1500] = 40.0
+    r = stable_throughput(x, command_settings("stable"))
+    assert r.change_points == (300,) and r.detector_stable == (300, 2000)
+    a, b = r.stable
+    assert 300 <= a <= 400 and b == 2000 and r.truncated == a - 300 and r.settled
+    y = x[a:b]
+    assert r.mean.mean == pytest.approx(y.mean()) and r.mean.n == b - a
+    assert r.median.median == pytest.approx(np.median(y))
+    assert r.median.lower <= 1.0 <= r.median.upper  # the spike does not move it
+    assert r.median.upper - r.median.lower < 0.2 * (r.mean.upper - r.mean.lower)
+    assert r.harmonic is None
+
+
+def test_rates_get_the_harmonic_mean():
+    rng = np.random.default_rng(1)
+    rates = 1000.0 / (1.0 + 0.05 * rng.normal(size=500))
+    settings = command_settings("stable", {"rates": True})
+    r = stable_throughput(rates, settings)
+    y = rates[r.stable[0]:r.stable[1]]
+    assert r.harmonic.mean == pytest.approx(1 / np.mean(1 / y))
+    assert r.harmonic.lower <= r.harmonic.mean <= r.harmonic.upper
+    assert r.harmonic.mean < r.mean.mean  # harmonic <= arithmetic
+
+
+def test_cli_stable_and_the_warning_of_ci(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    x = 1.0 + 0.05 * rng.normal(size=1000)
+    x[:200] += 0.3
+    f = tmp_path / "r.txt"
+    f.write_text("".join(f"{v}\n" for v in x))
+    assert main(["stable", str(f)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["detector_stable"] == {"begin": 200, "end": 1000, "readings": 800}
+    assert out["stable"]["end"] == 1000 and out["stable"]["begin"] >= 200
+    assert out["mean"]["n"] == out["stable"]["readings"]
+    assert set(out["median"]) >= {"median", "lower", "upper", "effective_readings"}
+    assert out["settings"]["min_effect"] == 0.05
+    assert main(["ci", str(f)]) == 0
+    cap = capsys.readouterr()
+    assert "mixes phases" in cap.err and f"perfcast stable {f}" in cap.err
+    assert "mixes phases" in json.loads(cap.out)["warning"]
+    f.write_text("".join(f"{v}\n" for v in 1.0 + 0.05 * rng.normal(size=500)))
+    assert main(["ci", str(f)]) == 0
+    cap = capsys.readouterr()
+    assert cap.err == "" and "warning" not in json.loads(cap.out)
+    f.write_text("".join(f"{v}\n" for v in np.r_[np.ones(100), 2 * np.ones(100)]
+                         + 0.01 * rng.normal(size=200)))
+    assert main(["stable", str(f)]) == 1
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["stable"] is None and "no stable phase" in cap.err
+    f.write_text("1\n2\n0\n")
+    assert main(["stable", str(f), "--rates"]) == 2
+    assert "--rates" in capsys.readouterr().err
