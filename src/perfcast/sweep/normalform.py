@@ -1,0 +1,441 @@
+"""Search of the performance model normal form: the scaling law of an effect, not a polynomial.
+
+Run time rarely scales like a polynomial: an FFT is p log p, a reduction log p, a strong-scaling
+run has negative exponents, a stencil s^1.5. The performance model normal form (PMNF) of
+Calotoiu et al. (SC 2013) writes an effect of one parameter p as
+
+    f(p) = c0 + sum_k c_k * p^(i_k) * log2(p)^(j_k)
+
+with i from a set of fractions and j in {0, 1, 2}. This module searches it:
+
+* **One parameter.** Every hypothesis c0 + c1 t (one term t = p^i log2(p)^j, (i, j) != (0, 0))
+  and, up to ``max_terms``, every sum of two such terms, over the configured exponent sets
+  (by default Extra-P's fractions 1/4 ... 3, mirrored to negative exponents for strong scaling;
+  log exponents 0, 1, 2). A term must be finite at every measured value: logarithms and
+  fractional or negative powers need p > 0 (logarithms p >= 1, as Extra-P requires).
+* **Several parameters** (Ritter et al., IPDPS 2020 describe Extra-P's heuristic): each
+  parameter's single-parameter search runs on its longest *lines* (configurations where only
+  that parameter varies; lines of equal length are averaged at their common values, which
+  keeps the shape of both sums and products); its best hypotheses (``TOP_PER_PARAMETER``)
+  are combined additively (f + g), multiplicatively (f * g) and in the mixed forms
+  (f + f * g, g + f * g, f + g + f * g); each parameter alone is a candidate too. The
+  combination is searched, not assumed.
+* **Fitting**: ordinary least squares of the configuration values (repetitions aggregated by
+  ``aggregate``: mean, as Extra-P's default, or median) on the terms; coefficients may take
+  either sign (a strong-scaling term is a positive coefficient on a negative exponent, an
+  overhead can be subtracted), which is Extra-P's choice as well.
+* **Selection** by cross-validated symmetric mean absolute percentage error over
+  configurations, SMAPE = mean 200 |f - y| / (|f| + |y|) %, with folds from
+  :func:`perfcast.sweep.selection.make_folds` (leave-one-configuration-out up to ``cv_folds``
+  configurations). A hypothesis with more terms replaces a simpler one only when it lowers the
+  CV SMAPE by more than ``REL_GAIN`` of it and by more than ``ABS_GAIN`` points, so noise-free
+  data give the exact law rather than the law plus a term with a zero coefficient.
+
+References: A. Calotoiu, T. Hoefler, M. Poke, F. Wolf, "Using automated performance modeling
+to find scalability bugs in complex codes", SC 2013; M. Ritter, A. Calotoiu, S. Rinke,
+T. Reimann, T. Hoefler, F. Wolf, "Learning Cost-Effective Sampling Strategies for Empirical
+Performance Modeling", IPDPS 2020; Extra-P, https://github.com/extra-p/extrap (its default
+exponent sets and SMAPE-based leave-one-out selection).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfcast.errors import InputError
+
+#: a hypothesis with more terms must lower the CV SMAPE by more than this fraction of it ...
+REL_GAIN = 0.05
+#: ... and by more than this many percentage points
+ABS_GAIN = 0.05
+#: best single-parameter hypotheses per parameter combined into multi-parameter candidates
+TOP_PER_PARAMETER = 3
+#: a parameter is searched on lines of at least this many distinct values
+MIN_LINE_VALUES = 3
+
+
+def parse_exponent(text: str | float | int) -> Fraction:
+    """``"1/4"``, ``"-2/3"``, ``"1.5"`` or a number as an exact fraction.
+
+    Raises
+    ------
+    InputError
+        a value that is not a number or a fraction p/q.
+    """
+    try:
+        return Fraction(str(text).strip()).limit_denominator(1000)
+    except (ValueError, ZeroDivisionError) as exc:
+        raise InputError(None, f"exponent {text!r} is not a number",
+                         expected="a fraction such as 1/4, -2/3 or 1.5") from exc
+
+
+@dataclass(frozen=True, order=True)
+class Factor:
+    """p^i * log2(p)^j of one regressor (column ``var``)."""
+
+    var: int
+    i: Fraction
+    j: int
+
+    def values(self, X: np.ndarray) -> np.ndarray:
+        return self.of(np.asarray(X, dtype=float)[:, self.var])
+
+    def of(self, x: np.ndarray) -> np.ndarray:
+        """p^i * log2(p)^j at the values ``x`` of this factor's regressor."""
+        x = np.asarray(x, dtype=float)
+        with np.errstate(all="ignore"):
+            out = np.power(x, float(self.i)) if self.i != 0 else np.ones_like(x)
+            if self.j:
+                out = out * np.log2(x) ** self.j
+        return out
+
+    def name(self, names: Sequence[str]) -> str:
+        p = names[self.var]
+        parts = []
+        if self.i == 1:
+            parts.append(p)
+        elif self.i != 0:
+            parts.append(f"{p}^{self.i}" if self.i.denominator == 1 and self.i > 0
+                         else f"{p}^({self.i})")
+        if self.j == 1:
+            parts.append(f"log2({p})")
+        elif self.j:
+            parts.append(f"log2({p})^{self.j}")
+        return " * ".join(parts)
+
+    def admissible(self, x: np.ndarray) -> bool:
+        """Finite at every value of ``x`` (logs need x >= 1, fractional or negative powers
+        x > 0)."""
+        x = np.asarray(x, dtype=float)
+        if self.j and (x < 1).any():
+            return False
+        if (self.i.denominator != 1 or self.i < 0) and (x <= 0).any():
+            return False
+        return bool(np.isfinite(self.of(x)).all())
+
+
+Term = tuple[Factor, ...]  # a product of factors of distinct regressors
+
+
+def term_values(term: Term, X: np.ndarray) -> np.ndarray:
+    out = np.ones(np.asarray(X).shape[0])
+    for f in term:
+        out = out * f.values(X)
+    return out
+
+
+def term_name(term: Term, names: Sequence[str]) -> str:
+    return " * ".join(f.name(names) for f in term) if term else "1"
+
+
+def product(a: Term, b: Term) -> Term:
+    return tuple(sorted(a + b))
+
+
+@dataclass
+class Hypothesis:
+    """c0 + sum_k c_k * terms[k], scored by cross-validation."""
+
+    terms: tuple[Term, ...]
+    kind: str  # constant | single | additive | multiplicative | mixed
+    cv_smape: float = float("nan")
+    coef: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+    @property
+    def n_terms(self) -> int:
+        return len(self.terms)
+
+    def design(self, X: np.ndarray) -> np.ndarray:
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        return np.column_stack([np.ones(X.shape[0])] + [term_values(t, X) for t in self.terms])
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self.design(X) @ self.coef
+
+    def formula(self, names: Sequence[str], y: str = "", digits: int = 4) -> str:
+        """``y = 3 + 0.5 * p * log2(p)``: the model as one readable line."""
+        parts = [f"{self.coef[0]:.{digits}g}"] if len(self.coef) else ["?"]
+        for c, t in zip(self.coef[1:], self.terms, strict=True):
+            sign = "-" if c < 0 else "+"
+            parts.append(f"{sign} {abs(c):.{digits}g} * {term_name(t, names)}")
+        return (f"{y} = " if y else "") + " ".join(parts)
+
+    def key(self) -> tuple[Term, ...]:
+        return tuple(sorted(self.terms))
+
+
+def smape(pred: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """200 |f - y| / (|f| + |y|) per value, in percent (0 where both are 0)."""
+    pred, y = np.asarray(pred, dtype=float), np.asarray(y, dtype=float)
+    den = np.abs(pred) + np.abs(y)
+    with np.errstate(all="ignore"):
+        out = np.where(den > 0, 200 * np.abs(pred - y) / np.where(den > 0, den, 1), 0.0)
+    return np.where(np.isfinite(pred), out, 200.0)
+
+
+def _lstsq_batch(D: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least-squares coefficients of y on each design D[h] (h, n, k), columns scaled to unit
+    maximum for conditioning; minimum-norm where a design is rank-deficient."""
+    scale = np.max(np.abs(D), axis=1, keepdims=True)
+    scale = np.where(scale > 0, scale, 1.0)
+    pinv = np.linalg.pinv(D / scale, rcond=1e-12)
+    return (pinv @ y)[..., :] / scale[:, 0, :]
+
+
+def cv_scores(hyps: Sequence[Hypothesis], X: np.ndarray, y: np.ndarray,
+              folds: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """CV SMAPE of each hypothesis on configuration values (X, y) over ``folds``; also sets
+    every hypothesis' full-data coefficients. Hypotheses of equal size are solved as one
+    batch."""
+    out = np.full(len(hyps), np.nan)
+    by_size: dict[int, list[int]] = {}
+    for h, hyp in enumerate(hyps):
+        by_size.setdefault(hyp.n_terms, []).append(h)
+    for _, idx in sorted(by_size.items()):
+        D = np.stack([hyps[h].design(X) for h in idx])  # (H, n, k)
+        coef = _lstsq_batch(D, y)
+        for h, c in zip(idx, coef, strict=True):
+            hyps[h].coef = c
+        if not folds:
+            continue
+        pred = np.empty((len(idx), len(y)))
+        for train, test in folds:
+            c = _lstsq_batch(D[:, train, :], y[train])
+            pred[:, test] = np.einsum("hnk,hk->hn", D[:, test, :], c)
+        scores = smape(pred, y[None, :]).mean(axis=1)
+        out[idx] = scores
+        for h, s in zip(idx, scores, strict=True):
+            hyps[h].cv_smape = float(s)
+    return out
+
+
+def choose(hyps: Sequence[Hypothesis]) -> Hypothesis | None:
+    """The simplest hypothesis that no larger one beats by more than ``REL_GAIN`` and
+    ``ABS_GAIN`` of CV SMAPE (see the module docstring); None without a scored hypothesis."""
+    scored = [h for h in hyps if np.isfinite(h.cv_smape)]
+    if not scored:
+        return None
+    best: Hypothesis | None = None
+    for k in sorted({h.n_terms for h in scored}):
+        top = min((h for h in scored if h.n_terms == k), key=lambda h: h.cv_smape)
+        if best is None or (top.cv_smape < best.cv_smape * (1 - REL_GAIN)
+                            and best.cv_smape - top.cv_smape > ABS_GAIN):
+            best = top
+    return best
+
+
+@dataclass(frozen=True)
+class Space:
+    """The exponent sets searched: powers i and log exponents j (no (0, 0))."""
+
+    exponents: tuple[Fraction, ...]
+    log_exponents: tuple[int, ...]
+    max_terms: int
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Space:
+        exps = sorted({parse_exponent(e) for e in settings.exponents} | {Fraction(0)})
+        return cls(exponents=tuple(exps), log_exponents=tuple(sorted(set(settings.log_exponents))),
+                   max_terms=int(settings.max_terms))
+
+    def factors(self, x: np.ndarray, var: int = 0) -> list[Factor]:
+        """Every admissible p^i log2(p)^j of the regressor whose values are ``x``."""
+        out = []
+        for i, j in itertools.product(self.exponents, self.log_exponents):
+            if i == 0 and j == 0:
+                continue
+            f = Factor(var, i, j)
+            if f.admissible(x):
+                out.append(f)
+        return out
+
+
+def single_parameter_hypotheses(x: np.ndarray, space: Space, var: int = 0) -> list[Hypothesis]:
+    """The constant, every one-term hypothesis and (``max_terms`` 2) every two-term one whose
+    terms are not proportional over ``x``."""
+    factors = space.factors(x, var)
+    hyps = [Hypothesis((), "constant")]
+    hyps += [Hypothesis(((f,),), "single") for f in factors]
+    if space.max_terms >= 2 and len(np.unique(x)) >= 4:
+        vals = {f: f.of(x) for f in factors}
+        for a, b in itertools.combinations(factors, 2):
+            if not _proportional(vals[a], vals[b]):
+                hyps.append(Hypothesis(((a,), (b,)), "single"))
+    return hyps
+
+
+def _proportional(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether b = k a + m over the data (the two terms then fit the same model)."""
+    if np.std(a) == 0 or np.std(b) == 0:
+        return True
+    return bool(abs(np.corrcoef(a, b)[0, 1]) > 1 - 1e-12)
+
+
+def _lines(Xc: np.ndarray, yc: np.ndarray, var: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The values of regressor ``var`` and the effect along its longest lines (configurations
+    where only ``var`` varies), averaged over lines of equal length at their common values;
+    also the number of lines used."""
+    others = [j for j in range(Xc.shape[1]) if j != var]
+    frame = pd.DataFrame({"x": Xc[:, var], "y": yc})
+    frame["line"] = [tuple(r) for r in Xc[:, others]] if others else [()] * len(yc)
+    counts = frame.groupby("line")["x"].nunique()
+    longest = counts[counts == counts.max()].index
+    sub = frame[frame["line"].isin(longest)]
+    common = set.intersection(*(set(g["x"]) for _, g in sub.groupby("line")))
+    sub = sub[sub["x"].isin(common)]
+    avg = sub.groupby("x")["y"].mean().sort_index()
+    return avg.index.to_numpy(dtype=float), avg.to_numpy(dtype=float), len(longest)
+
+
+@dataclass
+class Search:
+    """The outcome of :func:`search`: the hypotheses listed (each once), the chosen one, how
+    many were scored, and notes."""
+
+    names: list[str]
+    listed: list[Hypothesis]
+    best: Hypothesis | None
+    n_searched: int
+    notes: list[str]
+    per_parameter: dict[str, str]
+
+
+def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
+           make_folds: Callable[[Sequence[Any]], list[tuple[np.ndarray, np.ndarray]]]) -> Search:
+    """The normal-form model of configuration values ``yc`` at configurations ``Xc`` (one row
+    per configuration, repetitions already aggregated).
+
+    Parameters
+    ----------
+    Xc : (n, d) regressor values of the configurations.
+    yc : (n,) the effect aggregated per configuration.
+    names : the d regressor names.
+    space : the exponent sets (:class:`Space`).
+    make_folds : configuration labels -> CV folds
+        (:func:`perfcast.sweep.selection.make_folds` with the stage's ``cv_folds``).
+
+    Returns
+    -------
+    Search
+        per number of terms and combination kind the best hypothesis (listed), the chosen
+        one (:func:`choose`) and notes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from perfcast.sweep.selection import make_folds
+    >>> p = 2.0 ** np.arange(1, 7)
+    >>> space = Space((Fraction(0), Fraction(1)), (0, 1), 1)
+    >>> s = search(p.reshape(-1, 1), 3 + 0.5 * p * np.log2(p), ["p"], space,
+    ...            lambda g: make_folds(g, 10))
+    >>> s.best.formula(["p"], "t")
+    't = 3 + 0.5 * p * log2(p)'
+    """
+    Xc = np.asarray(Xc, dtype=float).reshape(len(yc), -1)
+    yc = np.asarray(yc, dtype=float)
+    d = Xc.shape[1]
+    notes: list[str] = []
+    folds = make_folds([tuple(r) for r in Xc])
+    if d == 1:
+        hyps = single_parameter_hypotheses(Xc[:, 0], space)
+        cv_scores(hyps, Xc, yc, folds)
+        best = choose(hyps)
+        return Search(list(names), _listed(hyps, best), best, len(hyps), notes,
+                      {names[0]: best.formula(names) if best else ""})
+    per_param: dict[int, list[Hypothesis]] = {}
+    described: dict[str, str] = {}
+    for v in range(d):
+        xv, yv, n_lines = _lines(Xc, yc, v)
+        if len(xv) < MIN_LINE_VALUES:
+            notes.append(f"normal form: {names[v]!r} varies over at most {len(xv)} values with "
+                         f"the others fixed (a line needs {MIN_LINE_VALUES}); not modelled")
+            continue
+        hyps = single_parameter_hypotheses(xv, space)
+        cv_scores(hyps, xv.reshape(-1, 1), yv, make_folds([(x,) for x in xv]))
+        best = choose(hyps)
+        if best is None or best.n_terms == 0:
+            described[names[v]] = "constant"
+            continue
+        others = sorted((h for h in hyps if h.n_terms >= 1 and h is not best
+                         and np.isfinite(h.cv_smape) and h.n_terms <= best.n_terms),
+                        key=lambda h: h.cv_smape)[:TOP_PER_PARAMETER - 1]
+        per_param[v] = [_relabel(h, v) for h in [best, *others]]
+        described[names[v]] = (f"{per_param[v][0].formula(names)} on {len(xv)} values "
+                               f"({n_lines} line(s))")
+    cands = [Hypothesis((), "constant")]
+    for hs in per_param.values():
+        cands += [Hypothesis(h.terms, "single") for h in hs]
+    vs = sorted(per_param)
+    for combo in itertools.product(*(per_param[v] for v in vs)):
+        cands += _combinations([h.terms for h in combo])
+    unique: dict[tuple[Term, ...], Hypothesis] = {}
+    for h in cands:
+        unique.setdefault(h.key(), h)
+    cands = list(unique.values())
+    cands = [h for h in cands if all(np.isfinite(term_values(t, Xc)).all() for t in h.terms)]
+    cv_scores(cands, Xc, yc, folds)
+    best = choose(cands)
+    return Search(list(names), _listed(cands, best), best, len(cands), notes, described)
+
+
+def _relabel(h: Hypothesis, var: int) -> Hypothesis:
+    """A single-parameter hypothesis (searched on column 0) as one over regressor ``var``."""
+    terms = tuple(tuple(Factor(var, f.i, f.j) for f in t) for t in h.terms)
+    return Hypothesis(terms, "single", cv_smape=h.cv_smape, coef=h.coef)
+
+
+def _combinations(parts: Sequence[tuple[Term, ...]]) -> list[Hypothesis]:
+    """Additive, multiplicative and mixed hypotheses of per-parameter term sets."""
+    add = tuple(t for p in parts for t in p)
+    mult = tuple(product_all(ts) for ts in itertools.product(*parts))
+    out = [Hypothesis(add, "additive"), Hypothesis(mult, "multiplicative")]
+    if len(parts) == 2:
+        out += [Hypothesis(parts[0] + mult, "mixed"), Hypothesis(parts[1] + mult, "mixed"),
+                Hypothesis(add + mult, "mixed")]
+    else:
+        for a, b in itertools.combinations(range(len(parts)), 2):
+            pair = tuple(product(x, y) for x in parts[a] for y in parts[b])
+            rest = tuple(t for k, p in enumerate(parts) if k not in (a, b) for t in p)
+            out.append(Hypothesis(pair + rest, "mixed"))
+    return out
+
+
+def product_all(terms: Sequence[Term]) -> Term:
+    out: Term = ()
+    for t in terms:
+        out = product(out, t)
+    return out
+
+
+def _listed(hyps: Sequence[Hypothesis], best: Hypothesis | None) -> list[Hypothesis]:
+    """What the outputs list: the best hypothesis of each (kind, number of terms), and the
+    chosen one, each once, in order of size."""
+    groups: dict[tuple[str, int], Hypothesis] = {}
+    for h in hyps:
+        if not np.isfinite(h.cv_smape):
+            continue
+        k = (h.kind, h.n_terms)
+        if k not in groups or h.cv_smape < groups[k].cv_smape:
+            groups[k] = h
+    out = sorted(groups.values(), key=lambda h: (h.n_terms, h.cv_smape))
+    if best is not None and all(h is not best for h in out):
+        out.append(best)
+    return out
+
+
+def aggregate(df: pd.DataFrame, y: str, x: Sequence[str], groups: Sequence[Any],
+              how: str) -> pd.DataFrame:
+    """One row per configuration: the regressors' means and the effect's ``how`` (mean or
+    median) over its repetitions, sorted by the regressors."""
+    frame = df[[*x, y]].copy()
+    frame["_g"] = [str(g) for g in groups]
+    agg = frame.groupby("_g", sort=True).agg({**{c: "mean" for c in x}, y: how})
+    agg["n_runs"] = frame.groupby("_g", sort=True).size()
+    return agg.sort_values(list(x)).reset_index(drop=True)
