@@ -68,9 +68,10 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
     """Fit every model of ``analysis`` on the ok rows of ``df`` (docs/methods/sweep.md).
 
     Each model's candidates are the univariate polynomials of each regressor (order chosen
-    by cross-validated error over configurations) and the multivariate OLS forms of
-    ``fit.forms`` (:func:`perfcast.sweep.selection.fit_effect`; OLS statistics as
-    statsmodels computes them: https://www.statsmodels.org/stable/regression.html).
+    by cross-validated error over configurations), the multivariate OLS forms of
+    ``fit.forms`` and the normal-form search of ``fit.normal_form``
+    (:func:`perfcast.sweep.selection.fit_effect`; OLS statistics as statsmodels computes
+    them: https://www.statsmodels.org/stable/regression.html).
 
     Parameters
     ----------
@@ -107,7 +108,7 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
                              expected=f"some of {sorted(data.columns)}")
         res = selection.fit_effect(
             data, spec.name, spec.y, list(spec.x), groups=groups, max_order=fit.max_order,
-            cv_folds=fit.cv_folds, forms=list(fit.forms))
+            cv_folds=fit.cv_folds, forms=list(fit.forms), normal_form=fit.normal_form)
         results.append(res)
         fitted.append(selection.fitted_frame(res, data, [c for c in ID_COLUMNS
                                                           if c in data.columns]))

@@ -55,10 +55,15 @@ from perfcast.errors import InputError
 REL_GAIN = 0.05
 #: ... and by more than this many percentage points
 ABS_GAIN = 0.05
+#: ... and only while the simpler one's CV SMAPE exceeds this many times the noise floor
+NOISE_FACTOR = 2.0
 #: best single-parameter hypotheses per parameter combined into multi-parameter candidates
 TOP_PER_PARAMETER = 3
 #: a parameter is searched on lines of at least this many distinct values
 MIN_LINE_VALUES = 3
+#: sums of two terms of one parameter are searched from this many distinct values on (each
+#: leave-one-out fit of 3 coefficients then keeps a residual degree of freedom)
+MIN_VALUES_TWO_TERMS = 5
 
 
 def parse_exponent(text: str | float | int) -> Fraction:
@@ -205,30 +210,62 @@ def cv_scores(hyps: Sequence[Hypothesis], X: np.ndarray, y: np.ndarray,
             hyps[h].coef = c
         if not folds:
             continue
+        # terms of one parameter that cancel (opposite signs) fit noise and turn over
+        # outside the data: such a sum is not a law
+        unscored = np.array([_cancels(hyps[h]) for h in idx])
+        # a hypothesis whose terms are collinear on the data is a smaller one written twice
+        scaled = D / np.where(np.abs(D).max(axis=1, keepdims=True) > 0,
+                              np.abs(D).max(axis=1, keepdims=True), 1)
+        unscored |= np.linalg.matrix_rank(scaled, tol=1e-9) < D.shape[2]
         pred = np.empty((len(idx), len(y)))
         for train, test in folds:
             c = _lstsq_batch(D[:, train, :], y[train])
             pred[:, test] = np.einsum("hnk,hk->hn", D[:, test, :], c)
-        scores = smape(pred, y[None, :]).mean(axis=1)
+        scores = np.where(unscored, np.nan, smape(pred, y[None, :]).mean(axis=1))
         out[idx] = scores
         for h, s in zip(idx, scores, strict=True):
             hyps[h].cv_smape = float(s)
     return out
 
 
-def choose(hyps: Sequence[Hypothesis]) -> Hypothesis | None:
+def _cancels(h: Hypothesis) -> bool:
+    """Two or more terms in exactly the same regressors whose coefficients differ in sign."""
+    by_vars: dict[tuple[int, ...], list[float]] = {}
+    for t, c in zip(h.terms, h.coef[1:], strict=True):
+        by_vars.setdefault(tuple(sorted({f.var for f in t})), []).append(float(c))
+    return any(min(cs) < 0 < max(cs) for cs in by_vars.values() if len(cs) > 1)
+
+
+def choose(hyps: Sequence[Hypothesis], floor: float = 0.0) -> Hypothesis | None:
     """The simplest hypothesis that no larger one beats by more than ``REL_GAIN`` and
-    ``ABS_GAIN`` of CV SMAPE (see the module docstring); None without a scored hypothesis."""
+    ``ABS_GAIN`` of CV SMAPE, a larger one being considered only while the simpler one's CV
+    SMAPE exceeds ``NOISE_FACTOR`` times ``floor`` (:func:`noise_floor`: what the scatter of
+    the repetitions alone explains); None without a scored hypothesis."""
     scored = [h for h in hyps if np.isfinite(h.cv_smape)]
     if not scored:
         return None
     best: Hypothesis | None = None
     for k in sorted({h.n_terms for h in scored}):
         top = min((h for h in scored if h.n_terms == k), key=lambda h: h.cv_smape)
-        if best is None or (top.cv_smape < best.cv_smape * (1 - REL_GAIN)
+        if best is None or (best.cv_smape > NOISE_FACTOR * floor
+                            and top.cv_smape < best.cv_smape * (1 - REL_GAIN)
                             and best.cv_smape - top.cv_smape > ABS_GAIN):
             best = top
     return best
+
+
+def noise_floor(y: np.ndarray, groups: Sequence[Any]) -> float:
+    """The CV SMAPE that the scatter of repetitions alone gives a correct law: the mean over
+    configurations of the expected absolute relative error of a configuration's mean,
+    100 sqrt(2 / pi) s / (sqrt(n) |mean|) (a normal error; s the sample standard deviation of
+    its n runs). 0 without repetitions."""
+    frame = pd.DataFrame({"g": [str(v) for v in groups], "y": np.asarray(y, dtype=float)})
+    stats = frame.groupby("g")["y"].agg(["mean", "std", "count"])
+    stats = stats[(stats["count"] > 1) & (stats["mean"] != 0)]
+    if stats.empty:
+        return 0.0
+    rel = stats["std"] / (np.sqrt(stats["count"]) * stats["mean"].abs())
+    return float(100 * np.sqrt(2 / np.pi) * rel.mean())
 
 
 @dataclass(frozen=True)
@@ -258,12 +295,13 @@ class Space:
 
 
 def single_parameter_hypotheses(x: np.ndarray, space: Space, var: int = 0) -> list[Hypothesis]:
-    """The constant, every one-term hypothesis and (``max_terms`` 2) every two-term one whose
-    terms are not proportional over ``x``."""
+    """The constant, every one-term hypothesis and (``max_terms`` 2, at least
+    ``MIN_VALUES_TWO_TERMS`` values) every two-term one whose terms are not proportional over
+    ``x``."""
     factors = space.factors(x, var)
     hyps = [Hypothesis((), "constant")]
     hyps += [Hypothesis(((f,),), "single") for f in factors]
-    if space.max_terms >= 2 and len(np.unique(x)) >= 4:
+    if space.max_terms >= 2 and len(np.unique(x)) >= MIN_VALUES_TWO_TERMS:
         vals = {f: f.of(x) for f in factors}
         for a, b in itertools.combinations(factors, 2):
             if not _proportional(vals[a], vals[b]):
@@ -308,7 +346,8 @@ class Search:
 
 
 def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
-           make_folds: Callable[[Sequence[Any]], list[tuple[np.ndarray, np.ndarray]]]) -> Search:
+           make_folds: Callable[[Sequence[Any]], list[tuple[np.ndarray, np.ndarray]]],
+           floor: float = 0.0) -> Search:
     """The normal-form model of configuration values ``yc`` at configurations ``Xc`` (one row
     per configuration, repetitions already aggregated).
 
@@ -320,6 +359,8 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
     space : the exponent sets (:class:`Space`).
     make_folds : configuration labels -> CV folds
         (:func:`perfcast.sweep.selection.make_folds` with the stage's ``cv_folds``).
+    floor : float, default=0.0
+        the noise floor of the CV SMAPE (:func:`noise_floor`; 0 without repetitions).
 
     Returns
     -------
@@ -346,7 +387,7 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
     if d == 1:
         hyps = single_parameter_hypotheses(Xc[:, 0], space)
         cv_scores(hyps, Xc, yc, folds)
-        best = choose(hyps)
+        best = choose(hyps, floor)
         return Search(list(names), _listed(hyps, best), best, len(hyps), notes,
                       {names[0]: best.formula(names) if best else ""})
     per_param: dict[int, list[Hypothesis]] = {}
@@ -359,7 +400,7 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
             continue
         hyps = single_parameter_hypotheses(xv, space)
         cv_scores(hyps, xv.reshape(-1, 1), yv, make_folds([(x,) for x in xv]))
-        best = choose(hyps)
+        best = choose(hyps, floor)
         if best is None or best.n_terms == 0:
             described[names[v]] = "constant"
             continue
@@ -381,7 +422,7 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
     cands = list(unique.values())
     cands = [h for h in cands if all(np.isfinite(term_values(t, Xc)).all() for t in h.terms)]
     cv_scores(cands, Xc, yc, folds)
-    best = choose(cands)
+    best = choose(cands, floor)
     return Search(list(names), _listed(cands, best), best, len(cands), notes, described)
 
 
