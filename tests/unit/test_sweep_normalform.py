@@ -17,7 +17,7 @@ from perfcast.sweep.settings import SweepSettings
 
 DEFAULTS = from_section(SweepSettings, {}, "sweep").fit.normal_form
 SPACE = nf.Space.from_settings(DEFAULTS)
-ONE_TERM = nf.Space(SPACE.exponents, SPACE.log_exponents, 1)
+ONE_TERM = nf.Space(SPACE.pairs, 1)
 P = 2.0 ** np.arange(1, 8)  # 2 ... 128
 
 
@@ -25,16 +25,27 @@ def folds(groups):
     return make_folds(groups, 10)
 
 
-def test_default_space_is_extrap_fractions_both_signs_and_three_logs():
-    assert len(SPACE.exponents) == 39 and Fraction(-11, 4) in SPACE.exponents
-    assert SPACE.log_exponents == (0, 1, 2)
+def test_default_space_is_extraps_terms_and_their_negative_mirror():
+    assert len(SPACE.pairs) == 82
+    assert (Fraction(-11, 4), 0) in SPACE.pairs and (Fraction(-1, 2), 1) in SPACE.pairs
+    assert (Fraction(0), 2) in SPACE.pairs and (Fraction(5, 3), 2) not in SPACE.pairs
+    assert {j for _, j in SPACE.pairs} == {0, 1, 2}
     assert nf.parse_exponent(" -2/3") == Fraction(-2, 3)
     with pytest.raises(InputError, match="not a number"):
         nf.parse_exponent("x")
+    bad = type("S", (), {"terms": ("0:0",), "max_terms": 1})
+    with pytest.raises(InputError, match="not 0:0"):
+        nf.Space.from_settings(bad)
 
 
-@pytest.mark.parametrize("i, j", [(i, j) for i in SPACE.exponents for j in (0, 1, 2)
-                                  if (i, j) != (0, 0)])
+def test_a_wider_space_is_a_setting():
+    wide = from_section(SweepSettings, {"fit": {"normal_form": {
+        "terms": [f"{i}:{j}" for i in ("1/2", "5/3", "-1") for j in (0, 1, 2)]}}}, "sweep")
+    space = nf.Space.from_settings(wide.fit.normal_form)
+    assert (Fraction(5, 3), 2) in space.pairs and len(space.pairs) == 9
+
+
+@pytest.mark.parametrize("i, j", SPACE.pairs)
 def test_each_exponent_and_log_combination_is_recovered_exactly(i, j):
     truth = nf.Factor(0, i, j)
     y = 5 + 3 * truth.of(P)
@@ -44,8 +55,8 @@ def test_each_exponent_and_log_combination_is_recovered_exactly(i, j):
     assert s.best.cv_smape < 1e-6
 
 
-@pytest.mark.parametrize("a, b", [((1, 0), (0, 1)), ((2, 0), (1, 1)), ((Fraction(1, 2), 0),
-                                                                         (-1, 0))])
+@pytest.mark.parametrize("a, b", [((1, 0), (0, 1)), ((2, 0), (1, 1)),
+                                  ((Fraction(-1, 2), 0), (-1, 0))])
 def test_sums_of_two_terms_are_recovered_and_one_term_kept_when_it_suffices(a, b):
     fa, fb = nf.Factor(0, Fraction(a[0]), a[1]), nf.Factor(0, Fraction(b[0]), b[1])
     y = 1 + 2 * fa.of(P) + 0.5 * fb.of(P)
@@ -53,6 +64,17 @@ def test_sums_of_two_terms_are_recovered_and_one_term_kept_when_it_suffices(a, b
     assert sorted(s.best.terms) == sorted([(fa,), (fb,)])
     one = nf.search(P.reshape(-1, 1), 1 + 2 * fa.of(P), ["p"], SPACE, folds)
     assert one.best.terms == ((fa,),)  # the sum with a zero coefficient is not chosen
+
+
+def test_sums_of_a_growing_and_a_decaying_term_and_cancelling_sums_are_not_laws():
+    hyps = nf.single_parameter_hypotheses(P, SPACE)
+    pairs = [h for h in hyps if h.n_terms == 2]
+    assert pairs and all(nf._direction(a) == nf._direction(b) for (a,), (b,) in
+                         (h.terms for h in pairs))
+    f1, f2 = nf.Factor(0, Fraction(3, 2), 0), nf.Factor(0, Fraction(2), 1)
+    h = nf.Hypothesis(((f1,), (f2,)), "single")
+    nf.cv_scores([h], P.reshape(-1, 1), 1 + 0.6 * f1.of(P) - 0.004 * f2.of(P), folds(P))
+    assert np.isnan(h.cv_smape)  # opposite signs: the terms cancel, not scored
 
 
 def test_formula_is_one_readable_line():
@@ -64,7 +86,9 @@ def test_formula_is_one_readable_line():
 
 def test_log_and_negative_powers_need_positive_values():
     x = np.array([0.0, 1, 2, 3])
-    space = nf.Space((Fraction(-1), Fraction(0), Fraction(1, 2), Fraction(2)), (0, 1), 1)
+    pairs = [(Fraction(i), j) for i in (-1, 0, Fraction(1, 2), 2) for j in (0, 1)
+             if (i, j) != (0, 0)]
+    space = nf.Space(tuple(pairs), 1)
     names = {(f.i, f.j) for f in space.factors(x)}
     assert names == {(Fraction(2), 0)}  # p^2 only: 0^-1, 0^0.5 * .., log2(0) are not finite
     assert (Fraction(0), 1) in {(f.i, f.j) for f in space.factors(np.array([1.0, 2, 4]))}

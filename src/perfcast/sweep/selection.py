@@ -243,6 +243,8 @@ def normal_form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str],
                                extra={"combination": h.kind, "n_terms_searched": len(h.terms),
                                       "hypotheses_searched": found.n_searched,
                                       "aggregate": settings.aggregate,
+                                      "noise_floor_smape": floor,
+                                      "configurations": len(yc),
                                       "per_parameter": found.per_parameter}))
     return cands, list(found.notes)
 
@@ -373,19 +375,26 @@ def _best(cands: Sequence[Candidate], by_smape: bool = False) -> Candidate | Non
     earlier, simpler candidate.
 
     ``by_smape`` (with the normal-form search): the normal form's law, unless an ARPE
-    candidate generalises clearly better: a CV SMAPE lower by more than
-    :data:`perfcast.sweep.normalform.REL_GAIN` of it and by more than
-    :data:`perfcast.sweep.normalform.ABS_GAIN` points (the normal form contains the
-    straight line and sums of powers already; a polynomial of higher order wins only with
-    that evidence)."""
+    candidate generalises clearly better: the law's CV SMAPE above
+    :data:`perfcast.sweep.normalform.NOISE_FACTOR` times the noise floor of the repetitions,
+    and the rival's lower by more than :data:`perfcast.sweep.normalform.REL_GAIN` of it and
+    by more than :data:`perfcast.sweep.normalform.ABS_GAIN` points (the normal form contains
+    the straight line and sums of powers already; a polynomial of higher order wins only with
+    that evidence), the rule the search applies between laws of different sizes. A rival
+    competes only when each leave-one-configuration-out fit keeps a residual degree of
+    freedom (coefficients <= configurations - 2): an interpolating polynomial's CV error
+    says little about the next level."""
     chosen = [c for c in cands if c.chosen]
     if by_smape:
         scored = [c for c in chosen if np.isfinite(c.cv_smape)]
         law = [c for c in scored if c.kind == "normal_form"]
         if law:
-            rival = min((c for c in scored if c.kind != "normal_form"),
-                        key=lambda c: c.cv_smape, default=None)
-            if rival is not None and rival.cv_smape < law[0].cv_smape * (1 - nf.REL_GAIN) \
+            n_conf = law[0].extra.get("configurations", 0)
+            rival = min((c for c in scored if c.kind != "normal_form"
+                         and c.fit.k <= n_conf - 2), key=lambda c: c.cv_smape, default=None)
+            floor = law[0].extra.get("noise_floor_smape", 0.0)
+            if rival is not None and law[0].cv_smape > nf.NOISE_FACTOR * floor \
+                    and rival.cv_smape < law[0].cv_smape * (1 - nf.REL_GAIN) \
                     and law[0].cv_smape - rival.cv_smape > nf.ABS_GAIN:
                 return rival
             return law[0]

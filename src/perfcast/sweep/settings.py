@@ -83,14 +83,13 @@ class ImportSettings:
 class NormalFormSettings:
     """``sweep.fit.normal_form``: the normal-form search (:mod:`perfcast.sweep.normalform`).
 
-    ``exponents``: powers of a parameter (fractions as text); ``log_exponents``: powers of its
-    log2; ``max_terms``: terms per parameter; ``aggregate``: mean or median per configuration.
+    ``terms``: the terms p^i log2(p)^j searched, as ``"i:j"`` text; ``max_terms``: terms per
+    parameter; ``aggregate``: mean or median per configuration.
     """
 
     enabled: bool
     aggregate: str
-    exponents: tuple[str, ...]
-    log_exponents: tuple[int, ...]
+    terms: tuple[str, ...]
     max_terms: int
 
 
