@@ -13,9 +13,8 @@ Both tools fit the same training configurations and predict the held-out ones:
 
 Per case the score is the mean absolute relative error over its held-out points (and its
 series). Extra-P runs in its own interpreter (it is no dependency of perfcast): install it
-apart, e.g. ``python3 -m venv /tmp/extrap && /tmp/extrap/bin/pip install extrap==4.2.5``
-(or ``pip install -e '.[bench]'``), and get a local copy of the Extra-P repository for its
-test inputs. Then
+apart, e.g. ``python3 -m venv /tmp/extrap && /tmp/extrap/bin/pip install extrap==4.2.5``, and
+get a local copy of the Extra-P repository for its test inputs. Then
 
     PERFCAST_EXTRAP_PYTHON=/tmp/extrap/bin/python PERFCAST_EXTRAP_DATA=/path/to/extrap \\
         nice .venv/bin/python benchmarks/bench_extrap.py
