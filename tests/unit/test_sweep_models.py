@@ -495,3 +495,35 @@ def test_prediction_bands_of_a_positive_quantity_never_go_below_zero(tmp_path):
                          [p.vertices for p in b.get_paths()]) >= 0
     assert figures.log_spaced(np.array([2.0, 4, 8, 16])) and \
         not figures.log_spaced(np.array([1.0, 2, 3, 4, 5]))
+
+
+def test_categorical_parameter_of_an_arpe_import_gives_one_model_per_level(tmp_path):
+    """ARPE's x264 campaign sweeps the input video: a file name, not a number."""
+    from perfcast.sweep import arpe
+    from perfcast.sweep.campaign import parse_import
+
+    base = {"blue_sky_1080p25.y4m": 40.0, "pedestrian_area_1080p25.y4m": 20.0}
+    for video, work in base.items():
+        for threads in (1, 2, 4, 8):
+            for it in (1, 2):
+                d = tmp_path / f"{video}-{threads}" / str(it)
+                d.mkdir(parents=True)
+                real = 0.5 + work / threads + 0.01 * it
+                (d / arpe.TIMED).write_text(f"{real:.2f} {real:.2f} 0.00 {video} {threads}\n")
+    df = arpe.import_arpe(tmp_path, ["video", "threads"], "x264")
+    assert set(df["video"]) == set(base) and df["threads"].dtype.kind == "i"
+    settings = from_section(SweepSettings, {"imports": {"x264": {
+        "path": str(tmp_path), "parameters": ["video", "threads"],
+        "models": [{"y": "wall_s"}]}}}, "sweep")
+    spec = parse_import("x264", settings.imports["x264"])
+    out = analyse(df, campaign="x264", parameters=list(spec.parameters),
+                  analysis=spec.analysis, fit=settings.fit)
+    effects = {e["effect"]: e for e in out["summary"]["effects"]}
+    assert sorted(effects) == [f"wall_s~video+threads [video={v}]" for v in sorted(base)]
+    assert any("categorical parameter(s) ['video']" in n for n in out["summary"]["notes"])
+    for video, work in base.items():
+        e = effects[f"wall_s~video+threads [video={video}]"]
+        assert e["x"] == ["threads"] and e["n"] == 8
+        res = next(r for r in out["results"] if r.name == e["effect"])
+        pred = res.best.fit.predict(np.array([[16.0]]))["mean"][0]
+        assert pred == pytest.approx(0.515 + work / 16, rel=0.02)  # the law, not a polynomial
