@@ -527,3 +527,26 @@ def test_categorical_parameter_of_an_arpe_import_gives_one_model_per_level(tmp_p
         res = next(r for r in out["results"] if r.name == e["effect"])
         pred = res.best.fit.predict(np.array([[16.0]]))["mean"][0]
         assert pred == pytest.approx(0.515 + work / 16, rel=0.02)  # the law, not a polynomial
+
+
+def test_cli_fit_reads_an_arpe_results_folder_one_level_at_a_time(tmp_path):
+    from perfcast.sweep import arpe
+
+    for video in ("a.y4m", "b.y4m"):
+        for threads in (1, 2, 4, 8, 16):
+            d = tmp_path / "results" / f"{video}-{threads}" / "1"
+            d.mkdir(parents=True)
+            real = 1 + (60 if video == "a.y4m" else 30) / threads
+            (d / arpe.TIMED).write_text(f"{real:.3f} {real:.3f} 0.00 {video} {threads}\n")
+    res = str(tmp_path / "results")
+    proc = run_cli("fit", res, "--parameters", "video", "threads")
+    assert proc.returncode == 2
+    assert "--level video=VALUE" in proc.stderr and "['a.y4m', 'b.y4m']" in proc.stderr
+    proc = run_cli("fit", res, "--parameters", "video", "threads", "--level", "video=b.y4m",
+                   "--predict", "threads=32")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["x"] == ["threads"] and out["n"] == 5
+    assert out["predictions"][0]["mean"] == pytest.approx(1 + 30 / 32, rel=0.01)
+    proc = run_cli("fit", res, "--parameters", "video", "threads", "--level", "video=c")
+    assert proc.returncode == 2 and "no row has video = 'c'" in proc.stderr

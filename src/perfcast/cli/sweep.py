@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from perfcast.errors import InputError
 
@@ -23,8 +24,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "its family, and predictions with intervals. Reads a CSV/Parquet table or "
                     "an Extra-P text input file (.txt).")
     p.add_argument("csv", metavar="TABLE",
-                   help="table with a header row (.csv or .parquet), or Extra-P text input "
-                        "(.txt: Y defaults to the measured value, X to its parameters)")
+                   help="table with a header row (.csv or .parquet), Extra-P text input "
+                        "(.txt: Y defaults to the measured value, X to its parameters), or an "
+                        "ARPE results directory (with --parameters; Y defaults to wall_s)")
+    p.add_argument("--parameters", nargs="+", metavar="NAME",
+                   help="ARPE results directory: the parameter names, in ARPE's order")
+    p.add_argument("--level", action="append", default=[], metavar="NAME=VALUE",
+                   help="keep the rows where a (categorical) column has this value; "
+                        "repeatable (one model per level: run once per level)")
     p.add_argument("--y", metavar="COLUMN", help="the effect to model (required for a table)")
     p.add_argument("--x", nargs="+", metavar="COLUMN", help="regressors (required for a table)")
     p.add_argument("--region", help="Extra-P input: the region (call path) to model")
@@ -144,7 +151,24 @@ def _fit(args: argparse.Namespace) -> int:
         if not sep or not name.strip() or not expr.strip():
             raise InputError(None, f"--derived {item!r}", expected="NAME=EXPRESSION")
         derived[name.strip()] = expr.strip()
-    if str(args.csv).endswith(".txt"):
+    if Path(args.csv).is_dir():
+        from perfcast.sweep.analysis import categorical_parameters
+        from perfcast.sweep.arpe import import_arpe
+
+        if not args.parameters:
+            raise InputError(args.csv, "an ARPE results directory needs --parameters",
+                             expected="--parameters NAME [NAME ...] in ARPE's order")
+        df = _select_levels(import_arpe(args.csv, args.parameters, "fit"), args.level,
+                            args.csv)
+        categorical = categorical_parameters(df, args.parameters)
+        y = args.y or "wall_s"
+        x = args.x or [p for p in args.parameters if p not in categorical]
+        several = [c for c in categorical if df[c].nunique() > 1]
+        if several:
+            raise InputError(args.csv, f"categorical parameter(s) {several} take several "
+                                       f"values {sorted(df[several[0]].unique())}",
+                             expected=f"one model per level: --level {several[0]}=VALUE")
+    elif str(args.csv).endswith(".txt"):
         from perfcast.checks import input_file
         from perfcast.sweep import extrap_text as et
 
@@ -166,6 +190,7 @@ def _fit(args: argparse.Namespace) -> int:
         if args.groups:
             needed.add(args.groups)
         df = load_table(args.csv, sorted(needed - ({args.groups} if args.groups else set())))
+        df = _select_levels(df, args.level, args.csv)
     if args.groups and args.groups not in df.columns:
         raise InputError(args.csv, f"no column {args.groups!r} for --groups", row=1)
     df = add_derived(df, derived)
@@ -238,6 +263,30 @@ def _import(args: argparse.Namespace) -> int:
     json.dump({"out": args.out, **summary(df, args.parameters)}, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
+
+
+def _select_levels(df, levels: list[str], path):
+    """The rows where each ``--level NAME=VALUE`` holds (compared as text).
+
+    Raises
+    ------
+    InputError
+        a malformed ``--level``, an unknown column, or a value no row has (the values named).
+    """
+    for item in levels:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError(None, f"--level {item!r}", expected="NAME=VALUE")
+        name = name.strip()
+        if name not in df.columns:
+            raise InputError(path, f"no column {name!r} for --level",
+                             expected=f"one of {list(df.columns)}")
+        keep = df[name].astype(str) == value.strip()
+        if not keep.any():
+            raise InputError(path, f"--level {item!r}: no row has {name} = {value.strip()!r}",
+                             expected=f"one of {sorted(df[name].astype(str).unique())}")
+        df = df[keep].reset_index(drop=True)
+    return df
 
 
 def _num(obj):
