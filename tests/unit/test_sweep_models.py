@@ -550,3 +550,20 @@ def test_cli_fit_reads_an_arpe_results_folder_one_level_at_a_time(tmp_path):
     assert out["predictions"][0]["mean"] == pytest.approx(1 + 30 / 32, rel=0.01)
     proc = run_cli("fit", res, "--parameters", "video", "threads", "--level", "video=c")
     assert proc.returncode == 2 and "no row has video = 'c'" in proc.stderr
+
+
+def test_matmul_sweep_over_two_worker_counts_finds_size_cubed_over_workers():
+    """The workflow's own campaign: time ~ size^3 / workers at workers 1 and 2."""
+    rng = np.random.default_rng(0)
+    rows = [(s, w) for s in (128.0, 256, 512, 1024) for w in (1.0, 2) for _ in range(2)]
+    df = pd.DataFrame(rows, columns=["size", "workers"])
+    df["wall_s"] = (0.05 + 2e-9 * df["size"] ** 3 / df["workers"]) * \
+        (1 + rng.normal(0, 0.03, len(df)))
+    df["point"] = [f"size~{a:g}_workers~{b:g}" for a, b in zip(df["size"], df["workers"],
+                                                                strict=True)]
+    res = selection.fit_effect(df, "wall_s", "wall_s", ["size", "workers"], groups=df["point"],
+                               max_order=3, normal_form=NORMAL_FORM)
+    assert res.best.model == "pmnf:size^3 * workers^(-1)"
+    assert any("'workers' takes 2 values" in n for n in res.notes)
+    pred = selection.predict_frame(res, pd.DataFrame({"size": [2048.0], "workers": [2.0]}), 0.05)
+    assert pred["mean"][0] == pytest.approx(0.05 + 2e-9 * 2048 ** 3 / 2, rel=0.06)

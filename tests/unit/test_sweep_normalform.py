@@ -128,8 +128,11 @@ def test_sparse_cross_design_uses_each_parameter_line():
 def test_a_parameter_with_too_few_values_is_noted():
     X = np.array([(p, n) for p in (2.0, 4, 8, 16) for n in (1.0, 2)])
     s = nf.search(X, 1 + X[:, 0] ** 2, ["p", "n"], SPACE, folds)
-    assert any("'n' varies over at most 2 values" in n for n in s.notes)
-    assert s.best.terms == ((nf.Factor(0, Fraction(2), 0),),)
+    assert any("'n' takes 2 values with the others fixed" in n for n in s.notes)
+    assert s.best.terms == ((nf.Factor(0, Fraction(2), 0),),)  # n or 1/n adds nothing
+    X1 = X[X[:, 1] == 1]
+    one = nf.search(X1, 1 + X1[:, 0] ** 2, ["p", "n"], SPACE, folds)
+    assert any("'n' varies over at most 1 values" in n for n in one.notes)
 
 
 def test_cv_smape_prefers_the_law_that_extrapolates():

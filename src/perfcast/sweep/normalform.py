@@ -22,7 +22,9 @@ with i from a set of fractions and j in {0, 1, 2}. This module searches it:
   keeps the shape of both sums and products); its best hypotheses (``TOP_PER_PARAMETER``)
   are combined additively (f + g), multiplicatively (f * g) and in the mixed forms
   (f + f * g, g + f * g, f + g + f * g); each parameter alone is a candidate too. The
-  combination is searched, not assumed.
+  combination is searched, not assumed. A parameter at 2 values (1 and 2 workers) has no law
+  of its own to cross-validate; it enters the combinations as p or 1/p (``TWO_LEVEL_TERMS``),
+  which the combinations' cross-validation over all configurations chooses between.
 * **Fitting**: ordinary least squares of the configuration values (repetitions aggregated by
   ``aggregate``: mean, as Extra-P's default, or median) on the terms; coefficients may take
   either sign (a strong-scaling term is a positive coefficient on a negative exponent, an
@@ -70,6 +72,10 @@ NOISE_FACTOR = 2.0
 TOP_PER_PARAMETER = 3
 #: a parameter is searched on lines of at least this many distinct values
 MIN_LINE_VALUES = 3
+#: a parameter with 2 values (1 and 2 workers) enters the combinations with these terms,
+#: chosen by the combinations' cross-validation over all configurations: proportional to it,
+#: or work divided by it
+TWO_LEVEL_TERMS = ((Fraction(1), 0), (Fraction(-1), 0))
 #: sums of two terms of one parameter are searched from this many distinct values on (each
 #: leave-one-out fit of 3 coefficients then keeps a residual degree of freedom)
 MIN_VALUES_TWO_TERMS = 5
@@ -417,6 +423,17 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
     described: dict[str, str] = {}
     for v in range(d):
         xv, yv, n_lines = _lines(Xc, yc, v)
+        if len(xv) == 2:
+            two = [Factor(v, i, j) for i, j in TWO_LEVEL_TERMS]
+            two = [f for f in two if f.admissible(xv)]
+            if two:
+                per_param[v] = [Hypothesis(((f,),), "single") for f in two]
+                described[names[v]] = (f"2 values: {' or '.join(f.name(names) for f in two)}, "
+                                       "chosen in the combinations")
+                notes.append(f"normal form: {names[v]!r} takes 2 values with the others fixed: "
+                             "no law of its own can be cross-validated; "
+                             f"{described[names[v]]}")
+                continue
         if len(xv) < MIN_LINE_VALUES:
             notes.append(f"normal form: {names[v]!r} varies over at most {len(xv)} values with "
                          f"the others fixed (a line needs {MIN_LINE_VALUES}); not modelled")
