@@ -250,6 +250,9 @@ def test_cli_fit_prints_every_model_and_the_best(tmp_path):
     assert out["best_family"] == "performance model normal form"
     assert out["selected_by"] == "cv_smape" and out["formula"].startswith("y = 1.0")
     models = {m["model"]: m for m in out["models"]}
+    assert models["pmnf:a + b + a * b"]["same_as"] == "ols:interaction"
+    assert "pmnf:a + b + a * b is the same model as ols:interaction (another family's name " \
+        "for it)" in out["notes"]
     assert models["ols:interaction"]["cv_smape"] == pytest.approx(
         models["pmnf:a + b + a * b"]["cv_smape"], rel=1e-6)
     assert set(models) >= {"poly[a]^1", "poly[b]^1", "ols:linear", "ols:interaction",

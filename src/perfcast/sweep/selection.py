@@ -354,8 +354,8 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
                 varying = [j for j in range(len(x)) if len(np.unique(X[:, j])) > 1]
                 nf_cands, nf_notes = normal_form_candidates(
                     X[:, varying], Y, [x[j] for j in varying], g, cv_folds, normal_form)
+                notes += nf_notes + _same_models(cands, nf_cands)
                 cands += nf_cands
-                notes += nf_notes
             else:
                 notes.append(f"{n_conf} configurations: no normal-form search (a law with a "
                              "constant and one term needs 3 to be cross-validated)")
@@ -404,6 +404,22 @@ def _best(cands: Sequence[Candidate], by_smape: bool = False) -> Candidate | Non
     if eligible:
         return min(eligible, key=lambda c: c.cv_mse)
     return min(chosen, key=lambda c: c.fit.metrics()["mse"]) if chosen else None
+
+
+def _same_models(arpe: Sequence[Candidate], laws: Sequence[Candidate]) -> list[str]:
+    """Notes on normal-form laws that are an ARPE candidate under another name (the same
+    number of coefficients and the same fitted values: ``a + b + a * b`` is the interaction
+    form); both stay listed, each in its family, with its statistics."""
+    notes = []
+    for law in laws:
+        for c in arpe:
+            if c.fit.k == law.fit.k and np.allclose(c.fit.fitted, law.fit.fitted,
+                                                    rtol=1e-9, atol=1e-12):
+                law.extra["same_as"] = c.model
+                notes.append(f"{law.model} is the same model as {c.model} (another family's "
+                             "name for it)")
+                break
+    return notes
 
 
 def usable_rows(df: pd.DataFrame, y: str, x: Sequence[str]) -> np.ndarray:
