@@ -26,18 +26,23 @@ with i from a set of fractions and j in {0, 1, 2}. This module searches it:
   of its own to cross-validate; it enters the combinations as p or 1/p (``TWO_LEVEL_TERMS``),
   which the combinations' cross-validation over all configurations chooses between.
 * **Fitting**: ordinary least squares of the configuration values (repetitions aggregated by
-  ``aggregate``: mean, as Extra-P's default, or median) on the terms; coefficients may take
-  either sign (a strong-scaling term is a positive coefficient on a negative exponent, an
-  overhead can be subtracted), which is Extra-P's choice as well.
+  ``aggregate``: mean, as Extra-P's default, or median) on the terms. A coefficient may take
+  either sign (a strong-scaling term is a positive coefficient on a negative exponent, a
+  decreasing log law a negative one), as in Extra-P; but terms of the same parameter(s) summed
+  in one hypothesis must share the sign: two terms that cancel fit the noise and turn over just
+  outside the data (0.57 p^1.5 - 0.004 p^2 log2 p fits p log p data with 5 % noise and is
+  negative at twice the largest p), so such a sum is not scored; nor is a hypothesis whose
+  terms are collinear on the data (a smaller one written twice).
 * **Selection** by cross-validated symmetric mean absolute percentage error over
   configurations, SMAPE = mean 200 |f - y| / (|f| + |y|) %, with folds from
   :func:`perfcast.sweep.selection.make_folds` (leave-one-configuration-out up to ``cv_folds``
   configurations). A hypothesis with more terms replaces a simpler one only when it lowers the
-  CV SMAPE by more than ``REL_GAIN`` of it (``REL_GAIN_FIRST`` from the constant) and by more
-  than ``ABS_GAIN`` points, and only while the simpler one's error exceeds ``NOISE_FACTOR``
-  times what the scatter of the repetitions explains (:func:`noise_floor`), so noise-free data
-  give the exact law rather than the law plus a term with a zero coefficient, and noisy data
-  no sum that fits the noise.
+  CV SMAPE by more than ``REL_GAIN`` of it (a second term of the same parameter:
+  ``REL_GAIN_SECOND_TERM``) and by more than ``ABS_GAIN`` points, and only while the simpler
+  one's error exceeds ``NOISE_FACTOR`` times what the scatter of the repetitions explains
+  (:func:`noise_floor`), so noise-free data give the exact law rather than the law plus a term
+  with a zero coefficient, and noisy data no sum that fits the noise. These margins were set
+  by measuring held-out errors (``benchmarks/bench_extrap.py``).
 
 References: A. Calotoiu, T. Hoefler, M. Poke, F. Wolf, "Using automated performance modeling
 to find scalability bugs in complex codes", SC 2013; M. Ritter, A. Calotoiu, S. Rinke,
