@@ -12,9 +12,11 @@ Both tools fit the same training configurations and predict the held-out ones:
   larger ones.
 
 Per case the score is the mean absolute relative error over its held-out points (and its
-series). Extra-P runs in its own interpreter (it is no dependency of perfcast): install it
-apart, e.g. ``python3 -m venv /tmp/extrap && /tmp/extrap/bin/pip install extrap==4.2.5``, and
-get a local copy of the Extra-P repository for its test inputs. Then
+series). Extra-P runs twice: its default modeler, and with its basic modeler's option
+``allow_negative_exponents`` (off by default). Extra-P runs in its own interpreter (it is
+no dependency of perfcast): install it apart, e.g.
+``python3 -m venv /tmp/extrap && /tmp/extrap/bin/pip install extrap==4.2.5``, and get a local
+copy of the Extra-P repository for its test inputs. Then
 
     PERFCAST_EXTRAP_PYTHON=/tmp/extrap/bin/python PERFCAST_EXTRAP_DATA=/path/to/extrap \\
         nice .venv/bin/python benchmarks/bench_extrap.py
@@ -54,10 +56,14 @@ warnings.simplefilter("ignore")
 import logging; logging.disable(logging.CRITICAL)
 from extrap.fileio.file_reader.text_file_reader import TextFileReader
 from extrap.modelers.model_generator import ModelGenerator
+NEGATIVE = sys.argv[1] == "negative"
 out = []
 for job in json.load(sys.stdin):
     exp = TextFileReader().read_experiment(job["train"])
     gen = ModelGenerator(exp)
+    if NEGATIVE:  # the option of Extra-P's basic modeler that adds negative exponents
+        getattr(gen.modeler, "single_parameter_modeler", gen.modeler) \
+            .allow_negative_exponents = True
     gen.model_all()
     res = {}
     for (callpath, metric), model in gen.models.items():
@@ -170,8 +176,10 @@ def synthetic_cases(seed: int) -> list[dict]:
     return cases
 
 
-def run_extrap(python: str | None, cases: list[dict], tmp: Path) -> list[dict | None]:
-    """Extra-P's predictions per case and series (None per case without Extra-P)."""
+def run_extrap(python: str | None, cases: list[dict], tmp: Path,
+               negative: bool = False) -> list[dict | None]:
+    """Extra-P's predictions per case and series (None per case without Extra-P); with
+    ``negative`` its basic modeler's option ``allow_negative_exponents`` is on."""
     if not python:
         return [None] * len(cases)
     jobs = []
@@ -179,7 +187,8 @@ def run_extrap(python: str | None, cases: list[dict], tmp: Path) -> list[dict | 
         path = tmp / f"case{i}.txt"
         write_text(path, c["params"], c["series"], c["train"])
         jobs.append({"train": str(path), "points": [list(h) for h in c["held"]]})
-    proc = subprocess.run([python, "-c", EXTRAP_DRIVER], input=json.dumps(jobs),
+    proc = subprocess.run([python, "-c", EXTRAP_DRIVER, "negative" if negative else "default"],
+                          input=json.dumps(jobs),
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"Extra-P failed: {proc.stderr[-2000:]}")
@@ -220,9 +229,10 @@ def main() -> None:
         cases = [c for c in cases if args.only in c["case"]]
     with tempfile.TemporaryDirectory() as tmp:
         theirs = run_extrap(args.extrap_python, cases, Path(tmp))
+        theirs_neg = run_extrap(args.extrap_python, cases, Path(tmp), negative=True)
     rows = []
-    for c, xp in zip(cases, theirs, strict=True):
-        ours_err, xp_err, formulas, families = [], [], [], []
+    for c, xp, xpn in zip(cases, theirs, theirs_neg, strict=True):
+        ours_err, xp_err, xpn_err, formulas, families = [], [], [], [], []
         for key, df in c["series"].items():
             train = df[[tuple(r) in set(c["train"]) for r in
                         df[c["params"]].to_numpy(dtype=float)]].reset_index(drop=True)
@@ -230,10 +240,11 @@ def main() -> None:
             ours_err.append(error(pred, c["truth"][key]))
             formulas.append(formula)
             families.append(family)
-            if xp is not None:
-                name = f"{key[0] or 'main'}|{key[1] or 'time'}"
-                xp_err.append(error(xp[name]["pred"], c["truth"][key]) if name in xp
-                              else np.full(len(c["held"]), np.nan))
+            name = f"{key[0] or 'main'}|{key[1] or 'time'}"
+            for run, errs in ((xp, xp_err), (xpn, xpn_err)):
+                if run is not None:
+                    errs.append(error(run[name]["pred"], c["truth"][key]) if name in run
+                                else np.full(len(c["held"]), np.nan))
         ours = np.concatenate(ours_err)
         levels = min(len({t[k] for t in c["train"]}) for k in range(len(c["params"])))
         row = {"case": c["case"], "series": len(c["series"]), "held_out": len(c["held"]),
@@ -247,15 +258,17 @@ def main() -> None:
             row["extrap_abs_err"] = float(np.nanmean(np.abs(theirs_e)))
             row["extrap_errors"] = [round(float(v), 2) for v in theirs_e]
             row["extrap_model"] = next(iter(xp.values()))["formula"] if len(xp) == 1 else ""
+            row["extrap_negative_abs_err"] = float(np.nanmean(np.abs(np.concatenate(xpn_err))))
         rows.append(row)
     table = pd.DataFrame(rows)
-    print("| case | series | held out | levels | Extra-P mean abs. error % | "
-          "perfcast mean abs. error % |")
-    print("|---|---|---|---|---|---|")
+    print("| case | series | held out | levels | Extra-P | Extra-P, negative exponents | "
+          "perfcast |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         xp = f"{r['extrap_abs_err']:.2f}" if "extrap_abs_err" in r else "-"
+        xpn = f"{r['extrap_negative_abs_err']:.2f}" if "extrap_abs_err" in r else "-"
         print(f"| {r['case']} | {r['series']} | {r['held_out']} | {r['training_levels']} | "
-              f"{xp} | {r['perfcast_abs_err']:.2f} |")
+              f"{xp} | {xpn} | {r['perfcast_abs_err']:.2f} |")
     # two training levels of a parameter determine no law (every law fits two points): shown,
     # but apart from the goal
     scored = table[table["training_levels"] >= 3]
@@ -268,6 +281,11 @@ def main() -> None:
         summary["cases_worse_than_extrap_by_0.5"] = worse["case"].tolist()
         summary["cases_perfcast_better_by_0.5"] = scored.loc[
             scored["perfcast_abs_err"] < scored["extrap_abs_err"] - 0.5, "case"].tolist()
+        best_xp = scored[["extrap_abs_err", "extrap_negative_abs_err"]].min(axis=1)
+        summary["median_extrap_negative"] = float(scored["extrap_negative_abs_err"].median())
+        summary["median_extrap_best_of_both"] = float(best_xp.median())
+        summary["cases_worse_than_best_extrap_by_0.5"] = scored.loc[
+            scored["perfcast_abs_err"] > best_xp + 0.5, "case"].tolist()
     print(json.dumps(summary, indent=2))
     save("extrap", {"summary": summary, "cases": rows})
 
