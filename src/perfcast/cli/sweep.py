@@ -156,8 +156,9 @@ def _fit(args: argparse.Namespace) -> int:
         from perfcast.sweep.arpe import import_arpe
 
         if not args.parameters:
-            raise InputError(args.csv, "an ARPE results directory needs --parameters",
-                             expected="--parameters NAME [NAME ...] in ARPE's order")
+            raise InputError(args.csv, "is a directory",
+                             expected="a table, an Extra-P .txt file, or an ARPE results "
+                                      "directory with --parameters NAME [NAME ...]")
         df = _select_levels(import_arpe(args.csv, args.parameters, "fit"), args.level,
                             args.csv)
         categorical = categorical_parameters(df, args.parameters)
