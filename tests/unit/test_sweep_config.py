@@ -315,6 +315,7 @@ def test_expressions_refuse_anything_but_arithmetic(expr):
     (st.ImportSettings, ["$defs", "import"]),
     (st.ModelSettings, ["$defs", "model"]),
     (st.FitSettings, ["properties", "fit"]),
+    (st.NormalFormSettings, ["properties", "fit", "properties", "normal_form"]),
     (st.PaperSettings, ["properties", "paper"]),
     (st.SensorSettings, ["$defs", "campaign", "properties", "sensors"]),
 ])
@@ -335,9 +336,10 @@ def test_embedded_default_config_validates_and_parses(repo):
     parsed = cp.parse_sweep(cfg["sweep"], cfg["programs"])
     (name, c), = parsed.campaigns.items()
     assert len(c.parameters) >= 2 and len(c.points()) * c.iterations <= 24
-    assert parsed.fit == st.FitSettings(max_order=3, cv_folds=10, alpha=0.05,
-                                        forms=("linear", "interaction", "quadratic",
-                                               "purequadratic"))
+    assert dataclasses.replace(parsed.fit, normal_form=None) == st.FitSettings(
+        max_order=3, cv_folds=10, alpha=0.05,
+        forms=("linear", "interaction", "quadratic", "purequadratic"), normal_form=None)
+    assert parsed.fit.normal_form.enabled and parsed.fit.normal_form.aggregate == "mean"
 
 
 def test_schema_refuses_unknown_keys():

@@ -14,13 +14,18 @@ import pytest
 import statsmodels.formula.api as smf
 
 from perfcast.errors import InputError
-from perfcast.settings import build
+from perfcast.settings import build, from_section
 from perfcast.sweep import design as dz
 from perfcast.sweep import selection
 from perfcast.sweep.analysis import add_derived, analyse
 from perfcast.sweep.campaign import Analysis
 from perfcast.sweep.ols import fit_terms
-from perfcast.sweep.settings import FitSettings
+from perfcast.sweep.settings import FitSettings, SweepSettings
+
+#: the normal-form search's default settings, and them switched off (ARPE's candidates only)
+NORMAL_FORM = from_section(SweepSettings, {}, "sweep").fit.normal_form
+ARPE_ONLY = {k: list(v) if isinstance(v, tuple) else v for k, v in vars(NORMAL_FORM).items()}
+ARPE_ONLY["enabled"] = False
 
 
 def grid(seed=0, noise=0.05):
@@ -167,7 +172,8 @@ def test_derived_regressor_recovers_arpes_energy_model():
                        "point": [f"threads~{x:g}" for x in threads], "status": "ok"})
     df["energy_j"] = t * power + rng.normal(0, 2, threads.size)
     out = analyse(df, campaign="energy", parameters=["threads"], fit=build(FitSettings, {
-        "max_order": 3, "cv_folds": 10, "alpha": 0.05, "forms": list(dz.FORMS)}),
+        "max_order": 3, "cv_folds": 10, "alpha": 0.05, "forms": list(dz.FORMS),
+        "normal_form": ARPE_ONLY}),
         analysis=build(Analysis, {
             "derived": {"tp": "wall_s * power_w"},
             "models": [{"name": "e~tp", "y": "energy_j", "x": ["tp"]},
@@ -189,7 +195,8 @@ def test_analyse_leaves_failed_runs_out_and_predicts_new_points():
     df.loc[0, "y"] = np.nan
     df["iteration"] = 1
     fit = build(FitSettings, {"max_order": 2, "cv_folds": 10, "alpha": 0.1,
-                              "forms": ["linear", "interaction"]})
+                              "forms": ["linear", "interaction"],
+                              "normal_form": ARPE_ONLY})
     analysis = build(Analysis, {"derived": {"ab": "a*b"},
                                 "models": [{"name": "y", "y": "y", "x": ["a", "b"]},
                                            {"name": "y~ab", "y": "y", "x": ["ab"]}],
@@ -198,7 +205,8 @@ def test_analyse_leaves_failed_runs_out_and_predicts_new_points():
     s = out["summary"]
     assert s["n_runs"] == len(df) and s["n_ok"] == len(df) - 1
     assert s["fit"] == {"max_order": 2, "cv_folds": 10, "alpha": 0.1,
-                        "forms": ["linear", "interaction"]}
+                        "forms": ["linear", "interaction"],
+                              "normal_form": ARPE_ONLY}
     assert s["status"] == {"ok": len(df) - 1, "timeout": 1}
     p = out["predictions"]
     new = p[(p["source"] == "predict") & (p["effect"] == "y")]
@@ -237,8 +245,16 @@ def test_cli_fit_prints_every_model_and_the_best(tmp_path):
                    "--derived", "ab=a*b")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["best"] == "ols:interaction" and out["n"] == 54
+    # the normal form's a + b + a*b is ARPE's interaction form; the law wins the tie
+    assert out["best"] == "pmnf:a + b + a * b" and out["n"] == 54
+    assert out["best_family"] == "performance model normal form"
+    assert out["selected_by"] == "cv_smape" and out["formula"].startswith("y = 1.0")
     models = {m["model"]: m for m in out["models"]}
+    assert models["pmnf:a + b + a * b"]["same_as"] == "ols:interaction"
+    assert "pmnf:a + b + a * b is the same model as ols:interaction (another family's name " \
+        "for it)" in out["notes"]
+    assert models["ols:interaction"]["cv_smape"] == pytest.approx(
+        models["pmnf:a + b + a * b"]["cv_smape"], rel=1e-6)
     assert set(models) >= {"poly[a]^1", "poly[b]^1", "ols:linear", "ols:interaction",
                            "ols:quadratic", "ols:purequadratic"}
     inter = models["ols:interaction"]
@@ -262,6 +278,10 @@ def test_cli_fit_refuses_bad_input_clearly(tmp_path, capsys):
         ([str(csv), "--y", "y", "--x", "a", "--derived", "q=os.system"], ["not allowed"]),
         # the flags are checked by the schema of sweep.fit, as the workflow's settings
         ([str(csv), "--y", "y", "--x", "a", "--max-order", "0"], ["fit.max_order", "minimum"]),
+        ([str(csv), "--y", "y", "--x", "a", "--max-order", "20"], ["--max-order 20 is greater"]),
+        ([str(csv), "--y", "y", "--x", "a", "--max-terms", "3"], ["--max-terms 3"]),
+        ([str(csv), "--y", "y", "--x", "a", "--predict", "a:3"], ["--predict 'a:3'"]),
+        ([str(csv), "--y", "y"], ["--y and --x are required"]),
         ([str(csv), "--y", "y", "--x", "a", "--cv-folds", "1"], ["fit.cv_folds"]),
     ]
     for args, words in cases:
@@ -352,7 +372,7 @@ def test_campaign_with_two_configurations_predicts_from_the_line():
     df["point"] = [f"param~{v:g}" for v in df["param"]]
     df["status"] = "ok"
     fit = build(FitSettings, {"max_order": 4, "cv_folds": 10, "alpha": 0.05,
-                              "forms": ["linear"]})
+                              "forms": ["linear"], "normal_form": ARPE_ONLY})
     analysis = build(Analysis, {"derived": {}, "predict": [{"param": 2}],
                                 "models": [{"name": "real", "y": "real", "x": ["param"]}]})
     out = analyse(df, campaign="swaptions", parameters=["param"], fit=fit, analysis=analysis)
@@ -363,3 +383,190 @@ def test_campaign_with_two_configurations_predicts_from_the_line():
     assert p.loc[p["source"] == "predict", "mean"].iloc[0] == pytest.approx(
         means[1.0] + (means[4.0] - means[1.0]) / 3, rel=1e-9)
     assert len(p[p["source"] == "measured"]) == 2
+
+
+# --- the normal form beside ARPE's candidates ------------------------------------------------
+
+
+def plogp(noise=0.0, reps=1, seed=0, levels=range(1, 7)):
+    """t = 3 + 0.5 p log2 p at p = 2 ... 64 (the issue's FFT-like law)."""
+    rng = np.random.default_rng(seed)
+    p = np.repeat(2.0 ** np.asarray(list(levels)), reps)
+    t = (3 + 0.5 * p * np.log2(p)) * (1 + rng.normal(0, noise, p.size))
+    return pd.DataFrame({"p": p, "t": t})
+
+
+def test_normal_form_finds_p_log_p_where_polynomials_extrapolate_badly():
+    df = plogp()
+    res = selection.fit_effect(df, "t", "t", ["p"], normal_form=NORMAL_FORM)
+    assert res.best.kind == "normal_form" and res.best.formula("t") == "t = 3 + 0.5 * p * log2(p)"
+    pred = selection.predict_frame(res, pd.DataFrame({"p": [128.0, 256.0]}), 0.05)
+    assert np.allclose(pred["mean"], [3 + 0.5 * 128 * 7, 3 + 0.5 * 256 * 8], rtol=1e-9)
+    arpe = selection.fit_effect(df, "t", "t", ["p"])  # ARPE's candidates alone: a polynomial
+    assert arpe.best.kind == "polynomial"
+    summary = selection.result_summary(res)
+    assert summary["best_family"] == "performance model normal form"
+    assert [m["model"] for m in summary["models"]].count(summary["best"]) == 1
+
+
+def test_normal_form_with_noise_and_repetitions_predicts_within_the_noise():
+    df = plogp(noise=0.1, reps=5, seed=3)
+    df["point"] = df["p"].map(lambda v: f"p~{v:g}")
+    res = selection.fit_effect(df, "t", "t", ["p"], groups=df["point"],
+                               normal_form=NORMAL_FORM)
+    pred = selection.predict_frame(res, pd.DataFrame({"p": [128.0, 256.0]}), 0.05)
+    truth = np.array([3 + 0.5 * 128 * 7, 3 + 0.5 * 256 * 8])
+    assert (np.abs(pred["mean"] / truth - 1) < 0.1).all()
+    assert ((pred["obs_ci_lower"] < truth) & (truth < pred["obs_ci_upper"])).all()
+
+
+def test_median_aggregation_resists_an_outlier_run():
+    df = plogp(reps=3)
+    df.loc[df.index[-1], "t"] *= 10  # one run of the largest configuration went wrong
+    med = from_section(SweepSettings, {"fit": {"normal_form": {"aggregate": "median"}}},
+                       "sweep").fit.normal_form
+    res = selection.fit_effect(df, "t", "t", ["p"], normal_form=med)
+    assert res.best.formula("t") == "t = 3 + 0.5 * p * log2(p)"
+    assert res.best.extra["aggregate"] == "median"
+
+
+def test_sparse_cross_design_lists_collinear_forms_once():
+    pts = [(32.0, n) for n in (5000.0, 6000, 7000, 8000, 9000)] + \
+          [(p, 5000.0) for p in (64.0, 128, 256, 512)]
+    df = pd.DataFrame(pts * 2, columns=["p", "n"])
+    df["t"] = 10 + 50 * np.log2(df["p"]) + 0.1 * df["n"]
+    res = selection.fit_effect(df, "t", "t", ["p", "n"], normal_form=NORMAL_FORM)
+    models = [c.model for c in res.candidates]
+    assert len(models) == len(set(models))
+    assert "ols:interaction" not in models and "ols:purequadratic" not in models
+    assert "ols:linear" in models and "ols:quadratic" in models
+    assert "ols:interaction fits the same terms as ols:linear once the collinear term(s) p*n " \
+        "are dropped; listed once, as ols:linear" in res.notes
+    assert any(n.startswith("ols:purequadratic fits the same terms as ols:quadratic")
+               for n in res.notes)
+    assert res.best.kind == "normal_form"
+    assert res.best.formula("t") == "t = 10 + 50 * log2(p) + 0.1 * n"
+
+
+def test_non_finite_derived_values_are_missing_with_a_note_naming_the_rows():
+    df = pd.DataFrame({"p": [0.0, 1, 2, 4, 8, 16], "t": [1.0, 2, 3, 4, 5, 6]})
+    df = add_derived(df, {"lp": "log2(p)"})
+    res = selection.fit_effect(df, "t", "t", ["lp"], normal_form=NORMAL_FORM)
+    assert any("column 'lp': non-finite value(s) at row(s) 0 (0-based)" in n for n in res.notes)
+    assert res.n == 5 and res.best.formula("t") == "t = 2 + 1 * lp"
+
+
+def test_cli_fit_predicts_with_intervals_draws_the_model_and_reads_extrap_text(tmp_path):
+    lines = ["PARAMETER p", "POINTS " + " ".join(f"( {2 ** k} )" for k in range(1, 7)),
+             "REGION main", "METRIC time"]
+    rng = np.random.default_rng(5)
+    for k in range(1, 7):
+        p = 2.0 ** k
+        reps = (3 + 0.5 * p * np.log2(p)) * (1 + rng.normal(0, 0.02, 4))
+        lines.append("DATA " + " ".join(f"{v:.6f}" for v in reps))
+    txt = tmp_path / "fft.txt"
+    txt.write_text("\n".join(lines) + "\n")
+    png = tmp_path / "model.png"
+    proc = run_cli("fit", str(txt), "--predict", "p=128", "p=256", "--plot", str(png))
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["best_family"] == "performance model normal form"
+    assert "p * log2(p)" in out["formula"]
+    pred = {row["p"]: row for row in out["predictions"]}
+    for p in (128.0, 256.0):
+        truth = 3 + 0.5 * p * np.log2(p)
+        assert pred[p]["obs_ci_lower"] <= truth <= pred[p]["obs_ci_upper"]
+        assert pred[p]["obs_ci_lower"] >= 0
+    assert png.stat().st_size > 10_000
+
+
+def test_prediction_bands_of_a_positive_quantity_never_go_below_zero(tmp_path):
+    """Few noisy points and a wide band: the drawn band is clipped at zero."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from perfcast.sweep import figures
+
+    df = pd.DataFrame({"p": np.repeat([1.0, 2, 4, 8], 2),
+                       "t": [1.0, 3, 0.5, 2.5, 1.5, 0.2, 2.0, 3.5]})
+    res = selection.fit_effect(df, "t", "t", ["p"], normal_form=NORMAL_FORM)
+    fig, ax = figures.new_figure(1, 1)
+    figures.model_curves(ax, res.best, df, "t", "p", 0.05)
+    bands = [c for c in ax.collections if type(c).__name__ == "FillBetweenPolyCollection"
+             or type(c).__name__ == "PolyCollection"]
+    assert bands and min(v[:, 1].min() for b in bands for v in
+                         [p.vertices for p in b.get_paths()]) >= 0
+    assert figures.log_spaced(np.array([2.0, 4, 8, 16])) and \
+        not figures.log_spaced(np.array([1.0, 2, 3, 4, 5]))
+
+
+def test_categorical_parameter_of_an_arpe_import_gives_one_model_per_level(tmp_path):
+    """ARPE's x264 campaign sweeps the input video: a file name, not a number."""
+    from perfcast.sweep import arpe
+    from perfcast.sweep.campaign import parse_import
+
+    base = {"blue_sky_1080p25.y4m": 40.0, "pedestrian_area_1080p25.y4m": 20.0}
+    for video, work in base.items():
+        for threads in (1, 2, 4, 8):
+            for it in (1, 2):
+                d = tmp_path / f"{video}-{threads}" / str(it)
+                d.mkdir(parents=True)
+                real = 0.5 + work / threads + 0.01 * it
+                (d / arpe.TIMED).write_text(f"{real:.2f} {real:.2f} 0.00 {video} {threads}\n")
+    df = arpe.import_arpe(tmp_path, ["video", "threads"], "x264")
+    assert set(df["video"]) == set(base) and df["threads"].dtype.kind == "i"
+    settings = from_section(SweepSettings, {"imports": {"x264": {
+        "path": str(tmp_path), "parameters": ["video", "threads"],
+        "models": [{"y": "wall_s"}]}}}, "sweep")
+    spec = parse_import("x264", settings.imports["x264"])
+    out = analyse(df, campaign="x264", parameters=list(spec.parameters),
+                  analysis=spec.analysis, fit=settings.fit)
+    effects = {e["effect"]: e for e in out["summary"]["effects"]}
+    assert sorted(effects) == [f"wall_s~video+threads [video={v}]" for v in sorted(base)]
+    assert any("categorical parameter(s) ['video']" in n for n in out["summary"]["notes"])
+    for video, work in base.items():
+        e = effects[f"wall_s~video+threads [video={video}]"]
+        assert e["x"] == ["threads"] and e["n"] == 8
+        res = next(r for r in out["results"] if r.name == e["effect"])
+        pred = res.best.fit.predict(np.array([[16.0]]))["mean"][0]
+        assert pred == pytest.approx(0.515 + work / 16, rel=0.02)  # the law, not a polynomial
+
+
+def test_cli_fit_reads_an_arpe_results_folder_one_level_at_a_time(tmp_path):
+    from perfcast.sweep import arpe
+
+    for video in ("a.y4m", "b.y4m"):
+        for threads in (1, 2, 4, 8, 16):
+            d = tmp_path / "results" / f"{video}-{threads}" / "1"
+            d.mkdir(parents=True)
+            real = 1 + (60 if video == "a.y4m" else 30) / threads
+            (d / arpe.TIMED).write_text(f"{real:.3f} {real:.3f} 0.00 {video} {threads}\n")
+    res = str(tmp_path / "results")
+    proc = run_cli("fit", res, "--parameters", "video", "threads")
+    assert proc.returncode == 2
+    assert "--level video=VALUE" in proc.stderr and "['a.y4m', 'b.y4m']" in proc.stderr
+    proc = run_cli("fit", res, "--parameters", "video", "threads", "--level", "video=b.y4m",
+                   "--predict", "threads=32")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["x"] == ["threads"] and out["n"] == 5
+    assert out["predictions"][0]["mean"] == pytest.approx(1 + 30 / 32, rel=0.01)
+    proc = run_cli("fit", res, "--parameters", "video", "threads", "--level", "video=c")
+    assert proc.returncode == 2 and "no row has video = 'c'" in proc.stderr
+
+
+def test_matmul_sweep_over_two_worker_counts_finds_size_cubed_over_workers():
+    """The workflow's own campaign: time ~ size^3 / workers at workers 1 and 2."""
+    rng = np.random.default_rng(0)
+    rows = [(s, w) for s in (128.0, 256, 512, 1024) for w in (1.0, 2) for _ in range(2)]
+    df = pd.DataFrame(rows, columns=["size", "workers"])
+    df["wall_s"] = (0.05 + 2e-9 * df["size"] ** 3 / df["workers"]) * \
+        (1 + rng.normal(0, 0.03, len(df)))
+    df["point"] = [f"size~{a:g}_workers~{b:g}" for a, b in zip(df["size"], df["workers"],
+                                                                strict=True)]
+    res = selection.fit_effect(df, "wall_s", "wall_s", ["size", "workers"], groups=df["point"],
+                               max_order=3, normal_form=NORMAL_FORM)
+    assert res.best.model == "pmnf:size^3 * workers^(-1)"
+    assert any("'workers' takes 2 values" in n for n in res.notes)
+    pred = selection.predict_frame(res, pd.DataFrame({"size": [2048.0], "workers": [2.0]}), 0.05)
+    assert pred["mean"][0] == pytest.approx(0.05 + 2e-9 * 2048 ** 3 / 2, rel=0.06)

@@ -94,7 +94,11 @@ def test_stage_runs_and_records_failures(tmp_path, snakemake_run):
     models = json.loads((res / "mm" / "models.json").read_text())
     effects = {e["effect"]: e for e in models["effects"]}
     assert set(effects) == {"wall_s~size+workers", "cpu~flop"}
-    assert effects["cpu~flop"]["best"] == "poly[flop]^1"
+    # every candidate scored by CV SMAPE; the winner's family and formula are reported
+    cpu = effects["cpu~flop"]
+    assert cpu["selected_by"] == "cv_smape" and cpu["formula"].startswith("cpu_s = ")
+    assert cpu["best_family"] in ("ARPE polynomial", "performance model normal form")
+    assert [m["model"] for m in cpu["models"]].count(cpu["best"]) == 1
     for name in ("fits.png", "residuals.png"):
         assert (res / "mm" / "figures" / name).read_bytes()[:8] == PNG
     preds = pd.read_parquet(res / "mm" / "predictions.parquet")

@@ -1,4 +1,5 @@
-"""`perfcast` sub-commands of the sweep stage: ``fit`` (ARPE's models of any table) and
+"""`perfcast` sub-commands of the sweep stage: ``fit`` (ARPE's and normal-form models of any
+table or Extra-P text input) and
 ``sweep-import`` (a campaign run by the original ARPE scripts, as a run table)."""
 
 from __future__ import annotations
@@ -6,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from perfcast.errors import InputError
 
@@ -13,20 +15,36 @@ from perfcast.errors import InputError
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this stage's sub-commands to ``sub``."""
     p = sub.add_parser(
-        "fit", help="fit ARPE's models of one column on others; print JSON",
-        description="Univariate polynomials (order chosen by cross-validated error) and the four "
-                    "multivariate OLS forms (linear, interaction, quadratic, purequadratic) of "
-                    "Y on the X columns; prints every model's order or form, coefficients with "
-                    "standard errors, MSE, R^2, adjusted R^2, CV MSE, and the best model.")
-    p.add_argument("csv", metavar="CSV", help="table with a header row (.csv or .parquet)")
-    p.add_argument("--y", required=True, metavar="COLUMN", help="the effect to model")
-    p.add_argument("--x", required=True, nargs="+", metavar="COLUMN", help="regressors")
+        "fit", help="find the model of one column on others (ARPE forms, normal form); JSON",
+        description="Univariate polynomials (order chosen by cross-validated error), the four "
+                    "multivariate OLS forms (linear, interaction, quadratic, purequadratic) and "
+                    "the performance model normal form c0 + sum c p^i log2(p)^j of Y on the X "
+                    "columns; prints every model with its coefficients, statistics and CV "
+                    "errors, the best one (lowest CV SMAPE over configurations) as a formula, "
+                    "its family, and predictions with intervals. Reads a CSV/Parquet table or "
+                    "an Extra-P text input file (.txt).")
+    p.add_argument("csv", metavar="TABLE",
+                   help="table with a header row (.csv or .parquet), Extra-P text input "
+                        "(.txt: Y defaults to the measured value, X to its parameters), or an "
+                        "ARPE results directory (with --parameters; Y defaults to wall_s)")
+    p.add_argument("--parameters", nargs="+", metavar="NAME",
+                   help="ARPE results directory: the parameter names, in ARPE's order")
+    p.add_argument("--level", action="append", default=[], metavar="NAME=VALUE",
+                   help="keep the rows where a (categorical) column has this value; "
+                        "repeatable (one model per level: run once per level)")
+    p.add_argument("--y", metavar="COLUMN", help="the effect to model (required for a table)")
+    p.add_argument("--x", nargs="+", metavar="COLUMN", help="regressors (required for a table)")
+    p.add_argument("--region", help="Extra-P input: the region (call path) to model")
+    p.add_argument("--metric", help="Extra-P input: the metric to model")
     p.add_argument("--derived", action="append", default=[], metavar="NAME=EXPR",
                    help="add a regressor computed from columns, e.g. energy_x=wall_s*power_w "
                         "(repeatable; usable in --x)")
     p.add_argument("--groups", metavar="COLUMN",
                    help="column naming each row's configuration for the CV folds (default: "
                         "'point' if present, else the distinct X tuples)")
+    p.add_argument("--predict", nargs="+", default=[], metavar="X=V,...",
+                   help="points to predict with intervals, e.g. p=128 p=256 or p=128,n=5")
+    p.add_argument("--plot", metavar="FILE", help="draw data, best model and intervals (.png)")
     # defaults (None here): sweep.fit's in workflow/schemas/sweep.schema.yaml
     p.add_argument("--max-order", type=int, help="highest polynomial order (4)")
     p.add_argument("--cv-folds", type=int,
@@ -34,6 +52,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--forms", nargs="+", default=None,
                    choices=["linear", "interaction", "quadratic", "purequadratic"],
                    help="multivariate forms to fit (all four)")
+    p.add_argument("--alpha", type=float, help="intervals at level 1 - alpha (0.05)")
+    p.add_argument("--aggregate", choices=["mean", "median"],
+                   help="repetitions per configuration for the normal form (mean)")
+    p.add_argument("--max-terms", type=int, help="normal-form terms per parameter, 1-2 (2)")
+    p.add_argument("--no-normal-form", action="store_true",
+                   help="ARPE's candidates only, chosen by CV MSE")
     p.set_defaults(func=_fit)
 
     q = sub.add_parser(
@@ -48,6 +72,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=_import)
 
 
+#: flag of each sweep.fit key, to name flags (not config keys) in errors
+FLAGS = {"fit.max_order": "--max-order", "fit.cv_folds": "--cv-folds", "fit.forms": "--forms",
+         "fit.alpha": "--alpha", "fit.normal_form.aggregate": "--aggregate",
+         "fit.normal_form.max_terms": "--max-terms"}
+
+
 def fit_settings(args: argparse.Namespace):
     """The ``sweep.fit`` settings of ``perfcast fit``'s flags, checked and completed by the
     sweep schema (:func:`perfcast.settings.from_section`), as the workflow's.
@@ -56,17 +86,56 @@ def fit_settings(args: argparse.Namespace):
     ------
     InputError
         a flag value the schema refuses (``--max-order`` below 1 or above 12, ``--cv-folds``
-        below 2).
+        below 2), naming the flag and the schema key.
     """
     from perfcast.settings import from_section
     from perfcast.sweep.settings import SweepSettings
 
-    flags = {"max_order": args.max_order, "cv_folds": args.cv_folds, "forms": args.forms}
+    flags = {"max_order": args.max_order, "cv_folds": args.cv_folds, "forms": args.forms,
+             "alpha": args.alpha}
     fit = {k: v for k, v in flags.items() if v is not None}
-    return from_section(SweepSettings, {"fit": fit}, "sweep").fit
+    nf = {"aggregate": args.aggregate, "max_terms": args.max_terms}
+    fit["normal_form"] = {k: v for k, v in nf.items() if v is not None}
+    if args.no_normal_form:
+        fit["normal_form"]["enabled"] = False
+    try:
+        return from_section(SweepSettings, {"fit": fit}, "sweep").fit
+    except InputError as exc:
+        text = str(exc)
+        for key, flag in sorted(FLAGS.items(), key=lambda kv: -len(kv[0])):
+            if f"sweep: {key}:" in text:
+                reason = text.split(f"sweep: {key}:", 1)[1].strip()
+                raise InputError(None, f"{flag} {reason} (sweep.{key})") from exc
+        raise
+
+
+def parse_points(items: list[str]) -> list[dict[str, float]]:
+    """``--predict`` values: each ``x=v,z=w`` one point.
+
+    Raises
+    ------
+    InputError
+        an item that is not NAME=NUMBER pairs separated by commas.
+    """
+    points = []
+    for item in items:
+        point = {}
+        for pair in item.split(","):
+            name, sep, value = pair.partition("=")
+            try:
+                point[name.strip()] = float(value)
+            except ValueError:
+                sep = ""
+            if not sep or not name.strip():
+                raise InputError(None, f"--predict {item!r}",
+                                 expected="NAME=NUMBER[,NAME=NUMBER...] per point, e.g. p=128")
+        points.append(point)
+    return points
 
 
 def _fit(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from perfcast.sweep import selection
     from perfcast.sweep.analysis import add_derived
     from perfcast.sweep.expressions import expression_names
@@ -74,6 +143,7 @@ def _fit(args: argparse.Namespace) -> int:
     from perfcast.sweep.table import load_table
 
     fit = fit_settings(args)
+    points = parse_points(args.predict)
 
     derived = {}
     for item in args.derived:
@@ -81,23 +151,80 @@ def _fit(args: argparse.Namespace) -> int:
         if not sep or not name.strip() or not expr.strip():
             raise InputError(None, f"--derived {item!r}", expected="NAME=EXPRESSION")
         derived[name.strip()] = expr.strip()
-    needed = {args.y, *args.x} - set(derived)
-    for name, expr in derived.items():
-        needed |= expression_names(expr, where=f"--derived {name}") - set(derived)
-    if args.groups:
-        needed.add(args.groups)
-    df = load_table(args.csv, sorted(needed - ({args.groups} if args.groups else set())))
+    if Path(args.csv).is_dir():
+        from perfcast.sweep.analysis import categorical_parameters
+        from perfcast.sweep.arpe import import_arpe
+
+        if not args.parameters:
+            raise InputError(args.csv, "is a directory",
+                             expected="a table, an Extra-P .txt file, or an ARPE results "
+                                      "directory with --parameters NAME [NAME ...]")
+        df = _select_levels(import_arpe(args.csv, args.parameters, "fit"), args.level,
+                            args.csv)
+        categorical = categorical_parameters(df, args.parameters)
+        y = args.y or "wall_s"
+        x = args.x or [p for p in args.parameters if p not in categorical]
+        several = [c for c in categorical if df[c].nunique() > 1]
+        if several:
+            raise InputError(args.csv, f"categorical parameter(s) {several} take several "
+                                       f"values {sorted(df[several[0]].unique())}",
+                             expected=f"one model per level: --level {several[0]}=VALUE")
+    elif str(args.csv).endswith(".txt"):
+        from perfcast.checks import input_file
+        from perfcast.sweep import extrap_text as et
+
+        table = et.read_extrap_text(input_file(args.csv))
+        df = et.select_series(table, args.csv, args.region, args.metric)
+        y, x = args.y or "value", args.x or et.extrap_parameters(df)
+        missing = [c for c in (y, *x) if c not in df.columns and c not in derived]
+        if missing:
+            raise InputError(args.csv, f"no column(s) {missing} for --y/--x",
+                             expected=f"some of {list(df.columns)}")
+    else:
+        if not args.y or not args.x:
+            raise InputError(args.csv, "--y and --x are required for a table",
+                             expected="--y COLUMN --x COLUMN [COLUMN ...]")
+        y, x = args.y, args.x
+        needed = {y, *x} - set(derived)
+        for name, expr in derived.items():
+            needed |= expression_names(expr, where=f"--derived {name}") - set(derived)
+        if args.groups:
+            needed.add(args.groups)
+        df = load_table(args.csv, sorted(needed - ({args.groups} if args.groups else set())))
+        df = _select_levels(df, args.level, args.csv)
     if args.groups and args.groups not in df.columns:
         raise InputError(args.csv, f"no column {args.groups!r} for --groups", row=1)
     df = add_derived(df, derived)
     groups = df[args.groups].tolist() if args.groups else (
         df["point"].tolist() if "point" in df.columns else None)
-    res = selection.fit_effect(df, args.y, args.y, args.x, groups=groups,
-                               max_order=fit.max_order, cv_folds=fit.cv_folds,
-                               forms=list(fit.forms))
+    res = selection.fit_effect(df, y, y, x, groups=groups, max_order=fit.max_order,
+                               cv_folds=fit.cv_folds, forms=list(fit.forms),
+                               normal_form=fit.normal_form)
     out = selection.result_summary(res)
     out["source"] = str(args.csv)
     out["derived"] = derived
+    extra = pd.DataFrame(points)
+    if points:
+        for name, expr in derived.items():
+            if expression_names(expr) <= set(extra.columns):
+                extra = add_derived(extra, {name: expr})
+        need = res.best.x if res.best is not None else x
+        lacking = sorted(set(need) - set(extra.columns))
+        if lacking:
+            raise InputError(None, f"--predict points lack {lacking}",
+                             expected=f"a value for each of {list(need)}")
+        pred = selection.predict_frame(res, extra, fit.alpha)
+        if not pred.empty and (df[y] > 0).all():  # a positive quantity: no interval below 0
+            for c in ("mean_ci_lower", "obs_ci_lower"):
+                pred[c] = pred[c].clip(lower=0)
+        out["alpha"] = fit.alpha
+        out["predictions"] = pred.to_dict(orient="records")
+    if args.plot:
+        from perfcast.sweep.figures import plot_model
+
+        rows = df[selection.usable_rows(df, y, x)]
+        plot_model(res, rows, args.plot, fit.alpha, extra=extra if points else None)
+        out["plot"] = str(args.plot)
     json.dump(json_safe(out), sys.stdout, indent=2, default=_num)
     sys.stdout.write("\n")
     return 0
@@ -137,6 +264,30 @@ def _import(args: argparse.Namespace) -> int:
     json.dump({"out": args.out, **summary(df, args.parameters)}, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
+
+
+def _select_levels(df, levels: list[str], path):
+    """The rows where each ``--level NAME=VALUE`` holds (compared as text).
+
+    Raises
+    ------
+    InputError
+        a malformed ``--level``, an unknown column, or a value no row has (the values named).
+    """
+    for item in levels:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError(None, f"--level {item!r}", expected="NAME=VALUE")
+        name = name.strip()
+        if name not in df.columns:
+            raise InputError(path, f"no column {name!r} for --level",
+                             expected=f"one of {list(df.columns)}")
+        keep = df[name].astype(str) == value.strip()
+        if not keep.any():
+            raise InputError(path, f"--level {item!r}: no row has {name} = {value.strip()!r}",
+                             expected=f"one of {sorted(df[name].astype(str).unique())}")
+        df = df[keep].reset_index(drop=True)
+    return df
 
 
 def _num(obj):

@@ -68,9 +68,10 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
     """Fit every model of ``analysis`` on the ok rows of ``df`` (docs/methods/sweep.md).
 
     Each model's candidates are the univariate polynomials of each regressor (order chosen
-    by cross-validated error over configurations) and the multivariate OLS forms of
-    ``fit.forms`` (:func:`perfcast.sweep.selection.fit_effect`; OLS statistics as
-    statsmodels computes them: https://www.statsmodels.org/stable/regression.html).
+    by cross-validated error over configurations), the multivariate OLS forms of
+    ``fit.forms`` and the normal-form search of ``fit.normal_form``
+    (:func:`perfcast.sweep.selection.fit_effect`; OLS statistics as statsmodels computes
+    them: https://www.statsmodels.org/stable/regression.html).
 
     Parameters
     ----------
@@ -97,25 +98,31 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
     ok = ok_rows(df).reset_index(drop=True)
     derived = dict(analysis.derived)
     data = add_derived(ok, derived)
-    groups = data["point"].tolist() if "point" in data.columns else None
+    categorical = categorical_parameters(data, parameters)
     results, fitted, preds, notes = [], [], [], []
+    if categorical:
+        notes.append(f"categorical parameter(s) {categorical}: one model per level "
+                     "(combination), over the numeric regressors")
     for spec in analysis.models:
         missing = [c for c in (spec.y, *spec.x) if c not in data.columns]
         if missing:
             raise InputError(None, f"campaign {campaign!r}, model {spec.name!r}: "
                                    f"no column(s) {missing} in the run table",
                              expected=f"some of {sorted(data.columns)}")
-        res = selection.fit_effect(
-            data, spec.name, spec.y, list(spec.x), groups=groups, max_order=fit.max_order,
-            cv_folds=fit.cv_folds, forms=list(fit.forms))
-        results.append(res)
-        fitted.append(selection.fitted_frame(res, data, [c for c in ID_COLUMNS
-                                                          if c in data.columns]))
-        if res.best is not None:
-            points, pnotes = prediction_points(data, parameters, spec.x, derived,
-                                               analysis.predict)
-            res.notes.extend(pnotes)
-            preds.append(selection.predict_frame(res, points, fit.alpha))
+        x = [c for c in spec.x if c not in categorical]
+        for name, sub in _levels(data, spec.name, categorical):
+            groups = sub["point"].tolist() if "point" in sub.columns else None
+            res = selection.fit_effect(
+                sub, name, spec.y, x, groups=groups, max_order=fit.max_order,
+                cv_folds=fit.cv_folds, forms=list(fit.forms), normal_form=fit.normal_form)
+            results.append(res)
+            fitted.append(selection.fitted_frame(res, sub, [c for c in ID_COLUMNS
+                                                             if c in sub.columns]))
+            if res.best is not None:
+                numeric = [p for p in parameters if p not in categorical]
+                points, pnotes = prediction_points(sub, numeric, x, derived, analysis.predict)
+                res.notes.extend(pnotes)
+                preds.append(selection.predict_frame(res, points, fit.alpha))
     status = df["status"].value_counts().sort_index().to_dict() if "status" in df else {}
     summary = {
         "campaign": campaign, "parameters": list(parameters), "n_runs": int(len(df)),
@@ -131,6 +138,25 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
         "fitted": _frame(pd.concat(fitted, ignore_index=True) if fitted else pd.DataFrame()),
         "predictions": _frame(pd.concat(preds, ignore_index=True) if preds else pd.DataFrame()),
     }
+
+
+def categorical_parameters(data: pd.DataFrame, parameters: Sequence[str]) -> list[str]:
+    """The parameters whose values are not all numbers (an input file's name, a scheduler
+    policy): ARPE's x264 campaign sweeps the input video."""
+    return [p for p in parameters if p in data.columns
+            and not pd.api.types.is_numeric_dtype(data[p])]
+
+
+def _levels(data: pd.DataFrame, name: str, categorical: Sequence[str]):
+    """(model name, rows) per level combination of the categorical parameters, sorted; the
+    whole table under ``name`` without them."""
+    if not categorical:
+        yield name, data
+        return
+    for level, sub in data.groupby(list(categorical), sort=True):
+        level = level if isinstance(level, tuple) else (level,)
+        tag = ", ".join(f"{c}={v}" for c, v in zip(categorical, level, strict=True))
+        yield f"{name} [{tag}]", sub.reset_index(drop=True)
 
 
 def _frame(df: pd.DataFrame) -> pd.DataFrame:

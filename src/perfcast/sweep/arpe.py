@@ -6,6 +6,8 @@ ARPE's generated ``execute.bash`` leaves ``results/<values joined by '-'>/<itera
 ``APRE_cpu.txt``. A run whose after-phase never ran may hold only ``timed`` (``time -p`` output
 through ``awk '{print $2 $4 $6}'``: three lines of numbers). Parameter *names* are not stored, so
 the config gives them, in ARPE's order. ARPE records no exit status: a run with timings is ``ok``.
+A value that is not a number (x264's campaign sweeps the input file) is a categorical level,
+kept as text; the models are then fitted per level (:mod:`perfcast.sweep.analysis`).
 """
 
 from __future__ import annotations
@@ -37,8 +39,13 @@ def _number(token: str, path: Path, what: str) -> float:
     return v
 
 
-def _value(token: str, path: Path) -> int | float:
-    v = _number(token, path, "parameter value")
+def _value(token: str, path: Path) -> int | float | str:
+    """A parameter value: an integer, a float, or (not a number) a categorical level such as
+    x264's input file name, kept as text."""
+    try:
+        v = _number(token, path, "parameter value")
+    except InputError:
+        return token
     return int(v) if re.fullmatch(r"[+-]?\d+", token) else v
 
 

@@ -14,8 +14,8 @@ import pandas as pd
 from perfcast.plotting import PALETTE, new_figure, save_figure
 from perfcast.sweep.table import ok_rows
 
-TABLE_COLUMNS = ["campaign", "effect", "model", "order", "form", "n", "n_terms", "mse", "r2",
-                 "adj_r2", "cv_rmse", "order_by_training_error", "best"]
+TABLE_COLUMNS = ["campaign", "effect", "model", "kind", "order", "form", "n", "n_terms", "mse",
+                 "r2", "adj_r2", "cv_rmse", "cv_smape", "order_by_training_error", "best"]
 
 
 def model_table(models: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -57,8 +57,11 @@ def plot_predictions(
         frames: Mapping[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]],
         path: str | Path) -> None:
     """Per campaign (first effect): measured runs (dots) and the best model's prediction with
-    its prediction interval at every configuration (line, band) and at the config's new
-    points (stars), against the first parameter, one colour per value of the others."""
+    its prediction interval at every configuration (line, band; never below zero when every
+    run is positive) and at the config's new points (stars), against the first parameter
+    (a log axis when its levels are log-spaced), one colour per value of the others."""
+    from perfcast.sweep.figures import log_spaced
+
     names = sorted(frames)[:4] or ["(none)"]
     fig, axes = new_figure(1, len(names), figsize=(4.6 * len(names), 3.6), squeeze=False)
     for ax, name in zip(axes[0], names, strict=True):
@@ -81,8 +84,9 @@ def plot_predictions(
             key = key if isinstance(key, tuple) else (key,)
             label = ", ".join(f"{o}={v}" for o, v in zip(others, key, strict=True)) or y
             g = g.sort_values(xcol)
+            low = g["obs_ci_lower"].clip(lower=0) if (ok[y] > 0).all() else g["obs_ci_lower"]
             ax.plot(g[xcol], g["mean"], color=color, label=label)
-            ax.fill_between(g[xcol], g["obs_ci_lower"], g["obs_ci_upper"], color=color,
+            ax.fill_between(g[xcol], low, g["obs_ci_upper"], color=color,
                             alpha=0.15, linewidth=0)
             m = ok
             for o, v in zip(others, key, strict=True):
@@ -95,9 +99,11 @@ def plot_predictions(
                 ax.errorbar(new[xcol], new["mean"], fmt="*", markersize=10, color=color,
                             yerr=[new["mean"] - new["obs_ci_lower"],
                                   new["obs_ci_upper"] - new["mean"]], capsize=3)
+        if log_spaced(p[xcol].to_numpy(dtype=float)):
+            ax.set_xscale("log")
         ax.set_xlabel(xcol)
         ax.set_ylabel(y)
-        ax.set_title(f"{name}: {preds['model'].iloc[0]}")
+        ax.set_title(f"{name}: {preds['model'].iloc[0]}"[:60], fontsize=8)
         ax.legend(fontsize=7)
     save_figure(fig, path)
 

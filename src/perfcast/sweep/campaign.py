@@ -477,8 +477,9 @@ def parse_campaign(name: str, settings: CampaignSettings,
 
 
 def parse_import(name: str, settings: ImportSettings) -> ImportSpec:
-    """Check one ARPE import: its parameters (assumed numeric: the importer refuses a value
-    that is not) and its models over ARPE's columns.
+    """Check one ARPE import: its parameters (numeric or categorical, known only once read:
+    a categorical one is left out of the regressors and modelled per level) and its models
+    over ARPE's columns.
 
     Raises
     ------

@@ -1,4 +1,5 @@
-"""Figures of a campaign's models: measured vs fitted per regressor, residuals, CV errors."""
+"""Figures of a campaign's models: data and the best model as smooth curves with prediction
+bands, residuals, CV errors."""
 
 from __future__ import annotations
 
@@ -10,47 +11,108 @@ import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
 from perfcast.plotting import PALETTE, new_figure, save_figure
-from perfcast.sweep.selection import SpecResult
+from perfcast.sweep.selection import FAMILY, Candidate, SpecResult
+
+
+def log_spaced(values: np.ndarray) -> bool:
+    """Positive levels at a near-constant ratio spanning at least a factor 8 (2, 4, 8, ...):
+    drawn on a log axis."""
+    v = np.unique(np.asarray(values, dtype=float))
+    if len(v) < 3 or (v <= 0).any() or v[-1] / v[0] < 8:
+        return False
+    steps = np.diff(np.log(v))
+    return bool(steps.std() < 0.25 * steps.mean())
+
+
+def model_curves(ax, cand: Candidate, data: pd.DataFrame, y: str, col: str, alpha: float,
+                 extra: pd.DataFrame | None = None, max_lines: int = 4) -> None:
+    """The measured runs of ``y`` over regressor ``col`` and ``cand`` as smooth curves with
+    their (1 - alpha) prediction band, one curve per combination of the other regressors'
+    values (the first ``max_lines``). A band never goes below zero when every measured value
+    is positive; the x axis is logarithmic when the levels are log-spaced (and the y axis too
+    when the effect is positive and spans more than a factor 10)."""
+    others = [c for c in cand.x if c != col]
+    lines = (data[others].drop_duplicates().sort_values(others).head(max_lines)
+             if others else pd.DataFrame(index=[0]))
+    xs = data[col].to_numpy(dtype=float)
+    hi = xs.max() if extra is None or extra.empty else max(xs.max(), extra[col].max())
+    logx = log_spaced(xs)
+    grid = np.geomspace(xs.min(), hi, 200) if logx else np.linspace(xs.min(), hi, 200)
+    positive = bool((data[y] > 0).all())
+    for k, (_, line) in enumerate(lines.iterrows()):
+        color = PALETTE[(k + 1) % len(PALETTE)]
+        sel = np.ones(len(data), bool)
+        label = ", ".join(f"{o}={line[o]:g}" for o in others)
+        for o in others:
+            sel &= (data[o] == line[o]).to_numpy()
+        ax.scatter(data.loc[sel, col], data.loc[sel, y], s=14, color=color, alpha=0.7)
+        X = np.column_stack([grid if c == col else np.full(len(grid), line[c])
+                             for c in cand.x])
+        pred = cand.fit.predict(X, alpha=alpha)
+        low, up = pred["obs_ci_lower"].to_numpy(), pred["obs_ci_upper"].to_numpy()
+        if positive:
+            low = np.clip(low, 0, None)
+        ax.plot(grid, pred["mean"], color=color, label=label or None)
+        if np.isfinite(low).any():
+            ax.fill_between(grid, low, up, color=color, alpha=0.15, linewidth=0)
+    if extra is not None and not extra.empty:
+        pred = cand.fit.predict(extra[cand.x].to_numpy(dtype=float), alpha=alpha)
+        low = np.clip(pred["obs_ci_lower"], 0, None) if positive else pred["obs_ci_lower"]
+        err = np.vstack([pred["mean"] - low, pred["obs_ci_upper"] - pred["mean"]])
+        ax.errorbar(extra[col], pred["mean"], yerr=np.nan_to_num(err), fmt="D",
+                    color="black", capsize=3, label="predicted")
+    if logx:
+        ax.set_xscale("log")
+        ys = data[y].to_numpy(dtype=float)
+        if positive and ys.max() / ys.min() > 10:
+            ax.set_yscale("log")
+    ax.set_xlabel(col)
+    ax.set_ylabel(y)
 
 
 def plot_fits(results: Sequence[SpecResult], data: pd.DataFrame, path: str | Path,
               alpha: float = 0.05, title: str = "") -> None:
-    """One row per effect, one panel per regressor: the measured runs, the polynomial of the
-    order CV chose with its (1 - alpha) confidence band, and the best model's fitted values."""
+    """One row per effect, one panel per regressor: the measured runs and the best model as
+    smooth curves with (1 - alpha) prediction bands (:func:`model_curves`), titled with the
+    model's formula and family."""
     rows = max(len(results), 1)
     cols = max([len(r.x) for r in results] or [1])
-    fig, axes = new_figure(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    fig, axes = new_figure(rows, cols, figsize=(4.6 * cols, 3.4 * rows), squeeze=False)
     for i, res in enumerate(results):
-        sub = data[[res.y, *res.x]].apply(pd.to_numeric, errors="coerce").dropna()
+        sub = data[[res.y, *res.x]].apply(pd.to_numeric, errors="coerce")
+        sub = sub[np.isfinite(sub.to_numpy(dtype=float)).all(axis=1)]
         for j in range(cols):
             ax = axes[i][j]
-            if j >= len(res.x):
+            if j >= len(res.x) or res.best is None or res.x[j] not in res.best.x:
                 ax.axis("off")
                 continue
-            col = res.x[j]
-            ax.scatter(sub[col], sub[res.y], s=14, color=PALETTE[0], alpha=0.7, label="measured")
-            poly = [c for c in res.candidates if c.kind == "polynomial" and c.x == [col]
-                    and c.chosen]
-            if poly:
-                c = poly[0]
-                grid = np.linspace(sub[col].min(), sub[col].max(), 200)
-                pred = c.fit.predict(grid.reshape(-1, 1), alpha=alpha)
-                how = (f"CV; training error: {c.extra.get('order_by_training_error')}"
-                       if np.isfinite(c.cv_mse) else "2 values: no CV possible")
-                ax.plot(grid, pred["mean"], color=PALETTE[1], label=f"order {c.order} ({how})")
-                ax.fill_between(grid, pred["mean_ci_lower"], pred["mean_ci_upper"],
-                                color=PALETTE[1], alpha=0.2, linewidth=0)
-            if res.best is not None and not (poly and res.best is poly[0]):
-                ax.scatter(sub[col], res.best.fit.fitted, marker="x", s=18, color=PALETTE[2],
-                           label=f"best: {res.best.model}")
-            ax.set_xlabel(col)
-            ax.set_ylabel(res.y)
-            ax.set_title(res.name if len(res.name) < 40 else res.name[:37] + "...")
-            ax.legend(fontsize=7)
+            model_curves(ax, res.best, sub, res.y, res.x[j], alpha)
+            formula = res.best.formula(res.y, digits=3)
+            ax.set_title(f"{res.name}: {FAMILY[res.best.kind]}\n{formula[:70]}", fontsize=8)
+            if ax.get_legend_handles_labels()[1]:
+                ax.legend(fontsize=7)
     if not results:
         axes[0][0].text(0.5, 0.5, "no model fitted", ha="center", va="center")
     if title:
         fig.suptitle(title)
+    save_figure(fig, path)
+
+
+def plot_model(res: SpecResult, data: pd.DataFrame, path: str | Path, alpha: float,
+               extra: pd.DataFrame | None = None) -> None:
+    """``perfcast fit --plot``: the best model of one effect over each of its regressors,
+    with the data, prediction bands and the ``extra`` predicted points."""
+    cols = len(res.best.x) if res.best is not None else 1
+    fig, axes = new_figure(1, cols, figsize=(5.2 * cols, 4), squeeze=False)
+    if res.best is None:
+        axes[0][0].text(0.5, 0.5, "no model fitted", ha="center", va="center")
+    else:
+        for j, col in enumerate(res.best.x):
+            model_curves(axes[0][j], res.best, data, res.y, col, alpha, extra=extra)
+            if axes[0][j].get_legend_handles_labels()[1]:
+                axes[0][j].legend(fontsize=7)
+        fig.suptitle(f"{FAMILY[res.best.kind]}: {res.best.formula(res.y, digits=4)}",
+                     fontsize=9)
     save_figure(fig, path)
 
 

@@ -137,3 +137,93 @@ def fit_terms(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
     return LinearFit(names=list(names), terms=kept, dropped=[terms[i] for i in drop],
                      standardiser=std, result=result, coef=T @ np.asarray(result.params),
                      cov=T @ cov_scaled @ T.T)
+
+
+@dataclass
+class DesignFit:
+    """OLS of y on given columns (a normal-form hypothesis' terms, see
+    :mod:`perfcast.sweep.normalform`), with the interface of :class:`LinearFit`.
+
+    ``design(X)`` gives the columns (the intercept first) at raw regressors X. The fit is on
+    ``(X_fit, y_fit)`` (the runs, or one aggregate per configuration); ``X_rows``/``y_rows``
+    are the runs whose fitted values and residuals are reported. Columns are scaled to unit
+    maximum before the fit (p^3 beside p^-3) and the coefficients scaled back.
+    """
+
+    names: list[str]
+    term_names: list[str]
+    design: Any  # Callable[[np.ndarray], np.ndarray]
+    result: Any
+    scale: np.ndarray
+    X_rows: np.ndarray
+    y_rows: np.ndarray
+    dropped: list = field(default_factory=list)
+
+    @classmethod
+    def fit(cls, names: Sequence[str], term_names: Sequence[str], design: Any,
+            X_fit: np.ndarray, y_fit: np.ndarray, X_rows: np.ndarray,
+            y_rows: np.ndarray) -> DesignFit:
+        D = design(X_fit)
+        scale = np.max(np.abs(D), axis=0)
+        scale = np.where(scale > 0, scale, 1.0)
+        result = sm.OLS(np.asarray(y_fit, dtype=float), D / scale).fit()
+        return cls(list(names), list(term_names), design, result, scale,
+                   np.asarray(X_rows, dtype=float), np.asarray(y_rows, dtype=float))
+
+    @property
+    def n(self) -> int:
+        return int(self.result.nobs)
+
+    @property
+    def k(self) -> int:
+        return len(self.term_names)
+
+    @property
+    def coef(self) -> np.ndarray:
+        return np.asarray(self.result.params) / self.scale
+
+    @property
+    def fitted(self) -> np.ndarray:
+        return self.design(self.X_rows) @ self.coef
+
+    @property
+    def residuals(self) -> np.ndarray:
+        return self.y_rows - self.fitted
+
+    def metrics(self) -> dict[str, float]:
+        """As :meth:`LinearFit.metrics`, over the data the coefficients were fitted on."""
+        resid = np.asarray(self.result.resid)
+        endog = np.asarray(self.result.model.endog)
+        sse = float(np.sum(resid**2))
+        df_resid = self.n - self.k
+        sst = float(np.sum((endog - endog.mean()) ** 2))
+        r2 = 1 - sse / sst if sst > 0 else float("nan")
+        adj = 1 - (1 - r2) * (self.n - 1) / df_resid if df_resid > 0 else float("nan")
+        return {"n": self.n, "n_terms": self.k, "mse": sse / self.n,
+                "mse_resid": sse / df_resid if df_resid > 0 else float("nan"), "r2": r2,
+                "adj_r2": adj, "aic": float(self.result.aic), "bic": float(self.result.bic)}
+
+    def coefficients(self) -> list[dict[str, Any]]:
+        """term, coef, se, t, p per column (NaN without residual degrees of freedom)."""
+        df_resid = self.n - self.k
+        if df_resid > 0:
+            se = np.sqrt(np.clip(np.diag(np.asarray(self.result.cov_params())), 0, None))
+            se = se / self.scale
+        else:
+            se = np.full(self.k, np.nan)
+        out = []
+        for name, b, s in zip(self.term_names, self.coef, se, strict=True):
+            t = b / s if s > 0 else float("nan")
+            p = float(2 * stats.t.sf(abs(t), df_resid)) if np.isfinite(t) else float("nan")
+            out.append({"term": name, "coef": float(b), "se": float(s), "t": float(t), "p": p})
+        return out
+
+    def predict(self, X: np.ndarray, alpha: float = 0.05) -> pd.DataFrame:
+        """As :meth:`LinearFit.predict` (statsmodels ``get_prediction(...).summary_frame``)."""
+        D = self.design(np.atleast_2d(np.asarray(X, dtype=float))) / self.scale
+        if self.n - self.k <= 0:  # no residual variance: the mean without intervals
+            mean = D @ np.asarray(self.result.params)
+            nan = np.full(len(mean), np.nan)
+            return pd.DataFrame({"mean": mean, "mean_se": nan, "mean_ci_lower": nan,
+                                 "mean_ci_upper": nan, "obs_ci_lower": nan, "obs_ci_upper": nan})
+        return self.result.get_prediction(D).summary_frame(alpha=alpha).reset_index(drop=True)

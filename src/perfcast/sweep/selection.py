@@ -31,9 +31,13 @@ import pandas as pd
 
 from perfcast.errors import InputError
 from perfcast.sweep import design as dz
-from perfcast.sweep.ols import LinearFit, fit_terms
+from perfcast.sweep import normalform as nf
+from perfcast.sweep.ols import DesignFit, LinearFit, fit_terms
 
 Folds = list[tuple[np.ndarray, np.ndarray]]
+#: the family of each candidate kind, as the outputs name it
+FAMILY = {"polynomial": "ARPE polynomial", "ols": "ARPE OLS form",
+          "normal_form": "performance model normal form"}
 
 
 def make_folds(groups: Sequence[Any], n_folds: int) -> Folds:
@@ -49,36 +53,65 @@ def make_folds(groups: Sequence[Any], n_folds: int) -> Folds:
     return [(idx[fold != f], idx[fold == f]) for f in range(int(fold.max()) + 1)]
 
 
+def cv_predictions(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
+                   folds: Folds) -> np.ndarray:
+    """The held-out prediction of every row over ``folds`` (NaN without folds)."""
+    pred = np.full(len(y), np.nan)
+    for train, test in folds:
+        pred[test] = dz.lstsq_predict(X[train], y[train], X[test], terms)
+    return pred
+
+
 def cv_mse(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term], folds: Folds) -> float:
     """Pooled mean squared error of held-out predictions over ``folds`` (NaN without folds)."""
     if not folds:
         return float("nan")
-    err = np.empty(len(y))
-    for train, test in folds:
-        err[test] = y[test] - dz.lstsq_predict(X[train], y[train], X[test], terms)
-    return float(np.mean(err**2))
+    return float(np.mean((y - cv_predictions(X, y, terms, folds)) ** 2))
+
+
+def configuration_smape(pred: np.ndarray, y: np.ndarray, groups: Sequence[Any],
+                        how: str) -> float:
+    """CV SMAPE over configurations: the held-out predictions and the runs of each
+    configuration aggregated by ``how`` (mean or median), then
+    :func:`perfcast.sweep.normalform.smape` averaged over configurations."""
+    frame = pd.DataFrame({"g": [str(v) for v in groups], "p": pred, "y": y})
+    agg = frame.groupby("g").agg(how)
+    return float(nf.smape(agg["p"].to_numpy(), agg["y"].to_numpy()).mean())
 
 
 @dataclass
 class Candidate:
     """One fitted model with its scores."""
 
-    model: str  # id: "poly[size]^3", "ols:interaction"
-    kind: str  # polynomial | ols
+    model: str  # id: "poly[size]^3", "ols:interaction", "pmnf:p * log2(p)"
+    kind: str  # polynomial | ols | normal_form
     x: list[str]
-    fit: LinearFit
+    fit: LinearFit | DesignFit
     cv_mse: float
     order: int | None = None
     form: str | None = None
-    chosen: bool = True  # polynomial rows: the order CV chose
+    chosen: bool = True  # polynomial rows: the order CV chose; normal form: the search's pick
     extra: dict[str, Any] = field(default_factory=dict)
+    cv_smape: float = float("nan")  # % over configurations (with the normal-form search)
+
+    def formula(self, y: str = "", digits: int = 4) -> str:
+        """The fitted model as one line, ``y = 3 + 0.5 * p * log2(p)``."""
+        parts = []
+        for c in self.fit.coefficients():
+            if c["term"] == "const":
+                parts.append(f"{c['coef']:.{digits}g}")
+            else:
+                sign = "-" if c["coef"] < 0 else "+"
+                parts.append(f"{sign} {abs(c['coef']):.{digits}g} * {c['term']}")
+        text = " ".join(parts).lstrip("+ ") or "0"
+        return f"{y} = {text}" if y else text
 
     def row(self) -> dict[str, Any]:
         m = self.fit.metrics()
         return {"model": self.model, "kind": self.kind, "x": ",".join(self.x),
                 "order": self.order, "form": self.form, **m, "cv_mse": self.cv_mse,
                 "cv_rmse": float(np.sqrt(self.cv_mse)) if np.isfinite(self.cv_mse) else np.nan,
-                "chosen": self.chosen,
+                "cv_smape": self.cv_smape, "chosen": self.chosen,
                 "order_by_training_error": self.extra.get("order_by_training_error"),
                 "dropped_terms": ",".join(dz.term_name(t, self.x) for t in self.fit.dropped)}
 
@@ -87,6 +120,7 @@ class Candidate:
         d["x"] = list(self.x)
         d["coefficients"] = self.fit.coefficients()
         d["dropped_terms"] = [dz.term_name(t, self.x) for t in self.fit.dropped]
+        d["formula"] = self.formula()
         d.update(self.extra)
         if self.kind != "polynomial":
             d.pop("order_by_training_error")
@@ -139,21 +173,80 @@ def polynomial_candidates(X: np.ndarray, y: np.ndarray, name: str, folds: Folds,
 
 
 def form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str], folds: Folds,
-                    forms: Sequence[str]) -> list[Candidate]:
-    """ARPE's four multivariate OLS forms (a form whose terms repeat an earlier one's, as with
-    a single regressor, is skipped)."""
+                    forms: Sequence[str]) -> tuple[list[Candidate], list[str]]:
+    """ARPE's four multivariate OLS forms, each listed once: a form whose terms repeat an
+    earlier one's (as with a single regressor) is skipped, and so is a form whose fit equals an
+    earlier one's once collinear terms are dropped (in a sparse cross design the interaction
+    is collinear, so ``interaction`` fits ``linear``); a note names the merged forms."""
     seen: set[tuple[dz.Term, ...]] = set()
-    cands = []
+    fitted: dict[tuple[dz.Term, ...], Candidate] = {}
+    cands, notes = [], []
     for form in forms:
         terms = dz.form_terms(form, len(names))
         key = tuple(sorted(terms))
         if key in seen:
             continue
         seen.add(key)
-        cands.append(Candidate(model=f"ols:{form}", kind="ols", x=list(names),
-                               fit=fit_terms(X, y, terms, names),
-                               cv_mse=cv_mse(X, y, terms, folds), form=form))
-    return cands
+        fit = fit_terms(X, y, terms, names)
+        kept = tuple(sorted(fit.terms))
+        if kept in fitted:
+            same = fitted[kept]
+            dropped = ", ".join(dict.fromkeys(dz.term_name(t, list(names))
+                                              for t in [*same.fit.dropped, *fit.dropped]))
+            notes.append(f"ols:{form} fits the same terms as {same.model} once the collinear "
+                         f"term(s) {dropped} are dropped; listed once, as {same.model}")
+            same.extra.setdefault("same_as", []).append(f"ols:{form}")
+            continue
+        c = Candidate(model=f"ols:{form}", kind="ols", x=list(names), fit=fit,
+                      cv_mse=cv_mse(X, y, terms, folds), form=form)
+        fitted[kept] = c
+        cands.append(c)
+    return cands, notes
+
+
+def normal_form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str],
+                           groups: Sequence[Any], cv_folds: int,
+                           settings: Any) -> tuple[list[Candidate], list[str]]:
+    """The normal-form search (:func:`perfcast.sweep.normalform.search`) on the
+    configuration aggregates, its listed hypotheses as candidates (the search's pick
+    ``chosen``), each refitted by OLS for statistics and intervals: on the runs when
+    repetitions are aggregated by their mean (the same coefficients on a balanced design), on
+    the configuration medians otherwise (intervals then for a configuration's median)."""
+    frame = pd.DataFrame(X, columns=list(names))
+    frame["_y"] = y
+    agg = nf.aggregate(frame, "_y", list(names), groups, settings.aggregate)
+    Xc, yc = agg[list(names)].to_numpy(dtype=float), agg["_y"].to_numpy(dtype=float)
+    space = nf.Space.from_settings(settings)
+    floor = nf.noise_floor(y, groups)
+    found = nf.search(Xc, yc, list(names), space, lambda g: make_folds(g, cv_folds), floor)
+    conf = [tuple(r) for r in Xc]
+    row_conf = [tuple(r) for r in pd.DataFrame(X).groupby(
+        [str(v) for v in groups], sort=False).transform("mean").to_numpy()]
+    cfolds = make_folds(conf, cv_folds)
+    cands = []
+    for h in found.listed:
+        labels = ["const", *(nf.term_name(t, names) for t in h.terms)]
+        X_fit, y_fit = (X, y) if settings.aggregate == "mean" else (Xc, yc)
+        fit = DesignFit.fit(names, labels, h.design, X_fit, y_fit, X, y)
+        held = np.full(len(yc), np.nan)  # held-out configuration predictions -> run CV MSE
+        D = h.design(Xc)
+        for train, test in cfolds:
+            coef, *_ = np.linalg.lstsq(D[train], yc[train], rcond=None)
+            held[test] = D[test] @ coef
+        by_conf = dict(zip(conf, held, strict=True))
+        run_pred = np.array([by_conf.get(c, np.nan) for c in row_conf])
+        mse = float(np.nanmean((y - run_pred) ** 2)) if np.isfinite(run_pred).any() \
+            else float("nan")
+        model = "pmnf:" + (" + ".join(labels[1:]) if h.terms else "const")
+        cands.append(Candidate(model=model, kind="normal_form", x=list(names), fit=fit,
+                               cv_mse=mse, cv_smape=h.cv_smape, chosen=h is found.best,
+                               extra={"combination": h.kind, "n_terms_searched": len(h.terms),
+                                      "hypotheses_searched": found.n_searched,
+                                      "aggregate": settings.aggregate,
+                                      "noise_floor_smape": floor,
+                                      "configurations": len(yc),
+                                      "per_parameter": found.per_parameter}))
+    return cands, list(found.notes)
 
 
 @dataclass
@@ -172,7 +265,7 @@ class SpecResult:
 
 def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
                groups: Sequence[Any] | None = None, max_order: int = 4, cv_folds: int = 10,
-               forms: Sequence[str] = dz.FORMS) -> SpecResult:
+               forms: Sequence[str] = dz.FORMS, normal_form: Any = None) -> SpecResult:
     """All candidates for ``y`` over regressors ``x`` on the rows of ``df`` (see the module
     docstring).
 
@@ -189,14 +282,18 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
     cv_folds : folds over configurations (:func:`make_folds`).
     forms : the multivariate forms (:data:`perfcast.sweep.design.FORMS`), fitted when ``x``
         has more than one column.
+    normal_form : :class:`perfcast.sweep.settings.NormalFormSettings` or None
+        the normal-form search (:func:`normal_form_candidates`), when given and enabled;
+        every candidate is then also scored by CV SMAPE over configurations, and the best
+        model is the one of lowest CV SMAPE whatever its family.
 
     Returns
     -------
     SpecResult
-        every candidate, the best one (lowest CV MSE; with 2 configurations the order-1
-        line, not cross-validated; None with fewer than 2 configurations) and notes on what
-        was left out or could not be cross-validated (never an empty model list without a
-        note).
+        every candidate, the best one (lowest CV SMAPE with the normal-form search, else
+        lowest CV MSE; with 2 configurations the order-1 line, not cross-validated; None with
+        fewer than 2 configurations) and notes on what was left out or could not be
+        cross-validated (never an empty model list without a note).
 
     Raises
     ------
@@ -208,8 +305,14 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
         raise InputError(None, f"model {name!r}: no column(s) {missing}",
                          expected=f"some of {list(df.columns)}")
     data = df[[y, *x]].apply(pd.to_numeric, errors="coerce")
-    keep = data.notna().all(axis=1).to_numpy()
     notes = []
+    for col in dict.fromkeys((y, *x)):
+        inf = np.isinf(data[col].to_numpy(dtype=float))
+        if inf.any():
+            rows = [int(i) for i in np.flatnonzero(inf)]
+            notes.append(f"column {col!r}: non-finite value(s) at row(s) "
+                         f"{_rows_text(rows)} (0-based) taken as missing")
+    keep = usable_rows(df, y, x)
     if (~keep).any():
         notes.append(f"{int((~keep).sum())} row(s) with a missing value left out")
     data = data[keep]
@@ -231,7 +334,9 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
         for j, col in enumerate(x):
             cands += polynomial_candidates(X[:, j], Y, col, folds, max_order)
         if len(x) > 1 and n_conf > 2:  # one regressor: the forms are the orders 1-2
-            cands += form_candidates(X, Y, list(x), folds, forms)
+            form_cands, form_notes = form_candidates(X, Y, list(x), folds, forms)
+            cands += form_cands
+            notes += form_notes
         elif len(x) > 1:
             notes.append("2 configurations: the multivariate forms are not fitted (more "
                          "coefficients than configurations)")
@@ -239,7 +344,22 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
         constant = [col for j, col in enumerate(x) if len(np.unique(X[:, j])) < 2]
         if constant:
             notes.append(f"regressor(s) {constant} take a single value: no polynomial in them")
-    best = _best(cands)
+        if normal_form is not None and normal_form.enabled:
+            if n_conf >= 3:
+                for c in cands:
+                    idx = [list(x).index(v) for v in c.x]
+                    pred = cv_predictions(X[:, idx], Y, c.fit.terms, folds)
+                    if np.isfinite(pred).all():
+                        c.cv_smape = configuration_smape(pred, Y, g, normal_form.aggregate)
+                varying = [j for j in range(len(x)) if len(np.unique(X[:, j])) > 1]
+                nf_cands, nf_notes = normal_form_candidates(
+                    X[:, varying], Y, [x[j] for j in varying], g, cv_folds, normal_form)
+                notes += nf_notes + _same_models(cands, nf_cands)
+                cands += nf_cands
+            else:
+                notes.append(f"{n_conf} configurations: no normal-form search (a law with a "
+                             "constant and one term needs 3 to be cross-validated)")
+    best = _best(cands, by_smape=normal_form is not None and normal_form.enabled)
     if best is not None and not np.isfinite(best.cv_mse):
         notes.append(f"best model {best.model!r} by training MSE: no candidate could be "
                      "cross-validated")
@@ -249,15 +369,69 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
                       n_configurations=n_conf, notes=notes)
 
 
-def _best(cands: Sequence[Candidate]) -> Candidate | None:
-    """The chosen candidate of lowest CV MSE; when none has a finite CV MSE (too few
+def _best(cands: Sequence[Candidate], by_smape: bool = False) -> Candidate | None:
+    """The chosen candidate of lowest CV MSE; when none has a finite CV error (too few
     configurations to cross-validate), the chosen one of lowest training MSE; ties: the
-    earlier, simpler candidate."""
+    earlier, simpler candidate.
+
+    ``by_smape`` (with the normal-form search): the normal form's law, unless an ARPE
+    candidate generalises clearly better: the law's CV SMAPE above
+    :data:`perfcast.sweep.normalform.NOISE_FACTOR` times the noise floor of the repetitions,
+    and the rival's lower by more than :data:`perfcast.sweep.normalform.REL_GAIN` of it and
+    by more than :data:`perfcast.sweep.normalform.ABS_GAIN` points (the normal form contains
+    the straight line and sums of powers already; a polynomial of higher order wins only with
+    that evidence), the rule the search applies between laws of different sizes. A rival
+    competes only when each leave-one-configuration-out fit keeps a residual degree of
+    freedom (coefficients <= configurations - 2): an interpolating polynomial's CV error
+    says little about the next level."""
     chosen = [c for c in cands if c.chosen]
+    if by_smape:
+        scored = [c for c in chosen if np.isfinite(c.cv_smape)]
+        law = [c for c in scored if c.kind == "normal_form"]
+        if law:
+            n_conf = law[0].extra.get("configurations", 0)
+            rival = min((c for c in scored if c.kind != "normal_form"
+                         and c.fit.k <= n_conf - 2), key=lambda c: c.cv_smape, default=None)
+            floor = law[0].extra.get("noise_floor_smape", 0.0)
+            if rival is not None and law[0].cv_smape > nf.NOISE_FACTOR * floor \
+                    and rival.cv_smape < law[0].cv_smape * (1 - nf.REL_GAIN) \
+                    and law[0].cv_smape - rival.cv_smape > nf.ABS_GAIN:
+                return rival
+            return law[0]
+        if scored:
+            return min(scored, key=lambda c: c.cv_smape)
     eligible = [c for c in chosen if np.isfinite(c.cv_mse)]
     if eligible:
         return min(eligible, key=lambda c: c.cv_mse)
     return min(chosen, key=lambda c: c.fit.metrics()["mse"]) if chosen else None
+
+
+def _same_models(arpe: Sequence[Candidate], laws: Sequence[Candidate]) -> list[str]:
+    """Notes on normal-form laws that are an ARPE candidate under another name (the same
+    number of coefficients and the same fitted values: ``a + b + a * b`` is the interaction
+    form); both stay listed, each in its family, with its statistics."""
+    notes = []
+    for law in laws:
+        for c in arpe:
+            if c.fit.k == law.fit.k and np.allclose(c.fit.fitted, law.fit.fitted,
+                                                    rtol=1e-9, atol=1e-12):
+                law.extra["same_as"] = c.model
+                notes.append(f"{law.model} is the same model as {c.model} (another family's "
+                             "name for it)")
+                break
+    return notes
+
+
+def usable_rows(df: pd.DataFrame, y: str, x: Sequence[str]) -> np.ndarray:
+    """Rows whose ``y`` and ``x`` are finite numbers (missing, text and infinite values are
+    left out)."""
+    data = df[[y, *x]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    return np.isfinite(data).all(axis=1)
+
+
+def _rows_text(rows: Sequence[int], limit: int = 10) -> str:
+    shown = ", ".join(map(str, rows[:limit]))
+    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
 
 
 def fitted_frame(result: SpecResult, df: pd.DataFrame, id_columns: Sequence[str]) -> pd.DataFrame:
@@ -269,8 +443,7 @@ def fitted_frame(result: SpecResult, df: pd.DataFrame, id_columns: Sequence[str]
         columns ``effect``, ``model``, ``id_columns``, ``y``, ``fitted``, ``residual`` and
         ``best`` (the candidate is the effect's best).
     """
-    data = df[[result.y, *result.x]].apply(pd.to_numeric, errors="coerce")
-    rows = df[data.notna().all(axis=1)]
+    rows = df[usable_rows(df, result.y, result.x)]
     frames = []
     for c in result.candidates:
         f = rows[list(id_columns)].copy() if id_columns else pd.DataFrame(index=rows.index)
@@ -314,6 +487,10 @@ def result_summary(result: SpecResult) -> dict[str, Any]:
         "effect": result.name, "y": result.y, "x": result.x, "n": result.n,
         "n_configurations": result.n_configurations, "notes": result.notes,
         "best": None if result.best is None else result.best.model,
+        "best_family": None if result.best is None else FAMILY[result.best.kind],
+        "formula": None if result.best is None else result.best.formula(result.y),
+        "selected_by": ("cv_smape" if any(c.kind == "normal_form" for c in result.candidates)
+                        else "cv_mse"),
         "models": [c.summary() for c in result.candidates],
     }
 

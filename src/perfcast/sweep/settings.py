@@ -80,18 +80,33 @@ class ImportSettings:
 
 
 @dataclass(frozen=True)
+class NormalFormSettings:
+    """``sweep.fit.normal_form``: the normal-form search (:mod:`perfcast.sweep.normalform`).
+
+    ``terms``: the terms p^i log2(p)^j searched, as ``"i:j"`` text; ``max_terms``: terms per
+    parameter; ``aggregate``: mean or median per configuration.
+    """
+
+    enabled: bool
+    aggregate: str
+    terms: tuple[str, ...]
+    max_terms: int
+
+
+@dataclass(frozen=True)
 class FitSettings:
     """``sweep.fit``: how every campaign's models are fitted (docs/methods/sweep.md).
 
     ``max_order``: highest univariate polynomial order tried; ``cv_folds``: folds over
     configurations; ``alpha``: intervals at level 1 - alpha; ``forms``: the multivariate OLS
-    forms (MATLAB ``regstats`` names).
+    forms (MATLAB ``regstats`` names); ``normal_form``: the normal-form search.
     """
 
     max_order: int
     cv_folds: int
     alpha: float
     forms: tuple[str, ...]
+    normal_form: NormalFormSettings
 
 
 @dataclass(frozen=True)

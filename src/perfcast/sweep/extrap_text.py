@@ -1,0 +1,169 @@
+"""Read Extra-P's text input format into a table of runs, to model measurements users already have.
+
+Extra-P (https://github.com/extra-p/extrap, ``extrap/fileio/file_reader/text_file_reader.py``
+and its documentation of the text input) reads a line-oriented file:
+
+* ``PARAMETER p`` (repeatable) or ``PARAMETER p s``: the parameter names, in coordinate order;
+* ``POINTS ( 2 10 ) ( 4 10 )`` (repeatable, any number of points per line; with one parameter
+  also bare numbers ``POINTS 2 4 8``): the configurations, in order;
+* ``REGION name`` and ``METRIC name``: the call path and the metric of the ``DATA`` lines that
+  follow (each resets the point counter);
+* ``DATA v1 v2 ...``: the repetitions measured at the next point;
+* blank lines and lines starting with ``#`` are ignored.
+
+The result has one row per measured value: the parameters, ``region``, ``metric``,
+``repetition`` (0-based), ``value`` and ``point`` (a configuration label for the CV folds).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from perfcast.checks import input_file, read_text
+from perfcast.errors import InputError
+
+FIELDS = ("PARAMETER", "POINTS", "REGION", "METRIC", "DATA")
+
+
+def _numbers(tokens: list[str], path: Path, line: int, what: str) -> list[float]:
+    try:
+        values = [float(t) for t in tokens]
+    except ValueError as exc:
+        raise InputError(path, f"{what} {' '.join(tokens)!r} holds a non-number", row=line,
+                         expected="numbers separated by spaces") from exc
+    bad = [v for v in values if not np.isfinite(v)]
+    if bad:
+        raise InputError(path, f"{what} holds {bad[0]!r}", row=line, expected="finite numbers")
+    return values
+
+
+def _points(text: str, n_params: int, path: Path, line: int) -> list[tuple[float, ...]]:
+    if "(" in text or ")" in text:
+        groups = re.findall(r"\(([^()]*)\)", text)
+        if re.sub(r"\([^()]*\)", "", text).strip() or not groups:
+            raise InputError(path, f"POINTS {text!r}", row=line,
+                             expected="coordinates in parentheses, e.g. ( 2 10 ) ( 4 10 )")
+        pts = [tuple(_numbers(g.split(), path, line, "POINTS")) for g in groups]
+    elif n_params == 1:
+        pts = [(v,) for v in _numbers(text.split(), path, line, "POINTS")]
+    else:
+        raise InputError(path, f"POINTS {text!r} without parentheses", row=line,
+                         expected=f"( v1 ... v{n_params} ) per point for {n_params} parameters")
+    for pt in pts:
+        if len(pt) != n_params:
+            raise InputError(path, f"point {pt} has {len(pt)} coordinate(s)", row=line,
+                             expected=f"{n_params}, one per PARAMETER")
+    return pts
+
+
+def read_extrap_text(path: str | Path) -> pd.DataFrame:
+    """The measurements of an Extra-P text input file as a run table (see module docstring).
+
+    Parameters
+    ----------
+    path : str or Path
+        the text file.
+
+    Returns
+    -------
+    DataFrame
+        one row per value: the parameters (floats), ``region``, ``metric``, ``repetition``,
+        ``value``, ``point``; sorted by region, metric, parameters, repetition.
+
+    Raises
+    ------
+    InputError
+        an unknown field, POINTS before PARAMETER, a point of the wrong dimension, a
+        non-number, more DATA lines than points, or no data (file and line named).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
+    >>> _ = f.write_text("PARAMETER p\\nPOINTS ( 2 ) ( 4 )\\nREGION main\\nDATA 1 1.2\\nDATA 2\\n")
+    >>> read_extrap_text(f)[["p", "value"]].values.tolist()
+    [[2.0, 1.0], [2.0, 1.2], [4.0, 2.0]]
+    """
+    path = input_file(path)
+    params: list[str] = []
+    points: list[tuple[float, ...]] = []
+    region, metric = "", ""
+    k = 0
+    rows: list[dict] = []
+    for n, raw in enumerate(read_text(path).splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        field, _, rest = line.replace("\t", " ").partition(" ")
+        rest = rest.strip()
+        if field not in FIELDS:
+            raise InputError(path, f"unknown field {field!r}", row=n,
+                             expected=f"a line starting with one of {list(FIELDS)}")
+        if field == "PARAMETER":
+            names = rest.split()
+            if not names or points:
+                raise InputError(path, "PARAMETER without a name or after POINTS", row=n,
+                                 expected="PARAMETER name(s) before the POINTS")
+            dup = [p for p in names if p in params or names.count(p) > 1]
+            if dup:
+                raise InputError(path, f"parameter {dup[0]!r} named twice", row=n)
+            params += names
+        elif field == "POINTS":
+            if not params:
+                raise InputError(path, "POINTS before any PARAMETER", row=n)
+            points += _points(rest, len(params), path, n)
+        elif field in ("REGION", "METRIC"):
+            if field == "REGION":
+                region = rest
+            else:
+                metric = rest
+            k = 0
+        else:
+            values = _numbers(rest.split(), path, n, "DATA")
+            if k >= len(points):
+                raise InputError(path, f"DATA line {k + 1} of region {region!r} metric "
+                                       f"{metric!r} but only {len(points)} POINTS", row=n,
+                                 expected="one DATA line per point, in POINTS order")
+            base = dict(zip(params, points[k], strict=True))
+            label = "_".join(f"{p}~{v:g}" for p, v in base.items())
+            rows += [{**base, "region": region, "metric": metric, "repetition": r,
+                      "value": v, "point": label} for r, v in enumerate(values)]
+            k += 1
+    if not rows:
+        raise InputError(path, "no DATA values", expected="PARAMETER, POINTS and DATA lines")
+    df = pd.DataFrame(rows)
+    return df.sort_values(["region", "metric", *params, "repetition"],
+                          kind="mergesort").reset_index(drop=True)
+
+
+def extrap_parameters(df: pd.DataFrame) -> list[str]:
+    """The parameter columns of a table :func:`read_extrap_text` returned, in file order."""
+    return [c for c in df.columns
+            if c not in ("region", "metric", "repetition", "value", "point")]
+
+
+def select_series(df: pd.DataFrame, path: str | Path, region: str | None,
+                  metric: str | None) -> pd.DataFrame:
+    """The rows of one region and metric; either may be omitted when the file has one.
+
+    Raises
+    ------
+    InputError
+        an unknown region or metric, or several and none chosen (the choices named).
+    """
+    out = df
+    for col, want, flag in (("region", region, "--region"), ("metric", metric, "--metric")):
+        have = sorted(out[col].unique())
+        if want is None:
+            if len(have) > 1:
+                raise InputError(path, f"{len(have)} {col}s {have}",
+                                 expected=f"one chosen with {flag}")
+            continue
+        if want not in have:
+            raise InputError(path, f"no {col} {want!r} ({flag})", expected=f"one of {have}")
+        out = out[out[col] == want]
+    return out.reset_index(drop=True)

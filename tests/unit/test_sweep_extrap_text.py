@@ -1,0 +1,93 @@
+"""Extra-P's text input format: every way of writing parameters and points, regions and
+metrics, comments, and clear errors naming the line."""
+
+from __future__ import annotations
+
+import pytest
+
+from perfcast.errors import InputError
+from perfcast.sweep.extrap_text import extrap_parameters, read_extrap_text, select_series
+
+ONE = """# a comment
+PARAMETER p
+
+POINTS 2 4
+POINTS ( 8 )
+
+REGION main
+METRIC time
+DATA 1.0 1.2 0.8
+DATA 2.0
+DATA\t4.0\t4.2
+METRIC bytes
+DATA 10
+DATA 20
+"""
+
+TWO = """PARAMETER p s
+POINTS ( 2 10 ) ( 4 10 )
+POINTS ( 2 20 )( 4 20 )
+REGION compute
+DATA 1 2
+DATA 3
+DATA 5
+DATA 7
+REGION io
+DATA 0.5
+"""
+
+
+def write(tmp_path, text, name="in.txt"):
+    f = tmp_path / name
+    f.write_text(text)
+    return f
+
+
+def test_one_parameter_bare_and_parenthesised_points_regions_and_metrics(tmp_path):
+    df = read_extrap_text(write(tmp_path, ONE))
+    assert extrap_parameters(df) == ["p"]
+    time = select_series(df, "in.txt", None, "time")
+    assert time[["p", "repetition", "value"]].values.tolist() == [
+        [2, 0, 1.0], [2, 1, 1.2], [2, 2, 0.8], [4, 0, 2.0], [8, 0, 4.0], [8, 1, 4.2]]
+    assert select_series(df, "in.txt", "main", "bytes")["value"].tolist() == [10, 20]
+    assert time["point"].tolist()[:1] == ["p~2"]
+
+
+def test_two_parameters_on_one_line_several_points_per_line_and_fewer_data_lines(tmp_path):
+    df = read_extrap_text(write(tmp_path, TWO))
+    assert extrap_parameters(df) == ["p", "s"]
+    comp = select_series(df, "in.txt", "compute", None)
+    assert comp[["p", "s", "value"]].values.tolist() == [
+        [2, 10, 1], [2, 10, 2], [2, 20, 5], [4, 10, 3], [4, 20, 7]]
+    io = select_series(df, "in.txt", "io", None)  # a region may measure fewer points
+    assert io[["p", "s", "value"]].values.tolist() == [[2, 10, 0.5]]
+
+
+def test_several_regions_need_a_choice(tmp_path):
+    df = read_extrap_text(write(tmp_path, TWO))
+    with pytest.raises(InputError, match=r"2 regions \['compute', 'io'\].*--region"):
+        select_series(df, "in.txt", None, None)
+    with pytest.raises(InputError, match="no region 'x' \\(--region\\)"):
+        select_series(df, "in.txt", "x", None)
+
+
+@pytest.mark.parametrize("text, line, match", [
+    ("PARAMETER p\nPOINTS 1 2\nDATA 1\nDATA 2\nDATA 3\n", 5, "only 2 POINTS"),
+    ("PARAMETER p\nPOINTS 1 2\nDATA 1 x\n", 3, "non-number"),
+    ("PARAMETER p q\nPOINTS ( 1 2 ) ( 3 )\n", 2, "1 coordinate"),
+    ("PARAMETER p q\nPOINTS 1 2\n", 2, "without parentheses"),
+    ("POINTS 1 2\n", 1, "before any PARAMETER"),
+    ("PARAMETER p\nPOINTS 1\nCALLPATH main\n", 3, "unknown field 'CALLPATH'"),
+    ("PARAMETER p\nPOINTS 1\nDATA nan\n", 3, "finite"),
+    ("PARAMETER p p\n", 1, "named twice"),
+])
+def test_bad_input_names_the_line(tmp_path, text, line, match):
+    f = write(tmp_path, text)
+    with pytest.raises(InputError, match=match) as err:
+        read_extrap_text(f)
+    assert err.value.row == line and str(f) in str(err.value)
+
+
+def test_no_data_is_refused(tmp_path):
+    with pytest.raises(InputError, match="no DATA values"):
+        read_extrap_text(write(tmp_path, "PARAMETER p\nPOINTS 1 2\n"))

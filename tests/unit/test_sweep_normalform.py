@@ -1,0 +1,159 @@
+"""The normal-form search: every exponent/log combination recovered exactly from noise-free
+data, sums of two terms, multi-parameter sums and products, repetitions aggregated, CV SMAPE."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfcast.errors import InputError
+from perfcast.settings import from_section
+from perfcast.sweep import normalform as nf
+from perfcast.sweep.selection import make_folds
+from perfcast.sweep.settings import SweepSettings
+
+DEFAULTS = from_section(SweepSettings, {}, "sweep").fit.normal_form
+SPACE = nf.Space.from_settings(DEFAULTS)
+ONE_TERM = nf.Space(SPACE.pairs, 1)
+P = 2.0 ** np.arange(1, 8)  # 2 ... 128
+
+
+def folds(groups):
+    return make_folds(groups, 10)
+
+
+def test_default_space_is_extraps_terms_and_their_negative_mirror():
+    assert len(SPACE.pairs) == 82
+    assert (Fraction(-11, 4), 0) in SPACE.pairs and (Fraction(-1, 2), 1) in SPACE.pairs
+    assert (Fraction(0), 2) in SPACE.pairs and (Fraction(5, 3), 2) not in SPACE.pairs
+    assert {j for _, j in SPACE.pairs} == {0, 1, 2}
+    assert nf.parse_exponent(" -2/3") == Fraction(-2, 3)
+    with pytest.raises(InputError, match="not a number"):
+        nf.parse_exponent("x")
+    bad = type("S", (), {"terms": ("0:0",), "max_terms": 1})
+    with pytest.raises(InputError, match="not 0:0"):
+        nf.Space.from_settings(bad)
+
+
+def test_a_wider_space_is_a_setting():
+    wide = from_section(SweepSettings, {"fit": {"normal_form": {
+        "terms": [f"{i}:{j}" for i in ("1/2", "5/3", "-1") for j in (0, 1, 2)]}}}, "sweep")
+    space = nf.Space.from_settings(wide.fit.normal_form)
+    assert (Fraction(5, 3), 2) in space.pairs and len(space.pairs) == 9
+
+
+@pytest.mark.parametrize("i, j", SPACE.pairs)
+def test_each_exponent_and_log_combination_is_recovered_exactly(i, j):
+    truth = nf.Factor(0, i, j)
+    y = 5 + 3 * truth.of(P)
+    s = nf.search(P.reshape(-1, 1), y, ["p"], ONE_TERM, folds)
+    assert s.best is not None and s.best.terms == ((truth,),)
+    assert np.allclose(s.best.coef, [5, 3], rtol=1e-6)
+    assert s.best.cv_smape < 1e-6
+
+
+@pytest.mark.parametrize("a, b", [((1, 0), (0, 1)), ((2, 0), (1, 1)),
+                                  ((Fraction(-1, 2), 0), (-1, 0))])
+def test_sums_of_two_terms_are_recovered_and_one_term_kept_when_it_suffices(a, b):
+    fa, fb = nf.Factor(0, Fraction(a[0]), a[1]), nf.Factor(0, Fraction(b[0]), b[1])
+    y = 1 + 2 * fa.of(P) + 0.5 * fb.of(P)
+    s = nf.search(P.reshape(-1, 1), y, ["p"], SPACE, folds)
+    assert sorted(s.best.terms) == sorted([(fa,), (fb,)])
+    one = nf.search(P.reshape(-1, 1), 1 + 2 * fa.of(P), ["p"], SPACE, folds)
+    assert one.best.terms == ((fa,),)  # the sum with a zero coefficient is not chosen
+
+
+def test_sums_of_a_growing_and_a_decaying_term_and_cancelling_sums_are_not_laws():
+    hyps = nf.single_parameter_hypotheses(P, SPACE)
+    pairs = [h for h in hyps if h.n_terms == 2]
+    assert pairs and all(nf._direction(a) == nf._direction(b) for (a,), (b,) in
+                         (h.terms for h in pairs))
+    f1, f2 = nf.Factor(0, Fraction(3, 2), 0), nf.Factor(0, Fraction(2), 1)
+    h = nf.Hypothesis(((f1,), (f2,)), "single")
+    nf.cv_scores([h], P.reshape(-1, 1), 1 + 0.6 * f1.of(P) - 0.004 * f2.of(P), folds(P))
+    assert np.isnan(h.cv_smape)  # opposite signs: the terms cancel, not scored
+
+
+def test_formula_is_one_readable_line():
+    s = nf.search(P.reshape(-1, 1), 3 + 0.5 * P * np.log2(P), ["p"], ONE_TERM, folds)
+    assert s.best.formula(["p"], "t") == "t = 3 + 0.5 * p * log2(p)"
+    h = nf.Hypothesis(((nf.Factor(0, Fraction(-1, 2), 2),),), "single", coef=np.array([1, -2]))
+    assert h.formula(["n"]) == "1 - 2 * n^(-1/2) * log2(n)^2"
+
+
+def test_log_and_negative_powers_need_positive_values():
+    x = np.array([0.0, 1, 2, 3])
+    pairs = [(Fraction(i), j) for i in (-1, 0, Fraction(1, 2), 2) for j in (0, 1)
+             if (i, j) != (0, 0)]
+    space = nf.Space(tuple(pairs), 1)
+    names = {(f.i, f.j) for f in space.factors(x)}
+    assert names == {(Fraction(2), 0)}  # p^2 only: 0^-1, 0^0.5 * .., log2(0) are not finite
+    assert (Fraction(0), 1) in {(f.i, f.j) for f in space.factors(np.array([1.0, 2, 4]))}
+
+
+def grid2(f):
+    p, s = np.meshgrid([2.0, 4, 8, 16, 32], [10.0, 20, 30, 40, 50], indexing="ij")
+    X = np.column_stack([p.ravel(), s.ravel()])
+    return X, f(X[:, 0], X[:, 1])
+
+
+@pytest.mark.parametrize("law, kind", [
+    (lambda p, s: 2 + 0.884 * s * np.log2(p), "multiplicative"),
+    (lambda p, s: 1 + 3 * np.sqrt(p) + 0.1 * s ** 2, "additive"),
+    (lambda p, s: 1 + 3 * p + 0.5 * p * s, "mixed"),
+])
+def test_two_parameters_sum_or_product_is_searched(law, kind):
+    X, y = grid2(law)
+    s = nf.search(X, y, ["p", "s"], SPACE, folds)
+    assert s.best is not None and s.best.kind == kind
+    assert s.best.cv_smape < 1e-6
+    probe = np.array([[64.0, 70.0], [128.0, 100.0]])
+    assert np.allclose(s.best.predict(probe), law(probe[:, 0], probe[:, 1]), rtol=1e-6)
+
+
+def test_sparse_cross_design_uses_each_parameter_line():
+    """Extra-P's sparse design: one line per parameter through a common corner."""
+    pts = [(32, n) for n in (5000, 6000, 7000, 8000, 9000)] + \
+          [(p, 5000) for p in (64, 128, 256, 512)]
+    X = np.array(pts, dtype=float)
+    law = lambda p, n: 10 + 50 * np.log2(p) + 0.1 * n  # noqa: E731
+    s = nf.search(X, law(X[:, 0], X[:, 1]), ["p", "n"], SPACE, folds)
+    assert s.best.kind == "additive"
+    assert np.isclose(s.best.predict(np.array([[1024.0, 12000.0]]))[0], law(1024, 12000))
+
+
+def test_a_parameter_with_too_few_values_is_noted():
+    X = np.array([(p, n) for p in (2.0, 4, 8, 16) for n in (1.0, 2)])
+    s = nf.search(X, 1 + X[:, 0] ** 2, ["p", "n"], SPACE, folds)
+    assert any("'n' takes 2 values with the others fixed" in n for n in s.notes)
+    assert s.best.terms == ((nf.Factor(0, Fraction(2), 0),),)  # n or 1/n adds nothing
+    X1 = X[X[:, 1] == 1]
+    one = nf.search(X1, 1 + X1[:, 0] ** 2, ["p", "n"], SPACE, folds)
+    assert any("'n' varies over at most 1 values" in n for n in one.notes)
+
+
+def test_cv_smape_prefers_the_law_that_extrapolates():
+    """10 % noise: the chosen law predicts the held-out doubling within the noise."""
+    rng = np.random.default_rng(3)
+    p = np.repeat(2.0 ** np.arange(1, 7), 5)
+    y = (3 + 0.5 * p * np.log2(p)) * (1 + rng.normal(0, 0.1, p.size))
+    agg = nf.aggregate(pd.DataFrame({"p": p, "y": y}), "y", ["p"], p, "mean")
+    s = nf.search(agg[["p"]].to_numpy(), agg["y"].to_numpy(), ["p"], SPACE, folds)
+    truth = 3 + 0.5 * 128 * 7
+    assert abs(s.best.predict(np.array([[128.0]]))[0] / truth - 1) < 0.1
+
+
+def test_aggregate_mean_or_median_per_configuration():
+    df = pd.DataFrame({"p": [1.0, 1, 1, 2, 2, 2], "y": [1.0, 2, 9, 4, 4, 4]})
+    mean = nf.aggregate(df, "y", ["p"], df["p"], "mean")
+    median = nf.aggregate(df, "y", ["p"], df["p"], "median")
+    assert mean["y"].tolist() == [4.0, 4.0] and median["y"].tolist() == [2.0, 4.0]
+    assert mean["n_runs"].tolist() == [3, 3]
+
+
+def test_smape_bounds():
+    assert nf.smape(np.array([1.0, 0, -1]), np.array([1.0, 0, 1])).tolist() == [0, 0, 200]
+    assert nf.smape(np.array([np.nan]), np.array([1.0]))[0] == 200
