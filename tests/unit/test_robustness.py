@@ -477,3 +477,79 @@ def test_training_refuses_a_benchmark_that_cannot_calibrate_the_intervals(runs, 
                     str(tmp_path / "knn.joblib"), str(tmp_path / "knn.json"), _knn(),
                     benchmarks=BENCHMARKS, clock_new_ghz=2.6)
     assert not (tmp_path / "knn.joblib").exists()
+
+
+# ------------------------------------------------------------ a model file is data, never code
+
+
+class _Evil:
+    """Unpickling it creates ``marker`` (any code could run there instead)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+@pytest.mark.parametrize("writer", ["pickle", "joblib"])
+def test_a_crafted_model_file_runs_no_code(runs, tmp_path, capsys, writer):
+    import pickle
+
+    import joblib
+
+    marker, evil = tmp_path / "ran", tmp_path / "evil.joblib"
+    bundle = {"model": _Evil(marker), "features": ["x_pki"]}
+    if writer == "pickle":
+        evil.write_bytes(pickle.dumps(bundle))
+    else:
+        joblib.dump(bundle, evil)
+    code, out, err = _cli(capsys, "predict", runs / "counters/g2/mcf.parquet", "--model", evil,
+                          "-o", tmp_path / "p.parquet")
+    _one_line_error(code, err, f"{evil}: not a perfcast model file", "never loaded")
+    assert not marker.exists() and out == "" and not (tmp_path / "p.parquet").exists()
+
+
+def test_the_model_file_is_parquet_rows_refitted_to_the_same_predictions(runs, tmp_path):
+    from perfcast.io import parquet_metadata
+    from perfcast.model.knn import fit, thin
+    from perfcast.model.rules import MODEL_FORMAT, load_model
+
+    meta = parquet_metadata(runs / "knn.joblib")
+    assert meta["format"] == MODEL_FORMAT and meta["log1p"] is _knn().log1p
+    rows = read_parquet(runs / "knn.joblib")
+    train = read_parquet(runs / "train.parquet")
+    assert len(rows) == len(thin(train, _knn().max_rows_per_benchmark))
+    # the refitted model predicts what the fitted search's best estimator predicts, anywhere
+    search = fit(train, meta["features"], _knn())
+    loaded = load_model(runs / "knn.joblib")
+    x = np.random.default_rng(3).uniform(0, 2, (200, len(meta["features"]))) \
+        * train[meta["features"]].to_numpy().max(axis=0)
+    assert np.array_equal(loaded["model"].predict(x), search.best_estimator_.predict(x))
+    assert loaded["calibration"] == meta["calibration"]
+
+
+@pytest.mark.parametrize("damage", ["params", "k", "nan", "format", "version", "column"])
+def test_a_damaged_model_file_is_refused_naming_it(runs, tmp_path, capsys, damage):
+    from perfcast.io import parquet_metadata
+
+    meta = parquet_metadata(runs / "knn.joblib")
+    rows = read_parquet(runs / "knn.joblib")
+    if damage == "params":
+        meta["params"] = {"knn__metric": "no-such-metric"} | meta["params"]
+    elif damage == "k":
+        meta["params"]["knn__n_neighbors"] = len(rows) + 1
+    elif damage == "nan":
+        rows.loc[3, meta["features"][0]] = np.nan
+    elif damage == "format":
+        meta["format"] = "other"
+    elif damage == "version":
+        meta["format_version"] = 99
+    else:
+        rows = rows.drop(columns=meta["features"][-1])
+    bad = tmp_path / "bad.model"
+    write_parquet(rows, bad, metadata=meta)
+    code, out, err = _cli(capsys, "predict", runs / "counters/g2/mcf.parquet", "--model", bad,
+                          "-o", tmp_path / "p.parquet")
+    _one_line_error(code, err, f"{bad}: ")
+    assert out == "" and not (tmp_path / "p.parquet").exists()

@@ -17,6 +17,7 @@ import sys
 
 from perfcast import __version__
 from perfcast.errors import HostCapabilityError, InputError
+from perfcast.process import Terminated, exit_for
 
 STAGES = ["counters", "warmup", "sensitivity", "sweep"]
 
@@ -37,6 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, HostCapabilityError) as exc:
         print(f"perfcast {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except Terminated as exc:  # SIGTERM / SIGHUP in a restricted run: cleaned up, now end
+        print(f"perfcast {args.command}: {exc}", file=sys.stderr)
+        exit_for(exc)
+        return 128 + exc.signum
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
         import os
 

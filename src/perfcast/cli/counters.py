@@ -47,7 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("predict", help="new-generation IPC and runtime from old-gen counters")
     p.add_argument("counters", help="post-processed counters of the old generation (Parquet)")
-    p.add_argument("--model", required=True, help="knn.joblib written by the train rule")
+    p.add_argument("--model", required=True,
+                   help="the model file the train rule writes (results/model/knn.joblib): "
+                   "Parquet rows and parameters, refitted on load; nothing in it is executed")
     p.add_argument("--clock-ghz", type=float, default=None, help="new generation's clock "
                    "(checked as the config's counters.clock_ghz)")
     p.add_argument("--ipc-range", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
