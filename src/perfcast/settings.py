@@ -97,7 +97,8 @@ def _check(name: str, schema: dict, data: Any, where: str | None) -> None:
         # the whole string must match: Python's ``$`` also matches before a trailing newline,
         # so "mcf\n" would pass ``^[a-z]+$`` (ECMA-262's ``$``, JSON Schema's meaning, not)
         if validator.is_type(instance, "string") and not re.search(_anchored(patrn), instance):
-            yield jsonschema.ValidationError(f"{instance!r} does not match {patrn!r}")
+            why = _SAFE_NAME_RULE if patrn.startswith(_SAFE_NAME_START) else ""
+            yield jsonschema.ValidationError(f"{_clip(instance)} does not match {patrn!r}{why}")
 
     cls = validators.extend(Draft202012Validator, {"properties": set_defaults,
                                                    "pattern": pattern},
@@ -110,6 +111,20 @@ def _check(name: str, schema: dict, data: Any, where: str | None) -> None:
         if isinstance(exc.instance, float) and not math.isfinite(exc.instance):
             message = f"{exc.instance} is not a finite number ({message})"
         raise InputError(where, f"{name}: {key}: {message}") from None
+
+
+#: how every schema pattern of a name that becomes a file or folder name starts: a letter, digit
+#: or underscore first, so never ``.``, ``..``, a hidden name or an option; no separator after
+_SAFE_NAME_START = ("^[A-Za-z0-9_][", "^[A-Za-z0-9][")
+_SAFE_NAME_RULE = (" (a name that becomes a file or folder name: the pattern's characters, no "
+                   "separator, not starting with '.' or '-'; never '.', '..', hidden or a path)")
+
+
+def _clip(value: Any, limit: int = 200) -> str:
+    """``repr(value)``, cut to ``limit`` characters: an error message stays one readable line
+    whatever was given."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _anchored(patrn: str) -> str:
