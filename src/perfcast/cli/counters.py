@@ -29,7 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--select", help="comma-separated ids (shell patterns: CPU[0-3], S0-*) whose "
                    "rows are summed in -A / --per-* files (default: all)")
     p.add_argument("--run-tolerance", type=float, help="largest relative difference of total "
-                   "instructions between group runs (default: 0.2)")
+                   "instructions between group runs (default: 0.05) when the instructions event "
+                   "is a hardware count")
+    p.add_argument("--software-run-tolerance", type=float, help="the same where a software "
+                   "event (task-clock...) stands in for instructions; the larger applies "
+                   "(default: 1.0)")
     p.add_argument("--min-pct-running", type=float, help="flag intervals where a counter ran "
                    "less of the time, in per cent (default: 99)")
     p.add_argument("-o", "--output", required=True)
@@ -73,7 +77,9 @@ def _postprocess(args: argparse.Namespace) -> int:
                   select=[i for i in args.select.split(",") if i] if args.select else None)
     section = _given(events=[e for e in args.events.split(",") if e], join=args.join,
                      base_events=base or None, read=read or None,
-                     run_tolerance=args.run_tolerance, min_pct_running=args.min_pct_running)
+                     run_tolerance=args.run_tolerance,
+                     software_run_tolerance=args.software_run_tolerance,
+                     min_pct_running=args.min_pct_running)
     settings = from_section(PostprocessSettings, section, "counters_postprocess")
     table = postprocess_files(args.groups, args.output, settings)
     print(json.dumps({"intervals": len(table),
