@@ -9,13 +9,17 @@ import logging
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from perfcast.cli import main
 from perfcast.counters.collect import collect_simulated
 from perfcast.counters.events import BaseEvents, make_groups
+from perfcast.counters.perfstat import format_perf_csv
 from perfcast.counters.postprocess import postprocess
 from perfcast.counters.settings import PostprocessSettings
 from perfcast.errors import InputError
+from perfcast.io import read_parquet
 from perfcast.settings import from_section, validate
 
 COUNTERS = {"generations": {"old": "g2", "new": "g3"}, "events": ["x"], "benchmarks": ["mcf"]}
@@ -132,3 +136,91 @@ def test_the_default_tolerance_is_tight_for_instructions_and_wide_for_software(t
     with pytest.raises(InputError, match=r"\(expected group runs of one program within the run "
                                          r"tolerance \(0\.05"):
         _pp(files)
+
+
+# ---------------------------------------------- counts a counter cannot hold, refused at the line
+
+
+def _perf_file(path: Path, n: int = 8, bad: tuple[int, str, str] | None = None,
+               form: str = "csv") -> Path:
+    """A perf -I file of ``n`` intervals of instructions, cycles and a; ``bad`` = (interval,
+    event, text) replaces that count's text."""
+    counts = {"instructions": np.full(n, 1e8), "cycles": np.full(n, 2e8),
+              "a": np.full(n, 5e5)}
+    text = format_perf_csv(np.arange(1, n + 1) / 10, counts)
+    if bad is not None:
+        k, ev, value = bad
+        lines = text.splitlines()
+        i = [j for j, ln in enumerate(lines) if f",{ev}," in ln][k]
+        f = lines[i].split(",")
+        f[1] = value
+        lines[i] = ",".join(f)
+        text = "\n".join(lines) + "\n"
+    if form == "json":
+        rows = []
+        for ln in text.splitlines():
+            if ln and not ln.startswith("#"):
+                f = ln.split(",")
+                rows.append(f'{{"interval": {float(f[0])}, "counter-value": "{f[1]}", '
+                            f'"unit": "", "event": "{f[3]}", "event-runtime": {f[4]}, '
+                            f'"pcnt-running": {f[5]}}}')
+        text = "\n".join(rows) + "\n"
+    path.write_text(text)
+    return path
+
+
+def _line_of(path: Path, needle: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if needle in ln)
+
+
+def _cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_line_error(code: int, err: str, *needles: str) -> str:
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+    return lines[0]
+
+
+@pytest.mark.parametrize("form", ["csv", "json"])
+@pytest.mark.parametrize("value, why", [
+    ("1e308", "more than a 64-bit counter holds"),
+    (str(2**64), "more than a 64-bit counter holds"),
+    (str(2**64 - 1000), "a counter that wrapped"),
+    (str(2**63), "a counter that wrapped"),
+    ("inf", "is not a finite number"),
+    ("nan", "is not a finite number"),
+    ("-5", "is negative"),
+])
+def test_a_count_no_counter_holds_is_refused_naming_the_line(tmp_path, capsys, value, why,
+                                                             form):
+    f = _perf_file(tmp_path / "g0.csv", bad=(4, "instructions", value), form=form)
+    out = tmp_path / "t.parquet"
+    code, _, err = _cli(capsys, "postprocess", f, "--events", "a", "-o", out)
+    line = _line_of(f, value)
+    _one_line_error(code, err, f"{f}, line {line}: count '{value}'", why)
+    assert not out.exists()
+    # the largest honest count still reads (2^63 - 1 in one interval is absurd but representable)
+    ok = _perf_file(tmp_path / "ok.csv", form=form)
+    assert _cli(capsys, "postprocess", ok, "--events", "a", "-o", out)[0] == 0
+    assert read_parquet(out)["a_pki"].eq(5.0).all()
+
+
+@pytest.mark.parametrize("field, value", [(4, "inf"), (5, "250"), (5, "-1"), (5, "nan"),
+                                          (0, "inf"), (0, "nan")])
+def test_perf_bookkeeping_fields_beyond_their_range_are_refused(tmp_path, capsys, field, value):
+    f = _perf_file(tmp_path / "g0.csv")
+    lines = f.read_text().splitlines()
+    k = [j for j, ln in enumerate(lines) if ",a," in ln][3]
+    parts = lines[k].split(",")
+    parts[field] = value
+    lines[k] = ",".join(parts)
+    f.write_text("\n".join(lines) + "\n")
+    code, _, err = _cli(capsys, "postprocess", f, "--events", "a", "-o", tmp_path / "t.parquet")
+    _one_line_error(code, err, f"{f}, line {k + 1}:")

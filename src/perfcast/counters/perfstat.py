@@ -44,6 +44,13 @@ FIELDS = "time[,id[,n]],value,unit,event,run_ns,pct_running,metric_value,metric_
 NOT_COUNTED = "<not counted>"
 NOT_SUPPORTED = "<not supported>"
 LONG_COLUMNS = ["time", "event", "value", "status", "run_ns", "pct_running", "id"]
+#: the largest count a 64-bit hardware or kernel counter holds
+COUNTER_MAX = 2**64 - 1
+#: a count of one interval this large is a counter that wrapped: perf prints the difference of
+#: two readings as unsigned, so a reading below the previous one (a counter reset or wrapped)
+#: becomes nearly 2^64; no event counts 2^63 (9.2e18) in one interval (a thousand cores at
+#: 5 GHz retiring 10 instructions a cycle need six days)
+WRAPPED = 2**63
 
 # ids of the aggregation modes that carry a count of CPUs after them
 _AGG_WITH_COUNT = re.compile(r"S\d+(-D\d+)?(-(C|CL|L\d+-ID)\d+)?|N\d+")
@@ -86,9 +93,20 @@ def _count(value_s: str, path: Path, lineno: int) -> tuple[float, str]:
                              row=lineno, expected=f"plain numbers: {_HINT}")
         raise InputError(path, f"count {value_s!r} is not a number", row=lineno,
                          expected="a count, <not counted> or <not supported>")
-    if not math.isfinite(value) or value < 0:
-        raise InputError(path, f"count {value_s!r} is negative or not finite", row=lineno,
+    if not math.isfinite(value):
+        raise InputError(path, f"count {value_s!r} is not a finite number", row=lineno,
+                         expected="a count, <not counted> or <not supported>")
+    if value < 0:
+        raise InputError(path, f"count {value_s!r} is negative", row=lineno,
                          expected="a non-negative count")
+    exact = int(value_s) if value_s.isdigit() else value  # 2^64 - 1000 is 2^64 as a float
+    if exact > COUNTER_MAX:
+        raise InputError(path, f"count {value_s!r} is more than a 64-bit counter holds",
+                         row=lineno, expected=f"a count of at most 2^64 - 1 = {COUNTER_MAX}")
+    if exact >= WRAPPED:
+        raise InputError(path, f"count {value_s!r} in one interval is 2^63 or more: a counter "
+                               "that wrapped (a negative difference read as unsigned)",
+                         row=lineno, expected="the count of one interval, below 2^63")
     return value, "ok"
 
 
@@ -143,7 +161,7 @@ def _parse_sv(line: str, sep: str, path: Path, lineno: int) -> Row | None:
     fields = line.split(sep)
     time_s = fields[0].strip()
     t = _number(time_s)
-    if t is None:
+    if t is None or not math.isfinite(t) or t < 0:
         raise InputError(path, f"interval time {time_s!r} is not a number", row=lineno,
                          expected=f"perf stat -I output (first column: seconds since start; "
                                   f"separator {sep!r})")
@@ -178,7 +196,21 @@ def _parse_sv(line: str, sep: str, path: Path, lineno: int) -> Row | None:
     if run_ns is None or pct is None:
         raise InputError(path, "run time or percent-running is not a number", row=lineno,
                          expected=FIELDS)
+    _check_running(run_ns, pct, path, lineno, given=(bool(run_s.strip()), bool(pct_s.strip())))
     return Row(t, event, value, status, run_ns, pct, agg)
+
+
+def _check_running(run_ns: float, pct: float, path: Path, lineno: int,
+                   given: tuple[bool, bool] = (True, True)) -> None:
+    """perf's run time (ns) is finite and non-negative and its percent-running within [0, 100]
+    where given (``given``: each field was written; an empty or absent one is NaN)."""
+    if (given[0] or not math.isnan(run_ns)) and \
+            not (math.isfinite(run_ns) and 0 <= run_ns <= COUNTER_MAX):
+        raise InputError(path, f"run time {run_ns!r} ns is not a finite non-negative number",
+                         row=lineno, expected=FIELDS)
+    if (given[1] or not math.isnan(pct)) and not 0 <= pct <= 100:
+        raise InputError(path, f"percent-running {pct!r} is not within 0 to 100", row=lineno,
+                         expected=FIELDS)
 
 
 def _parse_json(line: str, path: Path, lineno: int) -> Row | None:
@@ -209,9 +241,11 @@ def _parse_json(line: str, path: Path, lineno: int) -> Row | None:
     try:
         run_ns = float(obj.get("event-runtime", math.nan))
         pct = float(obj.get("pcnt-running", math.nan))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(path, "event-runtime or pcnt-running is not a number", row=lineno,
                          expected="perf stat -j output") from exc
+    _check_running(run_ns, pct, path, lineno, given=("event-runtime" in obj,
+                                                     "pcnt-running" in obj))
     return Row(float(t), event, value, status, run_ns, pct, agg)
 
 
