@@ -5,6 +5,7 @@ or gives the right result; none runs code, loses data or writes a wrong number."
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from pathlib import Path
@@ -224,3 +225,79 @@ def test_perf_bookkeeping_fields_beyond_their_range_are_refused(tmp_path, capsys
     f.write_text("\n".join(lines) + "\n")
     code, _, err = _cli(capsys, "postprocess", f, "--events", "a", "-o", tmp_path / "t.parquet")
     _one_line_error(code, err, f"{f}, line {k + 1}:")
+
+
+# ------------------------------------------------------ a column named twice is never half-read
+
+
+def _fit_table(path: Path, header: str) -> Path:
+    """A fit table: wall_s = 2 * size + 5 (30 rows); ``header`` names its three columns."""
+    rng = np.random.default_rng(1)
+    size = rng.uniform(100, 1000, 30)
+    rows = [f"{s:.3f},{rng.uniform(0, 9):.3f},{2 * s + 5:.3f}" for s in size]
+    path.write_text(header + "\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_wps_refuses_a_column_named_twice(tmp_path, capsys):
+    f = tmp_path / "rounds.csv"
+    f.write_text("work,work,duration_s\n" + "".join(f"{w},7,{w / 1000 + 0.5}\n"
+                                                   for w in range(100, 3100, 100)))
+    code, out, err = _cli(capsys, "wps", f)
+    _one_line_error(code, err, f"{f}, line 1: column 'work' appears 2 times in the header")
+    assert out == ""
+    f.write_text("work,other,duration_s\n" + "".join(f"{w},7,{w / 1000 + 0.5}\n"
+                                                     for w in range(100, 3100, 100)))
+    code, out, _ = _cli(capsys, "wps", f)
+    assert code == 0 and json.loads(out)["v"] == pytest.approx(1000, rel=1e-6)
+
+
+@pytest.mark.parametrize("header", ["size,size,wall_s", "size,wall_s,size", " size,size ,wall_s"])
+def test_fit_refuses_a_column_named_twice(tmp_path, capsys, header):
+    f = _fit_table(tmp_path / "t.csv", header)
+    code, out, err = _cli(capsys, "fit", f, "--y", "wall_s", "--x", "size")
+    _one_line_error(code, err, f"{f}, line 1: column 'size' appears 2 times in the header")
+    assert out == ""
+
+
+def test_fit_refuses_a_parquet_table_with_a_column_named_twice(tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array([1.0, 2.0, 3.0]), pa.array([4.0, 5.0, 6.0]),
+                                         pa.array([7.0, 9.0, 11.0])],
+                                        names=["size", "size", "wall_s"]), f)
+    code, _, err = _cli(capsys, "fit", f, "--y", "wall_s", "--x", "size")
+    _one_line_error(code, err, f"{f}: ", "duplicate")
+
+
+def test_sensitivity_eval_refuses_a_column_named_twice(tmp_path, capsys):
+    f = tmp_path / "grid.csv"
+    f.write_text("program,cpu_cores,cpu_cores,mem_gb,net_code,io_mbps,metric,value\n"
+                 "p,1,2,1,1,1,t,2\n")
+    code, _, err = _cli(capsys, "sensitivity-eval", "--data", f, "--program", "p",
+                        "--epsilon", "0.3")
+    _one_line_error(code, err, f"{f}, line 1: column 'cpu_cores' appears 2 times")
+
+
+def test_sweep_import_refuses_a_parameter_named_twice(tmp_path, capsys):
+    run = tmp_path / "arpe" / "1-2" / "1"
+    run.mkdir(parents=True)
+    (run / "APRE_timed.txt").write_text("1.5 0.5 0.1 1 2\n")
+    code, out, err = _cli(capsys, "sweep-import", tmp_path / "arpe", "--parameters", "size",
+                          "size", "-o", tmp_path / "t.csv")
+    _one_line_error(code, err, "imports.arpe.parameters", "non-unique")
+    assert out == "" and not (tmp_path / "t.csv").exists()
+    with pytest.raises(InputError, match=r"sweep\.imports\.a\.parameters: .*non-unique"):
+        validate({"sweep": {"imports": {"a": {"path": "x", "parameters": ["n", "n"]}}}}, "config")
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--y", "wall_s", "--x", "wall_s"], "--y 'wall_s' is also a regressor"),
+    (["--y", "wall_s", "--x", "size", "size"], "--x names 'size' twice"),
+])
+def test_fit_refuses_a_response_among_its_regressors(tmp_path, capsys, argv, needle):
+    f = _fit_table(tmp_path / "t.csv", "size,other,wall_s")
+    code, out, err = _cli(capsys, "fit", f, *argv)
+    _one_line_error(code, err, needle)

@@ -81,6 +81,12 @@ def _fit(args: argparse.Namespace) -> int:
         if not sep or not name.strip() or not expr.strip():
             raise InputError(None, f"--derived {item!r}", expected="NAME=EXPRESSION")
         derived[name.strip()] = expr.strip()
+    repeated = sorted({x for x in args.x if args.x.count(x) > 1})
+    if repeated:
+        raise InputError(None, f"--x names {repeated[0]!r} twice", expected="each regressor once")
+    if args.y in args.x:
+        raise InputError(None, f"--y {args.y!r} is also a regressor (--x)",
+                         expected="a response that is not one of its own regressors")
     needed = {args.y, *args.x} - set(derived)
     for name, expr in derived.items():
         needed |= expression_names(expr, where=f"--derived {name}") - set(derived)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfcast.checks import input_file, require_values
+from perfcast.checks import input_file, require_unique_csv_header, require_values
 from perfcast.errors import InputError
 from perfcast.sensitivity.backends import RunOutcome
 from perfcast.sensitivity.metrics import sensitivity_array
@@ -99,6 +99,7 @@ def read_measurements(path: str | Path) -> pd.DataFrame:
         raise InputError(path, "empty file", expected="a CSV table with a header row") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InputError(path, f"not a readable CSV: {exc}") from exc
+    require_unique_csv_header(path)
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise InputError(path, f"missing column(s) {missing}",

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfcast.checks import read_text, require_magnitude
+from perfcast.checks import read_text, require_magnitude, require_unique_columns
 from perfcast.errors import InputError
 
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
@@ -152,6 +152,7 @@ def read_rounds(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
                          expected="a CSV with columns work,duration_s")
     header_line, header = rows[0]
     cols = [c.strip() for c in header]
+    require_unique_columns(cols, name, row=header_line)
     missing = [c for c in ("work", "duration_s") if c not in cols]
     if missing:
         raise InputError(name, f"missing column(s) {missing} in header {cols}", row=header_line,
