@@ -301,3 +301,25 @@ def test_fit_refuses_a_response_among_its_regressors(tmp_path, capsys, argv, nee
     f = _fit_table(tmp_path / "t.csv", "size,other,wall_s")
     code, out, err = _cli(capsys, "fit", f, *argv)
     _one_line_error(code, err, needle)
+
+
+# ------------------------------------------------------- watch checks every reading, fast or not
+
+
+@pytest.mark.parametrize("bad, why", [("1e308", "is too large to compute with"),
+                                      ("1e-308", "is too small to compute with"),
+                                      ("inf", "is not a finite number"),
+                                      ("nan", "is not a finite number"),
+                                      ("-1", "negative reading")])
+@pytest.mark.parametrize("where", [5, 25])  # before watch can stop (30 readings)
+def test_watch_refuses_a_reading_it_cannot_compute_with_naming_the_line(tmp_path, capsys, bad,
+                                                                        why, where):
+    rng = np.random.default_rng(2)
+    lines = [f"{v:.6f}" for v in 1.0 + 0.01 * rng.standard_normal(200)]
+    lines[where - 1] = bad
+    f = tmp_path / "readings.txt"
+    f.write_text("\n".join(lines) + "\n")
+    code, out, err = _cli(capsys, "watch", f)
+    _one_line_error(code, err, f"{f}, line {where}:", why)
+    assert all(json.loads(ln)["mean"] is not None or json.loads(ln)["phase"] != "stable"
+               for ln in out.splitlines())

@@ -173,11 +173,16 @@ def cmd_watch(args: argparse.Namespace) -> int:
                          min_effect=args.min_effect)
     name = "<stdin>" if args.file == "-" else args.file
 
+    from perfcast.checks import MAX_MAGNITUDE
+
+    smallest = 1.0 / MAX_MAGNITUDE
+
     def values():
         for lineno, line in enumerate(_lines(args.file), start=1):
-            try:  # the common case, fast; anything else gets parse_reading's checks
+            try:  # the common case, fast; anything else gets parse_reading's checks (the same
+                # range: finite, >= 0, 0 or of a magnitude that sums and squares can carry)
                 v = float(line)
-                if v >= 0 and v != math.inf and "_" not in line:
+                if (v == 0 or smallest <= v <= MAX_MAGNITUDE) and "_" not in line:
                     yield v
                     continue
             except ValueError:
