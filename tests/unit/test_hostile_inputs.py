@@ -323,3 +323,43 @@ def test_watch_refuses_a_reading_it_cannot_compute_with_naming_the_line(tmp_path
     _one_line_error(code, err, f"{f}, line {where}:", why)
     assert all(json.loads(ln)["mean"] is not None or json.loads(ln)["phase"] != "stable"
                for ln in out.splitlines())
+
+
+# --------------------------------------------- derived regressors: finite, bounded, never a hang
+
+
+def test_a_derived_value_that_is_not_finite_fails_naming_the_rows(tmp_path, capsys):
+    f = tmp_path / "t.csv"
+    sizes = [128 * (1 + k % 5) for k in range(30)]  # 6 of 30 rows at size 128: log(0)
+    f.write_text("size,wall_s\n" + "".join(f"{s},{0.01 * s + 1}\n" for s in sizes))
+    code, out, err = _cli(capsys, "fit", f, "--y", "wall_s", "--x", "e",
+                          "--derived", "e=log(size-128)")
+    _one_line_error(code, err, f"{f}: derived 'e': 'log(size-128)' is -inf in 6 of 30 rows "
+                               "(first row 1: size=128)")
+    assert out == ""
+    code, out, _ = _cli(capsys, "fit", f, "--y", "wall_s", "--x", "e",
+                        "--derived", "e=log(size-64)")  # finite everywhere: fitted
+    assert code == 0 and json.loads(out)["derived"] == {"e": "log(size-64)"}
+
+
+@pytest.mark.parametrize("expr, needle", [
+    ("size+9**9**9", "is inf in 30 of 30 rows"),
+    ("size*10**400", "is inf in 30 of 30 rows"),
+    ("size+" + "9" * 900, "constant of 900 digits"),
+    ("size+" + "9" * 5000, "an expression of 5005 characters"),
+    ("size" + "+size" * 400, "an expression of 2004 characters"),
+    ("(" * 300 + "size" + ")" * 300, "cannot parse"),
+])
+def test_a_derived_expression_is_bounded(tmp_path, capsys, expr, needle):
+    f = _fit_table(tmp_path / "t.csv", "size,other,wall_s")
+    code, _, err = _cli(capsys, "fit", f, "--y", "wall_s", "--x", "e", "--derived", f"e={expr}")
+    line = _one_line_error(code, err, needle)
+    assert len(line) < 800  # the message quotes the expression, not the expression's value
+
+
+def test_config_derived_expressions_are_bounded_too():
+    from perfcast.sweep.expressions import evaluate
+
+    with pytest.raises(InputError, match=r"derived 'e': 'n\+9\*\*9\*\*9' is inf in 2 of 2 rows"):
+        evaluate("n+9**9**9", {"n": np.array([1.0, 2.0])}, where="derived 'e'")
+    assert evaluate("2**n", {"n": np.array([1.0, 10.0])}).tolist() == [2.0, 1024.0]

@@ -95,7 +95,10 @@ def _fit(args: argparse.Namespace) -> int:
     df = load_table(args.csv, sorted(needed - ({args.groups} if args.groups else set())))
     if args.groups and args.groups not in df.columns:
         raise InputError(args.csv, f"no column {args.groups!r} for --groups", row=1)
-    df = add_derived(df, derived)
+    try:
+        df = add_derived(df, derived)
+    except InputError as exc:  # the expression's error, in the table it was evaluated on
+        raise InputError(args.csv, str(exc).removeprefix("<input>: ")) from None
     groups = df[args.groups].tolist() if args.groups else (
         df["point"].tolist() if "point" in df.columns else None)
     res = selection.fit_effect(df, args.y, args.y, args.x, groups=groups,
