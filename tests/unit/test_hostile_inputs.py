@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from perfcast.cli import main
 from perfcast.counters.collect import collect_simulated
@@ -363,3 +364,41 @@ def test_config_derived_expressions_are_bounded_too():
     with pytest.raises(InputError, match=r"derived 'e': 'n\+9\*\*9\*\*9' is inf in 2 of 2 rows"):
         evaluate("n+9**9**9", {"n": np.array([1.0, 2.0])}, where="derived 'e'")
     assert evaluate("2**n", {"n": np.array([1.0, 10.0])}).tolist() == [2.0, 1024.0]
+
+
+# ----------------------------------------------------- configs: bounded before they are expanded
+
+#: 341 bytes that name 9^9 (387 million) strings through nine levels of aliases (436 million
+#: values with the lists that hold them)
+LAUGHS = "\n".join(["a: &a [" + ",".join(['"lol"'] * 9) + "]"]
+                   + [f"{c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]"
+                      for p, c in zip("abcdefgh", "bcdefghi", strict=True)])
+
+
+@pytest.mark.parametrize("where", ["programs", "sweep"])
+def test_a_billion_laughs_config_is_refused_before_it_is_expanded(where):
+    bomb = yaml.safe_load(LAUGHS)
+    cfg = {"programs": {"p": {"command": "true", "env": {"X": bomb["i"]}}}} \
+        if where == "programs" else \
+        {"sweep": {"campaigns": {"c": {"command": "true {n}", "parameters": {"n": bomb["i"]}}}}}
+    with pytest.raises(InputError) as err:
+        validate(cfg, "config", where="big.yaml")
+    msg = str(err.value)
+    assert msg.startswith(f"big.yaml: config: {where}: expands to 4.36e+08 values")
+    assert len(msg) < 400
+    # aliases within the bound are YAML as usual
+    ok = yaml.safe_load("x: &n [1, 2]\nsweep:\n  campaigns:\n    c:\n      command: true {n}\n"
+                        "      parameters: {n: *n}\n")
+    assert validate({"sweep": ok["sweep"]}, "config")["sweep"]["campaigns"]["c"][
+        "parameters"]["n"] == [1, 2]
+
+
+def test_a_config_error_message_is_bounded():
+    with pytest.raises(InputError) as err:
+        validate({"seed": list(range(200_000))}, "config")
+    msg = str(err.value)
+    assert msg.startswith("<input>: config: seed: [0, 1, 2") and len(msg) < 800
+    assert "characters)" in msg
+    with pytest.raises(InputError) as err:
+        validate(_counters(benchmarks=["x" * 100_000 + "/"]), "config")
+    assert len(str(err.value)) < 800
