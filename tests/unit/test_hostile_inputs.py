@@ -402,3 +402,66 @@ def test_a_config_error_message_is_bounded():
     with pytest.raises(InputError) as err:
         validate(_counters(benchmarks=["x" * 100_000 + "/"]), "config")
     assert len(str(err.value)) < 800
+
+
+# ------------------------------------------- program templates: a value is never read as code
+
+HOSTILE = ["$(touch M1)", "`touch M2`", "; touch M3", "' ; touch M4 '", '" ; touch M5 "',
+           "\\$(touch M6)", "a b", "it's", "$HOME", "x\\", "*"]
+#: (template, what printf prints for a value v)
+FORMS = [("printf '%s|' {v}", "{}|"), ("printf '%s|' '{v}'", "{}|"),
+         ("printf '%s|' \"{v}\"", "{}|"), ("printf '%s|' \"a {v} b\"", "a {} b|"),
+         ("printf '%s|' 'a {v} b'", "a {} b|"), ("printf '%s|' $(printf %s {v}) x", None),
+         ("printf '%s|' \"$HOME\"{v}", "{}|"), ("printf '%s|' \\'{v}", "'{}|")]
+
+
+def _sweep_render(template: str, value: str) -> str:
+    from perfcast.sweep.campaign import parse_campaign
+    from perfcast.sweep.settings import SweepSettings
+
+    s = from_section(SweepSettings, {"campaigns": {"c": {"command": template,
+                                                         "parameters": {"v": [1, 2]}}}},
+                     "sweep")
+    c = parse_campaign("c", s.campaigns["c"])
+    return c.render(c.command, {"v": value}, 1)
+
+
+def _program_render(template: str, value: str) -> str:
+    from perfcast.program import Program
+
+    # counters (perf backend), warm-up and sensitivity render through Program
+    return Program.from_config("p", {"command": template}, stage="counters.perf").render(v=value)
+
+
+@pytest.mark.parametrize("renderer", [_program_render, _sweep_render])
+@pytest.mark.parametrize("template, shown", FORMS)
+def test_a_value_with_shell_metacharacters_is_one_literal_word(tmp_path, renderer, template,
+                                                              shown):
+    import subprocess
+
+    for value in HOSTILE:
+        command = renderer(template, value)
+        out = subprocess.run(["/bin/sh", "-c", command], cwd=tmp_path, capture_output=True,
+                             text=True, env={"HOME": "/home/x", "PATH": "/usr/bin:/bin"})
+        assert sorted(p.name for p in tmp_path.iterdir()) == [], (template, value, command)
+        if shown is not None:
+            expected = shown.replace("{}", value).replace("$HOME\"", "")
+            if template.endswith('"$HOME"{v}'):
+                expected = "/home/x" + expected
+            assert out.stdout == expected, (template, value, command, out.stderr)
+
+
+@pytest.mark.parametrize("template, why", [
+    ("echo 'unterminated {v}", "unterminated ' quote"),
+    ('echo "unterminated {v}', 'unterminated " quote'),
+    ("echo $'\\t{v}'", "inside $'...' quotes"),
+    ('echo "$(printf %s {v})"', "command substitution inside double quotes"),
+    ('echo "`printf %s {v}`"', "command substitution inside double quotes"),
+])
+def test_a_template_whose_quoting_cannot_be_told_is_refused_when_loaded(template, why):
+    from perfcast.program import Program
+
+    with pytest.raises(InputError, match=re.escape(why)):
+        Program.from_config("p", {"command": template}, stage="warmup")
+    with pytest.raises(InputError, match=re.escape(why)):  # the sweep, when it parses its
+        _sweep_render(template, "1")                      # campaigns
