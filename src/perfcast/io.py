@@ -29,25 +29,53 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; rename it onto ``path`` on success only."""
+    """Yield a temporary path next to ``path``; rename it onto ``path`` on success only.
+
+    Raises
+    ------
+    InputError
+        naming ``path``: a directory, a place that cannot be written (permissions, a missing
+        parent that cannot be made, a name too long, a full disk), never a traceback.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=suffix or path.suffix or ".tmp", dir=path.parent
-    )
+    try:
+        if path.is_dir():
+            raise InputError(path, "is a directory", expected="the path of a file to write")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # the temporary name stays short whatever the target's (255 bytes is the usual limit)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.",
+                                   suffix=(suffix or path.suffix or ".tmp")[:16], dir=path.parent)
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
-        yield tmp_path
-        with open(tmp_path, "rb+") as fh:
-            os.fsync(fh.fileno())
-        # mkstemp creates 0600; give the output the mode a plain open() would (0666 & ~umask),
-        # so colleagues on a shared or cluster file system can read the results
-        os.chmod(tmp_path, 0o666 & ~_umask())
-        os.replace(tmp_path, path)
+        try:
+            yield tmp_path
+        except OSError as exc:  # the writer's own error on the temporary file (a full disk)
+            if exc.filename in (None, tmp, str(tmp_path)):
+                raise _unwritable(path, exc) from None
+            raise
+        try:
+            with open(tmp_path, "rb+") as fh:
+                os.fsync(fh.fileno())
+            # mkstemp creates 0600; give the output the mode a plain open() would
+            # (0666 & ~umask), so colleagues on a shared or cluster file system can read it
+            os.chmod(tmp_path, 0o666 & ~_umask())
+            os.replace(tmp_path, path)
+        except OSError as exc:
+            raise _unwritable(path, exc) from None
     finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+        with contextlib.suppress(OSError):
+            if tmp_path.exists():
+                tmp_path.unlink()
+
+
+def _unwritable(path: Path, exc: OSError) -> InputError:
+    """The InputError of an output that cannot be written, naming it and why."""
+    return InputError(path, f"cannot be written: {exc.strerror or exc}",
+                      expected="a writable file path (its folder writable, its name at most "
+                               "255 bytes, space on the disk)")
 
 
 def write_parquet(

@@ -465,3 +465,86 @@ def test_a_template_whose_quoting_cannot_be_told_is_refused_when_loaded(template
         Program.from_config("p", {"command": template}, stage="warmup")
     with pytest.raises(InputError, match=re.escape(why)):  # the sweep, when it parses its
         _sweep_render(template, "1")                      # campaigns
+
+
+# ------------------------------------------------------- outputs: one line for a place unwritable
+
+
+def _postprocess_argv(tmp_path: Path, out: Path | str) -> list:
+    return ["postprocess", _perf_file(tmp_path / "g0.csv"), "--events", "a", "-o", out]
+
+
+@pytest.mark.parametrize("out, why", [
+    (lambda d: d, "is a directory"),
+    (lambda d: d / "a.file" / "t.parquet", "cannot be written: "),
+    (lambda d: d / ("x" * 300 + ".parquet"), "cannot be written: File name too long"),
+    (lambda d: Path("/proc/perfcast-cannot/t.parquet"), "cannot be written: "),
+])
+def test_an_output_that_cannot_be_written_is_one_line(tmp_path, capsys, out, why):
+    (tmp_path / "a.file").write_text("x")
+    target = out(tmp_path)
+    code, _, err = _cli(capsys, *_postprocess_argv(tmp_path, target))
+    _one_line_error(code, err, f"{target}: {why}")
+    assert not list(tmp_path.glob(".*.parquet*"))  # no temporary file left
+
+
+def test_an_output_name_up_to_the_limit_is_written(tmp_path, capsys):
+    target = tmp_path / ("x" * 247 + ".parquet")  # 255 bytes: the temporary name stays short
+    code, _, err = _cli(capsys, *_postprocess_argv(tmp_path, target))
+    assert code == 0 and target.exists(), err
+
+
+def test_stdout_on_a_full_disk_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    f = tmp_path / "r.txt"
+    f.write_text("\n".join(str(1 + k % 7 * 0.01) for k in range(100)) + "\n")
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "perfcast", "ci", str(f)], stdout=full,
+                           stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip() == "perfcast ci: error: cannot write its output: No space left on " \
+                               "device"
+
+
+@pytest.mark.parametrize("command", ["wps", "ci", "watch"])
+def test_binary_bytes_on_stdin_are_one_line(command):
+    import os
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "perfcast", command, "-"],
+                       input=bytes(range(128, 256)) * 4, capture_output=True,
+                       env=os.environ | {"PYTHONIOENCODING": "utf-8:strict"})
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "<stdin>" in err and "not" in err and "text" in err, err
+
+
+def test_an_output_that_is_an_input_is_refused(tmp_path, capsys):
+    g0 = _perf_file(tmp_path / "g0.csv")
+    before = g0.read_text()
+    code, _, err = _cli(capsys, "postprocess", g0, "--events", "a", "-o", tmp_path / "." / "g0.csv")
+    _one_line_error(code, err, "is the input", "would overwrite")
+    assert g0.read_text() == before
+    t = tmp_path / "t.parquet"
+    assert _cli(capsys, "postprocess", g0, "--events", "a", "-o", t)[0] == 0
+    code, _, err = _cli(capsys, "align", t, t, "-o", t)
+    _one_line_error(code, err, "is the input")
+    code, _, err = _cli(capsys, "predict", t, "--model", tmp_path / "m", "-o", t)
+    _one_line_error(code, err, "is the input")
+    code, _, err = _cli(capsys, "predict", t, "--model", tmp_path / "m.json", "-o",
+                        tmp_path / "m.parquet")
+    _one_line_error(code, err, "the summary (-o with .json) of -o", "m.json")
+
+
+@pytest.mark.parametrize("out", ["s.txt", "s", "s.json"])
+def test_sweep_import_writes_only_the_formats_its_suffix_says(tmp_path, capsys, out):
+    run = tmp_path / "arpe" / "1-2" / "1"
+    run.mkdir(parents=True)
+    (run / "APRE_timed.txt").write_text("1.5 0.5 0.1 1 2\n")
+    code, _, err = _cli(capsys, "sweep-import", tmp_path / "arpe", "--parameters", "a", "b",
+                        "-o", tmp_path / out)
+    _one_line_error(code, err, f"-o '{tmp_path / out}'", "expected .parquet or .csv")
+    assert not (tmp_path / out).exists()

@@ -68,9 +68,12 @@ def _given(**values: object) -> dict:
 
 
 def _postprocess(args: argparse.Namespace) -> int:
+    from perfcast.cli import require_new_output
     from perfcast.counters.rules import postprocess_files
     from perfcast.counters.settings import PostprocessSettings
     from perfcast.settings import from_section
+
+    require_new_output(args.output, args.groups)
 
     base = _given(instructions=args.instructions_event, cycles=args.cycles_event)
     read = _given(separator=args.separator,
@@ -89,9 +92,12 @@ def _postprocess(args: argparse.Namespace) -> int:
 
 
 def _align(args: argparse.Namespace) -> int:
+    from perfcast.cli import require_new_output
     from perfcast.model.rules import align_files
     from perfcast.model.settings import AlignSettings
     from perfcast.settings import from_section
+
+    require_new_output(args.output, [args.old, args.new])
 
     settings = from_section(AlignSettings, _given(
         method=args.method, sakoe_chiba_radius=args.radius,
@@ -105,6 +111,7 @@ def _align(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
+    from perfcast.cli import require_new_output
     from perfcast.model.rules import predict_files
     from perfcast.model.settings import PredictSettings
     from perfcast.settings import check_value, from_section
@@ -113,9 +120,12 @@ def _predict(args: argparse.Namespace) -> int:
         check_value(args.clock_ghz, "counters", "/properties/clock_ghz/additionalProperties",
                     flag="--clock-ghz", key="counters.clock_ghz.<generation>")
     settings = from_section(PredictSettings, _given(ipc_range=args.ipc_range), "predict")
-    summary = args.output.rsplit(".", 1)[0] + ".json"
+    summary = str(Path(args.output).with_suffix(".json"))
+    require_new_output(args.output, [args.counters, args.model])
+    require_new_output(summary, [args.counters, args.model, args.output],
+                       flag="the summary (-o with .json) of -o")
     predict_files(args.model, args.counters, args.output, summary,
                   benchmark=Path(args.counters).stem, clock_new_ghz=args.clock_ghz,
                   settings=settings)
-    print(open(summary).read().strip())
+    print(Path(summary).read_text().strip())
     return 0

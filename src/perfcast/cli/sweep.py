@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from perfcast.errors import InputError
 
@@ -135,9 +136,13 @@ def _import(args: argparse.Namespace) -> int:
     from perfcast.sweep.arpe import import_arpe
     from perfcast.sweep.table import summary
 
+    suffix = Path(args.out).suffix
+    if suffix not in (".csv", ".parquet"):
+        raise InputError(None, f"-o {args.out!r}: the table's format is told by its suffix, "
+                         f"and {suffix or 'no suffix'!r} is neither", expected=".parquet or .csv")
     spec = import_settings(args)
     df = import_arpe(spec.path, list(spec.parameters), spec.name)
-    if args.out.endswith(".csv"):
+    if suffix == ".csv":
         write_csv(df, args.out)
     else:
         write_parquet(df, args.out, metadata={"campaign": args.campaign,

@@ -97,7 +97,11 @@ class ReadingParser:
 
 def _open_text(path: str | Path) -> tuple[str, str]:
     if str(path) == "-":
-        return "<stdin>", sys.stdin.read()
+        try:
+            return "<stdin>", sys.stdin.read()
+        except UnicodeDecodeError as exc:
+            raise InputError("<stdin>", f"not a text file (byte {exc.start}: {exc.reason})",
+                             expected="UTF-8 text") from None
     return str(path), read_text(path)
 
 
