@@ -126,6 +126,26 @@ def require_columns(df: pd.DataFrame, columns: list[str], path: str | Path) -> N
         raise InputError(path, f"missing column(s) {missing}", expected=f"columns {columns}")
 
 
+def require_numeric(df: pd.DataFrame, columns: list[str], path: str | Path) -> None:
+    """Each of ``columns`` holds numbers (a Parquet column of strings or objects is refused).
+
+    Raises
+    ------
+    InputError
+        naming the file, the column, its type and its first value that is not a number.
+    """
+    import pandas as pd
+
+    for c in columns:
+        col = df[c]
+        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+            continue
+        bad = pd.to_numeric(col, errors="coerce").isna() & col.notna()
+        first = col[bad].iloc[0] if bad.any() else (col.iloc[0] if len(col) else None)
+        raise InputError(path, f"column {c!r} is of type {col.dtype} (its first value "
+                         f"{str(first)[:40]!r})", expected=f"numbers in {c}")
+
+
 def write_json(obj: Any, path: str | Path) -> None:
     """Write JSON atomically, keys sorted, so equal results give equal bytes."""
     with atomic_path(path) as tmp:

@@ -27,6 +27,7 @@ from perfcast.io import (
     parquet_metadata,
     read_parquet,
     require_columns,
+    require_numeric,
     write_csv,
     write_json,
     write_parquet,
@@ -56,10 +57,12 @@ def read_counters(path: str | Path) -> pd.DataFrame:
     Raises
     ------
     InputError
-        naming the file: missing, not Parquet, or without a column of :data:`COUNTER_COLUMNS`.
+        naming the file: missing, not Parquet, or without a column of :data:`COUNTER_COLUMNS`
+        or with one that does not hold numbers.
     """
     df = read_parquet(path)
     require_columns(df, COUNTER_COLUMNS, path)
+    require_numeric(df, COUNTER_COLUMNS, path)
     return df
 
 
@@ -113,8 +116,8 @@ def align_files(old: str, new: str, out: str, figure: str | None, settings: Alig
 
 
 def check_alignable(table: pd.DataFrame, path: str | Path) -> None:
-    """A run's table can be aligned: its cumulative instructions are finite and grow strictly,
-    its IPC is finite and positive in every interval.
+    """A run's table can be aligned: its instructions, cycles and IPC are finite and positive in
+    every interval, its cumulative instructions finite and strictly growing.
 
     Raises
     ------
@@ -124,6 +127,8 @@ def check_alignable(table: pd.DataFrame, path: str | Path) -> None:
     labels = table["interval"].tolist()
     if table.empty:
         raise InputError(path, "no intervals", expected="a run of at least one interval")
+    for col in ("instructions", "cycles"):  # this run's own counts, named as its own
+        require_values(table[col], path, col, low=0, labels=labels)
     require_values(table["ipc"], path, "IPC", low=0, labels=labels)
     cum = table["instructions_cumulative_sum"].to_numpy(dtype=float)
     require_values(cum, path, "cumulative instructions", low=0, labels=labels)
@@ -509,6 +514,12 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
         raise InputError(model, "has no interval calibration (written by an older perfcast)",
                          expected="a model retrained by this version (rule model_train)")
     cal = Calibration(**bundle["calibration"])
+    require_numeric(table, list(bundle["features"]), counters)
+    for f in bundle["features"]:  # a missing reading (NaN) is imputed; any other is a number
+        x = table[f].to_numpy(dtype=float)
+        given = ~np.isnan(x)
+        require_values(x[given], counters, f, low=0, low_inclusive=True,
+                       labels=table["interval"].to_numpy()[given].tolist())
     require_readings(table, bundle["features"], counters)
     for col in ("duration_s", "cycles", "instructions"):
         require_values(table[col], counters, col, low=0, labels=table["interval"].tolist())

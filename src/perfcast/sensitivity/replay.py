@@ -205,10 +205,18 @@ class MeasuredGrid:
                                  row=int(i) + 2)
             values[idx] = r["value"]
         grid = cls(program, metric, bool(hib), model, values)
-        if not (np.isfinite(grid.baseline) and grid.baseline > 0):
+        top = model.point([len(d) - 1 for d in model.dims])
+        if np.isnan(grid.baseline):
             raise InputError(path, f"program {program!r}: no measurement with the most of every "
-                             "resource (the unrestricted run)",
-                             expected=f"a row at {model.point([len(d) - 1 for d in model.dims])}")
+                             "resource (the unrestricted run)", expected=f"a row at {top}")
+        if not (np.isfinite(grid.baseline) and grid.baseline > 0):
+            # every sensitivity is relative to it: 0 would make them all 0 or infinite
+            line = next((int(i) + 2 for i, r in rows.iterrows()
+                         if all(r[n] == top[n] for n in names)), None)
+            raise InputError(path, f"program {program!r}: the unrestricted run {top} measured "
+                             f"{grid.baseline:g}", row=line,
+                             expected=f"a positive {metric} of the unrestricted run: every "
+                                      "sensitivity is relative to it")
         return grid
 
 
