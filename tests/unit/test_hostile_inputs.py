@@ -548,3 +548,79 @@ def test_sweep_import_writes_only_the_formats_its_suffix_says(tmp_path, capsys, 
                         "-o", tmp_path / out)
     _one_line_error(code, err, f"-o '{tmp_path / out}'", "expected .parquet or .csv")
     assert not (tmp_path / out).exists()
+
+
+# ------------------------------------------------------------ counters that are what they say
+
+UNCORE = "cha/event=0x34,umask=0x1fe001/"
+
+
+def test_events_on_the_command_line_keep_an_uncore_name_with_commas(tmp_path, capsys):
+    from perfcast.counters.events import split_event_list
+
+    assert split_event_list(f"a,{UNCORE},cycles:u,,cpu_core/instructions/u") == \
+        ["a", UNCORE, "cycles:u", "cpu_core/instructions/u"]
+    f = _perf_file(tmp_path / "g0.csv")
+    f.write_text(f.read_text().replace(",a,", f",{UNCORE},"))
+    out = tmp_path / "t.parquet"
+    code, _, err = _cli(capsys, "postprocess", f, "--events", f"{UNCORE}", "-o", out)
+    assert code == 0, err
+    assert read_parquet(out)[f"{UNCORE}_pki"].eq(5.0).all()
+
+
+def test_a_counter_not_supported_is_flagged_in_the_table_and_the_log(tmp_path, caplog):
+    f = _perf_file(tmp_path / "g0.csv")
+    f.write_text(re.sub(r"^( *[0-9.]+),[0-9]+,,a,[0-9]+,", r"\1,<not supported>,,a,0,",
+                        f.read_text(), flags=re.M))
+    assert ",<not supported>,,a,0,100.00," in f.read_text()  # as perf writes it
+    with caplog.at_level(logging.WARNING):
+        t = postprocess([f], from_section(PostprocessSettings, {"events": ["a"]},
+                                          "counters_postprocess"))
+    assert t["a_pki"].isna().all()
+    assert (t["a_pct_running"] == 0).all() and t["multiplexed"].all()
+    assert f"{f}: event 'a' reads <not supported> in every interval" in caplog.text
+
+
+def test_a_selection_that_keeps_a_whole_uncore_count_says_so(tmp_path, caplog):
+    from perfcast.counters.perfstat import parse_perf_stat
+
+    data = Path(__file__).parents[1] / "data" / "perf" / "no_aggr.csv"
+    with caplog.at_level(logging.WARNING):
+        parse_perf_stat(data, select=["CPU1"])
+    assert caplog.text == ""  # every event has CPU1 rows: nothing kept whole
+    lines = []
+    for ln in data.read_text().splitlines():
+        lines.append(ln)
+        if ",CPU0," in ln and ",task-clock," in ln:
+            lines.append(f"{ln.split(',')[0]},CPU0,1234,,uncore_imc/cas_count_read/,100,100.00,,")
+    f = tmp_path / "uncore.csv"
+    f.write_text("\n".join(lines) + "\n")
+    with caplog.at_level(logging.WARNING):
+        parse_perf_stat(f, select=["CPU1"])
+    assert "event 'uncore_imc/cas_count_read/' is reported on none of the selected ids " \
+           "['CPU1'] (on ['CPU0'])" in caplog.text
+
+
+def test_errors_about_an_imported_file_name_the_users_file_and_line(tmp_path):
+    from perfcast.counters.collect import import_perf_csv
+
+    files = _groups(tmp_path)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    copies = []
+    for k, f in enumerate(files):
+        src = mine / f"g{k}.csv"
+        src.write_text((_cut(f, 0.8) if k == 1 else f).read_text())
+        copies.append(tmp_path / "results" / "raw" / f"group{k}.csv")
+        import_perf_csv(src, copies[-1], [])
+    with pytest.raises(InputError, match=rf"^{re.escape(str(mine / 'g1.csv'))}: this group run "
+                                         r"retired"):
+        _pp(copies)
+    # a line-level error in the copy names the user's line, not the copy's
+    text = copies[0].read_text().splitlines()  # line k + 1 of the copy is line k of mine
+    k = next(i for i, ln in enumerate(text) if ",cycles," in ln and i > 5)
+    text[k] = text[k].split(",")[0] + ",twelve,,cycles,1,100.00,,"
+    copies[0].write_text("\n".join(text) + "\n")
+    with pytest.raises(InputError, match=rf"^{re.escape(str(mine / 'g0.csv'))}, line {k}: "
+                                         r"count 'twelve' is not a number"):
+        _pp(copies)

@@ -19,7 +19,9 @@ from pathlib import Path
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("postprocess", help="perf -I -x, CSVs of one run's groups -> Parquet")
     p.add_argument("groups", nargs="+", help="one perf CSV per counter group, reference first")
-    p.add_argument("--events", required=True, help="comma-separated counters to keep as PKI")
+    p.add_argument("--events", required=True, help="comma-separated counters to keep as PKI "
+                   "(as perf's -e: a comma inside a PMU's slashes, cha/event=0x34,umask=0x1/, "
+                   "belongs to the event)")
     p.add_argument("--instructions-event", help="the event counting instructions "
                    "(default: instructions)")
     p.add_argument("--cycles-event", help="the event counting cycles (default: cycles)")
@@ -69,6 +71,7 @@ def _given(**values: object) -> dict:
 
 def _postprocess(args: argparse.Namespace) -> int:
     from perfcast.cli import require_new_output
+    from perfcast.counters.events import split_event_list
     from perfcast.counters.rules import postprocess_files
     from perfcast.counters.settings import PostprocessSettings
     from perfcast.settings import from_section
@@ -78,7 +81,7 @@ def _postprocess(args: argparse.Namespace) -> int:
     base = _given(instructions=args.instructions_event, cycles=args.cycles_event)
     read = _given(separator=args.separator,
                   select=[i for i in args.select.split(",") if i] if args.select else None)
-    section = _given(events=[e for e in args.events.split(",") if e], join=args.join,
+    section = _given(events=split_event_list(args.events), join=args.join,
                      base_events=base or None, read=read or None,
                      run_tolerance=args.run_tolerance,
                      software_run_tolerance=args.software_run_tolerance,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import logging
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -59,6 +60,8 @@ _THREAD_ID = re.compile(r".+-\d+")
 _JSON_IDS = ("cpu", "core", "die", "socket", "node", "thread", "cache", "cluster")
 _LOCALE_NUMBER = re.compile(r"\d{1,3}([.,'\u202f\u00a0]\d{3})+([.,]\d+)?|\d+,\d+")
 _TIME = re.compile(r"\s*\d+\.\d+")  # perf prints the interval end as %.9f
+log = logging.getLogger(__name__)
+
 _HINT = "collect with `perf stat -I <ms> -x,` (or -j), in the C locale (LC_ALL=C)"
 
 
@@ -249,14 +252,34 @@ def _parse_json(line: str, path: Path, lineno: int) -> Row | None:
     return Row(float(t), event, value, status, run_ns, pct, agg)
 
 
+#: the first line of a perf file the import backend copied (:func:`origin`)
+IMPORT_HEADER = "# perfcast: imported from "
+
+
+def origin(path: str | Path) -> Path:
+    """The file errors about ``path`` name: the user's file it was imported from (its first
+    line :data:`IMPORT_HEADER`, written by the import backend), else ``path`` itself."""
+    try:
+        with open(path, errors="replace") as fh:
+            first = fh.readline(4096)
+    except OSError:
+        return Path(path)
+    if first.startswith(IMPORT_HEADER):
+        return Path(first[len(IMPORT_HEADER):].rstrip("\n"))
+    return Path(path)
+
+
 def read_rows(path: str | Path, separator: str = "auto") -> list[Row]:
     """Every event line of a perf ``-I`` file, in file order (``separator``: ``auto`` or the
-    ``-x`` character; JSON is always detected)."""
-    path = Path(path)
+    ``-x`` character; JSON is always detected). A copy made by the import backend is reported
+    as the user's file, with its line numbers (:func:`origin`)."""
     text = read_text(path)
+    shown = origin(path)
+    offset = int(shown != Path(path))  # the import header is the copy's one extra line
+    path = shown
     form: str | None = None
     rows: list[Row] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    for lineno, raw in enumerate(text.splitlines(), start=1 - offset):
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
         if form is None:
@@ -280,9 +303,9 @@ def aggregate(rows: Sequence[Row], path: str | Path, select: Sequence[str] = ())
     ``select`` keeps only the ids matching one of its shell patterns (``CPU[0-3]``,
     ``S0-*``, ``python3-*``) for events perf reports on those ids; an event that perf reports on
     none of them (an uncore PMU read on one CPU per socket) keeps all its rows, since its count
-    belongs to the socket, not to a CPU. A row ``<not counted>`` among counted ones is left out
-    of the sum and sets the interval's ``pct_running`` to 0, so the gap is flagged, never
-    hidden.
+    belongs to the socket, not to a CPU (a warning names it). A row ``<not counted>`` or ``<not
+    supported>`` is left out of the sum and sets the interval's ``pct_running`` to 0, so the
+    gap is flagged, never hidden (perf prints 100 beside a ``<not supported>`` count).
     """
     import pandas as pd
 
@@ -295,9 +318,18 @@ def aggregate(rows: Sequence[Row], path: str | Path, select: Sequence[str] = ())
                                    f"the file", expected=f"ids among {ids[:12]}" if ids
                              else "an aggregation mode (-A, --per-core, ...) for select")
         keep = df["id"].map(lambda i: any(fnmatch.fnmatchcase(i, p) for p in select))
-        df = df[keep | ~df["event"].isin(set(df.loc[keep, "event"]))]
+        whole = sorted(set(df["event"]) - set(df.loc[keep, "event"]))
+        for ev in whole:  # an uncore count belongs to a socket: kept whole, and said
+            log.warning("%s: event %r is reported on none of the selected ids %s (on %s): "
+                        "all its rows are summed, the whole of what it counts, not the "
+                        "selected CPUs' share", path, ev, list(select),
+                        sorted(set(df.loc[df["event"] == ev, "id"]))[:8])
+        df = df[keep | df["event"].isin(whole)]
     if not ids:
-        return df.drop(columns="id").reset_index(drop=True)
+        out = df.drop(columns="id").reset_index(drop=True)
+        # a count perf did not make ran none of the time, whatever perf prints beside it
+        out.loc[out["status"] != "ok", "pct_running"] = 0.0
+        return out
     df = df.assign(ok=df["status"] == "ok")
     df["pct_eff"] = np.where(df["ok"], df["pct_running"], 0.0)
     df["value0"] = df["value"].where(df["ok"], 0.0)
@@ -323,10 +355,11 @@ def parse_perf_stat(path: str | Path, separator: str = "auto",
 
     Raises :class:`~perfcast.errors.InputError` naming the file and line for anything else.
     """
-    df = aggregate(read_rows(path, separator), path, select)
+    shown = origin(path)
+    df = aggregate(read_rows(path, separator), shown, select)
     for ev, sub in df.groupby("event", sort=False):
         if (np.diff(sub["time"].to_numpy()) <= 0).any():
-            raise InputError(path, f"interval times of event {ev!r} do not increase",
+            raise InputError(shown, f"interval times of event {ev!r} do not increase",
                              expected="one line per event (and id) per interval, in time order")
     return df
 

@@ -36,7 +36,13 @@ import numpy as np
 import pandas as pd
 
 from perfcast.counters.events import pki_column
-from perfcast.counters.perfstat import parse_perf_stat, pct_column, split_event, to_wide
+from perfcast.counters.perfstat import (
+    origin,
+    parse_perf_stat,
+    pct_column,
+    split_event,
+    to_wide,
+)
 from perfcast.counters.settings import BaseEvents, PostprocessSettings, ReadSettings
 from perfcast.errors import InputError
 
@@ -60,7 +66,13 @@ def read_group(path: str | Path, base: BaseEvents, events: tuple[str, ...] = (),
     its base events checked (a final interval without work is dropped; a missing or zero base
     event elsewhere is an :class:`~perfcast.errors.InputError`)."""
     long = parse_perf_stat(path, read.separator, read.select)
+    path = origin(path)  # an imported copy's errors name the user's file
     wide = to_wide(long, path, required=base.names, wanted=events)
+    status = long.groupby("event")["status"].agg(lambda st: bool((st == "not supported").all()))
+    for ev in sorted(status[status].index):
+        log.warning("%s: event %r reads <not supported> in every interval: the PMU of the "
+                    "host that collected it lacks it; its PKI is missing (percent-running 0)",
+                    path, ev)
     for ev in base.names:
         col = wide[ev].to_numpy()
         bad = np.flatnonzero(~np.isfinite(col) | (col <= 0))
@@ -127,6 +139,7 @@ def postprocess(group_files: list[str | Path], settings: PostprocessSettings) ->
         raise ValueError(f"join must be 'instructions' or 'row', not {join!r}")
     wanted = tuple(e for e in settings.events if e not in base.names)
     groups = [read_group(p, base, wanted, settings.read) for p in group_files]
+    group_files = [origin(p) for p in group_files]  # imported copies: the user's files
     check_run_totals(group_files, groups, base, run_tolerance(settings))
     check_coverage(group_files, groups, base, settings.coverage_tolerance)
     ref = groups[0]
