@@ -29,13 +29,15 @@ import json
 import logging
 import math
 import re
-from collections.abc import Iterable, Sequence
+import warnings
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from perfcast.checks import read_text
+from perfcast.checks import input_file
 from perfcast.errors import HostCapabilityError, InputError
 
 if TYPE_CHECKING:
@@ -269,35 +271,79 @@ def origin(path: str | Path) -> Path:
     return Path(path)
 
 
-def read_rows(path: str | Path, separator: str = "auto") -> list[Row]:
-    """Every event line of a perf ``-I`` file, in file order (``separator``: ``auto`` or the
-    ``-x`` character; JSON is always detected). A copy made by the import backend is reported
-    as the user's file, with its line numbers (:func:`origin`)."""
-    text = read_text(path)
+def iter_rows(path: str | Path, separator: str = "auto") -> Iterator[Row]:
+    """Every event line of a perf ``-I`` file, in file order, read line by line (``separator``:
+    ``auto`` or the ``-x`` character; JSON is always detected). A copy made by the import
+    backend is reported as the user's file, with its line numbers (:func:`origin`).
+
+    Raises
+    ------
+    InputError
+        naming the file and line: missing, a directory, not text, or a line perf does not write.
+    """
+    path = input_file(path)
     shown = origin(path)
-    offset = int(shown != Path(path))  # the import header is the copy's one extra line
-    path = shown
+    offset = int(shown != path)  # the import header is the copy's one extra line
     form: str | None = None
-    rows: list[Row] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1 - offset):
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
-        if form is None:
-            form = detect_form(raw, path, lineno)
-            if separator != "auto" and form not in ("json", separator):
-                raise InputError(path, f"the separator is {form!r}, not the configured "
-                                       f"{separator!r}", row=lineno,
-                                 expected="counters.read.separator: auto, or perf's -x")
-        row = (_parse_json(raw, path, lineno) if form == "json"
-               else _parse_sv(raw, form, path, lineno))
-        if row is not None:
-            rows.append(row)
-    if not rows:
-        raise InputError(path, "no counter lines", expected=f"perf stat -I output: {_HINT}")
-    return rows
+    lineno, found = -offset, False
+    try:
+        with open(path, encoding="utf-8", newline=None) as fh:
+            for lineno, raw in enumerate(fh, start=1 - offset):
+                raw = raw.rstrip("\n")
+                if not raw.strip() or raw.lstrip().startswith("#"):
+                    continue
+                if form is None:
+                    form = detect_form(raw, shown, lineno)
+                    if separator != "auto" and form not in ("json", separator):
+                        raise InputError(shown, f"the separator is {form!r}, not the configured "
+                                                f"{separator!r}", row=lineno,
+                                         expected="counters.read.separator: auto, or perf's -x")
+                row = (_parse_json(raw, shown, lineno) if form == "json"
+                       else _parse_sv(raw, form, shown, lineno))
+                if row is not None:
+                    found = True
+                    yield row
+    except UnicodeDecodeError as exc:
+        raise InputError(shown, f"not a text file ({exc.reason})", row=lineno + 1,
+                         expected="UTF-8 text") from None
+    except OSError as exc:
+        raise InputError(shown, f"cannot be read: {exc.strerror}") from None
+    if not found:
+        raise InputError(shown, "no counter lines", expected=f"perf stat -I output: {_HINT}")
 
 
-def aggregate(rows: Sequence[Row], path: str | Path, select: Sequence[str] = ()) -> pd.DataFrame:
+def read_rows(path: str | Path, separator: str = "auto") -> list[Row]:
+    """Every event line of a perf ``-I`` file as a list (:func:`iter_rows`)."""
+    return list(iter_rows(path, separator))
+
+
+def read_long(path: str | Path, separator: str = "auto") -> pd.DataFrame:
+    """The event lines of a perf ``-I`` file as a table of :data:`LONG_COLUMNS`, streamed: each
+    line is parsed and stored in typed columns at once (8 bytes a number, a shared string per
+    event, status and id), so memory grows by about 50 bytes a line, not by the file's text and
+    a Python object per field (a 181 MB file: 2.1 GB before, see docs/methods/counters.md)."""
+    import pandas as pd
+
+    nums = {k: array("d") for k in ("time", "value", "run_ns", "pct_running")}
+    codes: dict[str, array] = {k: array("i") for k in ("event", "status", "id")}
+    names: dict[str, dict[str, int]] = {k: {} for k in codes}
+    for row in iter_rows(path, separator):
+        nums["time"].append(row.time)
+        nums["value"].append(row.value)
+        nums["run_ns"].append(row.run_ns)
+        nums["pct_running"].append(row.pct_running)
+        for k, text in (("event", row.event), ("status", row.status), ("id", row.id)):
+            code = names[k].setdefault(text, len(names[k]))
+            codes[k].append(code)
+    cols: dict[str, np.ndarray] = {k: np.frombuffer(v, dtype=float) for k, v in nums.items()}
+    for k, table in names.items():
+        strings = np.array(list(table), dtype=object)
+        cols[k] = strings[np.frombuffer(codes[k], dtype=np.int32)]
+    return pd.DataFrame({c: cols[c] for c in LONG_COLUMNS}, copy=False)
+
+
+def aggregate(rows: Sequence[Row] | pd.DataFrame, path: str | Path,
+              select: Sequence[str] = ()) -> pd.DataFrame:
     """Long form with one row per interval and event: rows of the aggregation modes summed.
 
     ``select`` keeps only the ids matching one of its shell patterns (``CPU[0-3]``,
@@ -309,7 +355,7 @@ def aggregate(rows: Sequence[Row], path: str | Path, select: Sequence[str] = ())
     """
     import pandas as pd
 
-    df = pd.DataFrame(rows, columns=LONG_COLUMNS)
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=LONG_COLUMNS)
     ids = sorted(set(df["id"]) - {""})
     if select:
         unknown = [p for p in select if not any(fnmatch.fnmatchcase(i, p) for i in ids)]
@@ -326,10 +372,10 @@ def aggregate(rows: Sequence[Row], path: str | Path, select: Sequence[str] = ())
                         sorted(set(df.loc[df["event"] == ev, "id"]))[:8])
         df = df[keep | df["event"].isin(whole)]
     if not ids:
-        out = df.drop(columns="id").reset_index(drop=True)
         # a count perf did not make ran none of the time, whatever perf prints beside it
-        out.loc[out["status"] != "ok", "pct_running"] = 0.0
-        return out
+        pct = np.where(df["status"].to_numpy() == "ok", df["pct_running"].to_numpy(), 0.0)
+        return pd.DataFrame({c: pct if c == "pct_running" else df[c].to_numpy()
+                             for c in LONG_COLUMNS[:-1]}, copy=False)
     df = df.assign(ok=df["status"] == "ok")
     df["pct_eff"] = np.where(df["ok"], df["pct_running"], 0.0)
     df["value0"] = df["value"].where(df["ok"], 0.0)
@@ -356,7 +402,7 @@ def parse_perf_stat(path: str | Path, separator: str = "auto",
     Raises :class:`~perfcast.errors.InputError` naming the file and line for anything else.
     """
     shown = origin(path)
-    df = aggregate(read_rows(path, separator), shown, select)
+    df = aggregate(read_long(path, separator), shown, select)
     for ev, sub in df.groupby("event", sort=False):
         if (np.diff(sub["time"].to_numpy()) <= 0).any():
             raise InputError(shown, f"interval times of event {ev!r} do not increase",
@@ -443,7 +489,7 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
         for m in matches:
             rename[m] = ev
     for ev in required:
-        sub = long[long["event"].map(lambda e, ev=ev: rename.get(e) == ev)]
+        sub = long[long["event"].isin([e for e, r in rename.items() if r == ev])]
         if (sub["status"] == "not supported").all():
             raise HostCapabilityError(
                 f"{path}: event {ev!r} reads <not supported> in every interval: the host that "
@@ -456,8 +502,10 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
     if len(bad):
         raise InputError(path, f"interval at t={bad.index[0]:.9f}s has {int(bad.iloc[0])} of "
                                f"{n_events} events", expected="every event in every interval")
-    long = long.assign(event=long["event"].map(lambda e: rename.get(e, e)))
-    merged = long.groupby("event")["event"].transform("size") > len(counts)
+    if any(k != v for k, v in rename.items()):  # configured names (a dict lookup per event)
+        long = long.assign(event=long["event"].map({e: rename.get(e, e) for e in present}))
+    sizes = long["event"].value_counts()
+    merged = long["event"].isin(sizes.index[sizes > len(counts)])
     if merged.any():  # hybrid copies: a copy not counted in an interval ran no instructions there
         part = long[merged]
         agg = part.assign(v=part["value"].fillna(0.0), ok=part["status"] == "ok",
@@ -470,18 +518,26 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
         long = pd.concat([long[~merged], agg[["time", "event", "value", "status",
                                               "pct_running"]]], ignore_index=True)
     order = list(dict.fromkeys(long["event"]))
-    wide = long.pivot_table(index="time", columns="event", values="value", aggfunc="first",
-                            dropna=False, sort=True)[order]
-    pct = long.pivot_table(index="time", columns="event", values="pct_running",
-                           aggfunc="first", dropna=False, sort=True)[order]
-    wide.columns.name = None
-    out = wide.reset_index()
-    t = out["time"].to_numpy()
-    out.insert(1, "duration_s", np.diff(t, prepend=0.0))
-    out["pct_running_min"] = pct.min(axis=1, skipna=True).fillna(0.0).to_numpy()
-    for ev in order:
-        out[pct_column(ev)] = pct[ev].to_numpy()
-    return out
+    # one cell per interval and event (the first line of each, as perf writes one), placed by
+    # codes: a pivot table of millions of lines took gigabytes
+    t_codes, times = pd.factorize(long["time"], sort=True)
+    e_codes = pd.Categorical(long["event"], categories=order).codes
+    def cells(column: str) -> np.ndarray:
+        grid = np.full((len(times), len(order)), np.nan)
+        # assigned from the last line to the first: the first line of a cell wins
+        grid[t_codes[::-1], e_codes[::-1]] = long[column].to_numpy(dtype=float)[::-1]
+        return grid
+
+    values, pct = cells("value"), cells("pct_running")
+    t = np.asarray(times, dtype=float)
+    cols: dict[str, np.ndarray] = {"time": t, "duration_s": np.diff(t, prepend=0.0)}
+    cols |= {ev: values[:, k] for k, ev in enumerate(order)}
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an interval without any percentage
+        low = np.nanmin(pct, axis=1) if len(order) else np.zeros(len(t))
+    cols["pct_running_min"] = np.nan_to_num(low, nan=0.0)
+    cols |= {pct_column(ev): pct[:, k] for k, ev in enumerate(order)}
+    return pd.DataFrame(cols)
 
 
 def pct_column(event: str) -> str:
