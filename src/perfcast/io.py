@@ -8,6 +8,7 @@ later run could take as done.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -53,7 +54,7 @@ def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
         try:
             yield tmp_path
         except OSError as exc:  # the writer's own error on the temporary file (a full disk)
-            if exc.filename in (None, tmp, str(tmp_path)):
+            if _out_of_space(exc) and exc.filename in (None, tmp, str(tmp_path)):
                 raise _unwritable(path, exc) from None
             raise
         try:
@@ -69,6 +70,17 @@ def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             if tmp_path.exists():
                 tmp_path.unlink()
+
+
+#: the errors of a writer that ran out of room (or may not write at all)
+_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
+
+
+def _out_of_space(exc: OSError) -> bool:
+    """``exc`` says the disk is full, the quota spent, the file too large or the file system
+    read-only (pyarrow says it in its message only)."""
+    return exc.errno in _NO_ROOM or any(
+        os.strerror(e) in str(exc) for e in _NO_ROOM)
 
 
 def _unwritable(path: Path, exc: OSError) -> InputError:
