@@ -36,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--software-run-tolerance", type=float, help="the same where a software "
                    "event (task-clock...) stands in for instructions; the larger applies "
                    "(default: 1.0)")
+    p.add_argument("--coverage-tolerance", type=float, help="the largest part of the program "
+                   "a group run may miss, judged by its cycle trace against the longest run's "
+                   "(default: 0.02)")
     p.add_argument("--min-pct-running", type=float, help="flag intervals where a counter ran "
                    "less of the time, in per cent (default: 99)")
     p.add_argument("-o", "--output", required=True)
@@ -85,6 +88,7 @@ def _postprocess(args: argparse.Namespace) -> int:
                      base_events=base or None, read=read or None,
                      run_tolerance=args.run_tolerance,
                      software_run_tolerance=args.software_run_tolerance,
+                     coverage_tolerance=args.coverage_tolerance,
                      min_pct_running=args.min_pct_running)
     settings = from_section(PostprocessSettings, section, "counters_postprocess")
     table = postprocess_files(args.groups, args.output, settings)
