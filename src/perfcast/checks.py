@@ -6,6 +6,8 @@ what was expected, so a bad input ends in one line, never in a traceback or a si
 
 from __future__ import annotations
 
+import csv
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -108,3 +110,34 @@ def require_magnitude(value: float, path: str | Path, text: str, row: int | None
         raise InputError(path, f"{text!r} is too {size} to compute with", row=row,
                          expected=f"0 or a magnitude between {1 / MAX_MAGNITUDE:g} and "
                                   f"{MAX_MAGNITUDE:g}")
+
+
+def require_unique_columns(columns: Sequence[object], path: str | Path,
+                           row: int | None = 1) -> None:
+    """Each column name of a table's header once: a reader takes the first of two equal names
+    (pandas renames the second ``name.1``), so the other column's values would be silently
+    ignored or taken for another.
+
+    Raises
+    ------
+    InputError
+        naming the file, the header line and the repeated name.
+    """
+    counts = Counter(str(c).strip() for c in columns)
+    dup = [c for c in dict.fromkeys(str(c).strip() for c in columns) if counts[c] > 1]
+    if dup:
+        raise InputError(path, f"column {dup[0]!r} appears {counts[dup[0]]} times in the header",
+                         row=row, expected="each column named once")
+
+
+def require_unique_csv_header(path: str | Path) -> None:
+    """The header (first non-blank line) of a CSV file names each column once
+    (:func:`require_unique_columns`); a file that is not text is left to its reader."""
+    try:
+        with open(path, newline="") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if line.strip():
+                    require_unique_columns(next(csv.reader([line])), path, row=lineno)
+                    return
+    except (UnicodeDecodeError, csv.Error):
+        return

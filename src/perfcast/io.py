@@ -8,6 +8,7 @@ later run could take as done.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -29,25 +30,64 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; rename it onto ``path`` on success only."""
+    """Yield a temporary path next to ``path``; rename it onto ``path`` on success only.
+
+    Raises
+    ------
+    InputError
+        naming ``path``: a directory, a place that cannot be written (permissions, a missing
+        parent that cannot be made, a name too long, a full disk), never a traceback.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=suffix or path.suffix or ".tmp", dir=path.parent
-    )
+    try:
+        if path.is_dir():
+            raise InputError(path, "is a directory", expected="the path of a file to write")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # the temporary name stays short whatever the target's (255 bytes is the usual limit)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.",
+                                   suffix=(suffix or path.suffix or ".tmp")[:16], dir=path.parent)
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
-        yield tmp_path
-        with open(tmp_path, "rb+") as fh:
-            os.fsync(fh.fileno())
-        # mkstemp creates 0600; give the output the mode a plain open() would (0666 & ~umask),
-        # so colleagues on a shared or cluster file system can read the results
-        os.chmod(tmp_path, 0o666 & ~_umask())
-        os.replace(tmp_path, path)
+        try:
+            yield tmp_path
+        except OSError as exc:  # the writer's own error on the temporary file (a full disk)
+            if _out_of_space(exc) and exc.filename in (None, tmp, str(tmp_path)):
+                raise _unwritable(path, exc) from None
+            raise
+        try:
+            with open(tmp_path, "rb+") as fh:
+                os.fsync(fh.fileno())
+            # mkstemp creates 0600; give the output the mode a plain open() would
+            # (0666 & ~umask), so colleagues on a shared or cluster file system can read it
+            os.chmod(tmp_path, 0o666 & ~_umask())
+            os.replace(tmp_path, path)
+        except OSError as exc:
+            raise _unwritable(path, exc) from None
     finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+        with contextlib.suppress(OSError):
+            if tmp_path.exists():
+                tmp_path.unlink()
+
+
+#: the errors of a writer that ran out of room (or may not write at all)
+_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
+
+
+def _out_of_space(exc: OSError) -> bool:
+    """``exc`` says the disk is full, the quota spent, the file too large or the file system
+    read-only (pyarrow says it in its message only)."""
+    return exc.errno in _NO_ROOM or any(
+        os.strerror(e) in str(exc) for e in _NO_ROOM)
+
+
+def _unwritable(path: Path, exc: OSError) -> InputError:
+    """The InputError of an output that cannot be written, naming it and why."""
+    return InputError(path, f"cannot be written: {exc.strerror or exc}",
+                      expected="a writable file path (its folder writable, its name at most "
+                               "255 bytes, space on the disk)")
 
 
 def write_parquet(
@@ -96,6 +136,26 @@ def require_columns(df: pd.DataFrame, columns: list[str], path: str | Path) -> N
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise InputError(path, f"missing column(s) {missing}", expected=f"columns {columns}")
+
+
+def require_numeric(df: pd.DataFrame, columns: list[str], path: str | Path) -> None:
+    """Each of ``columns`` holds numbers (a Parquet column of strings or objects is refused).
+
+    Raises
+    ------
+    InputError
+        naming the file, the column, its type and its first value that is not a number.
+    """
+    import pandas as pd
+
+    for c in columns:
+        col = df[c]
+        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+            continue
+        bad = pd.to_numeric(col, errors="coerce").isna() & col.notna()
+        first = col[bad].iloc[0] if bad.any() else (col.iloc[0] if len(col) else None)
+        raise InputError(path, f"column {c!r} is of type {col.dtype} (its first value "
+                         f"{str(first)[:40]!r})", expected=f"numbers in {c}")
 
 
 def write_json(obj: Any, path: str | Path) -> None:

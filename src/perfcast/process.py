@@ -14,6 +14,7 @@ RSS and exit status; the shim's start-up (a few ms) stays outside the measured i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
@@ -22,7 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -49,6 +50,61 @@ with open(out, "w") as fh:
 code = os.waitstatus_to_exitcode(status)
 sys.exit(code if code >= 0 else 128 - code)
 """
+
+
+#: the signals that end a run as SIGINT (KeyboardInterrupt) does: SIGTERM is what SLURM sends
+#: on a time limit or ``scancel`` (and ``kill`` by default), SIGHUP what a closed terminal sends
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Terminated(BaseException):  # noqa: N818 - a signal, like KeyboardInterrupt, not an error
+    """Raised in the main thread when an :data:`ENDING_SIGNALS` signal arrives inside
+    :func:`ending_on_signals`: like KeyboardInterrupt for SIGINT, it unwinds the stack so every
+    ``finally`` runs (the workload killed, its groups and shaping removed, temporary files
+    deleted) instead of the process vanishing with all of them left behind."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"terminated by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def ending_on_signals(signals: Sequence[int] = ENDING_SIGNALS) -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP raise :class:`Terminated` (in the main thread) when
+    their handler is the default one (a signal the caller ignores or handles stays so).
+
+    The first one raises; any further one while the stack unwinds is ignored, so the cleanup it
+    started is not cut short (SLURM sends SIGKILL after its ``KillWait`` anyway). The previous
+    handlers are restored on leaving. Outside the main thread (where Python cannot set handlers)
+    the block runs unchanged. The top level ends the process by :func:`exit_for`.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous: dict[int, object] = {}
+
+    def handler(signum: int, frame: object) -> None:
+        for s in previous:
+            signal.signal(s, signal.SIG_IGN)
+        raise Terminated(signum)
+
+    for s in signals:
+        if signal.getsignal(s) is signal.SIG_DFL:
+            previous[s] = signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)  # type: ignore[arg-type]
+
+
+def exit_for(exc: Terminated) -> None:
+    """End the process by the signal that raised ``exc`` (its default action), so the parent (a
+    shell, Snakemake, SLURM) sees the same status as without the handler; the cleanup already
+    ran while ``exc`` unwound the stack."""
+    signal.signal(exc.signum, signal.SIG_DFL)
+    os.kill(os.getpid(), exc.signum)
+    raise SystemExit(128 + exc.signum)  # not reached unless the signal is blocked
 
 
 @dataclass(frozen=True)
@@ -197,6 +253,12 @@ def run_measured(
         timer.start()
     try:
         _, status, rusage = os.wait4(proc.pid, 0)
+    except BaseException:  # interrupted (SIGINT, Terminated): the program does not outlive us
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(proc.pid, 0)
+        raise
     finally:
         if timer is not None:
             timer.cancel()

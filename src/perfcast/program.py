@@ -14,7 +14,12 @@ sweep) renders its commands here, with the same placeholders and the same quotin
   (``{{name}}`` gives ``{name}``).
 - In a shell command, each substituted value is quoted with :func:`shlex.quote`, so an
   interpreter path or a value with a space stays one word; a plain number or word is unchanged.
-  In an environment value (no shell reads it) values are substituted as they are.
+  A placeholder inside the template's own quotes (``'{v}'``, ``"{v}"``, ``"a {v} b"``) closes
+  them around the quoted value and reopens them (``"a "'it'"'"'s'" b"``), so no value, whatever
+  ``$()``, backticks, ``;`` or quotes it holds, is ever read by the shell as code; a template
+  with an unterminated quote, or a placeholder inside ANSI-C ``$'...'`` quotes, is refused when
+  loaded (:func:`check_quoting`). In an environment value (no shell reads it) values are
+  substituted as they are.
 
 A stage's own entry either defines a program (the same keys) or names one of the top-level map
 (``program: NAME``, or the stage entry's own name with no ``command``); local keys override.
@@ -41,6 +46,80 @@ def placeholders(template: str) -> set[str]:
     return {m.group(1) for m in _TOKEN.finditer(template) if m.group(1)}
 
 
+def _contexts(template: str, *, where: str) -> list[str]:
+    """The shell quoting context of each placeholder of ``template``, in order: ``""``
+    (unquoted, also inside ``$(...)`` or backticks), ``"'"`` or ``'"'``.
+
+    A POSIX shell's quoting, scanned left to right: a backslash outside single quotes escapes
+    the next character; single quotes end at the next single quote; double quotes at the next
+    unescaped double quote. ``{{``/``}}`` are literal braces.
+
+    Raises
+    ------
+    InputError
+        an unterminated quote, or a placeholder inside ANSI-C ``$'...'`` quotes (its own escape
+        rules), naming ``where``.
+    """
+    out: list[str] = []
+    state, i, n = "", 0, len(template)
+    nested = False  # a $( or ` seen inside double quotes: its own quoting, not scanned here
+    tokens = {m.start(): m for m in _TOKEN.finditer(template)}
+    while i < n:
+        m = tokens.get(i)
+        if m is not None:
+            if m.group(1):
+                if state == "$'":
+                    raise InputError(None, f"{where}: placeholder {{{m.group(1)}}} inside "
+                                     f"$'...' quotes in {template!r}",
+                                     expected="the placeholder outside $'...', or in '...' or "
+                                              "\"...\"")
+                if nested:
+                    raise InputError(None, f"{where}: placeholder {{{m.group(1)}}} after a "
+                                     f"command substitution inside double quotes in "
+                                     f"{template!r}: its quoting cannot be told",
+                                     expected="the substitution outside double quotes, or the "
+                                              "value passed in an environment variable")
+                out.append(state)
+            i = m.end()
+            continue
+        c = template[i]
+        if state in ("'", "$'"):
+            if c == "\\" and state == "$'":
+                i += 2
+                continue
+            if c == "'":
+                state = ""
+        elif c == "\\":
+            i += 2
+            continue
+        elif state == '"':
+            if c == '"':
+                state = ""
+            elif c == "`" or template.startswith("$(", i):
+                nested = True
+        elif c == "'":
+            state = "$'" if i > 0 and template[i - 1] == "$" else "'"
+        elif c == '"':
+            state = '"'
+        i += 1
+    if state:
+        raise InputError(None, f"{where}: unterminated {state.lstrip('$')} quote in "
+                         f"{template!r}", expected="balanced quotes in a shell command")
+    return out
+
+
+def check_quoting(template: str, *, where: str) -> None:
+    """A shell command template whose quotes are balanced and whose placeholders are in a
+    context :func:`render` quotes safely (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        naming ``where``, the template and what is wrong.
+    """
+    _contexts(template, where=where)
+
+
 def format_value(value: Any) -> str:
     """A value as text: whole floats without ``.0`` (``1024.0`` -> ``1024``)."""
     if isinstance(value, float) and value.is_integer():
@@ -65,6 +144,7 @@ def render(template: str, values: Mapping[str, Any], *, shell: bool = True,
         a placeholder that ``values`` does not supply.
     """
     values = {"python": sys.executable, **values}
+    contexts = iter(_contexts(template, where=where) if shell else ())
 
     def sub(m: re.Match) -> str:
         token, name = m.group(0), m.group(1)
@@ -75,13 +155,20 @@ def render(template: str, values: Mapping[str, Any], *, shell: bool = True,
                              expected=f"one of {{{'}, {'.join(sorted(values))}}}, or {{{{ and "
                                       "}} around literal braces")
         text = format_value(values[name])
-        return shlex.quote(text) if shell else text
+        if not shell:
+            return text
+        quote, quoted = next(contexts), shlex.quote(text)
+        if quoted == text:  # a plain number or word ([\w@%+=:,./-]) is the same in any quotes
+            return text
+        return quote + quoted + quote  # inside the template's quotes: close, add, reopen
 
     return _TOKEN.sub(sub, template)
 
 
 def check_placeholders(template: str, allowed: Iterable[str], *, where: str) -> set[str]:
-    """The placeholders of ``template``; an :class:`InputError` for any not in ``allowed``."""
+    """The placeholders of ``template``; an :class:`InputError` for any not in ``allowed``, or
+    for quoting :func:`check_quoting` refuses."""
+    check_quoting(template, where=where)
     used = placeholders(template)
     unknown = sorted(used - {"python", *allowed})
     if unknown:
@@ -128,6 +215,7 @@ class Program:
         merged.update({k: v for k, v in entry.items() if k in DEFINITION_KEYS and v is not None})
         if not str(merged.get("command") or "").strip():
             raise InputError(None, f"{where} has no command", expected="command: or program:")
+        check_quoting(str(merged["command"]), where=where)
         return cls(name=name, command=str(merged["command"]),
                    env={str(k): str(v) for k, v in (merged.get("env") or {}).items()},
                    work=merged.get("work"), cwd=merged.get("cwd"),

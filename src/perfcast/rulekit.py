@@ -9,6 +9,8 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
+from perfcast.process import Terminated, exit_for
+
 
 @contextlib.contextmanager
 def rule_logging(snakemake: Any) -> Iterator[logging.Logger]:
@@ -23,6 +25,9 @@ def rule_logging(snakemake: Any) -> Iterator[logging.Logger]:
     logger = logging.getLogger(f"perfcast.{snakemake.rule}")
     try:
         yield logger
+    except Terminated as exc:  # SIGTERM / SIGHUP: the cleanup ran; end by the signal
+        print(f"perfcast rule {snakemake.rule}: {exc}", file=sys.stderr)
+        exit_for(exc)
     except Exception as exc:
         logger.debug("".join(traceback.format_exception(exc)))
         if log_path:

@@ -55,17 +55,64 @@ def validate(section: Mapping[str, Any] | None, name: str, *, where: str | None 
     refused) and a ``pattern`` ending in ``$`` does not accept a trailing newline. Then the
     checks no schema can express (:data:`_CROSS_CHECKS`, e.g. two distinct generations).
 
+    First the size of the section as it would be expanded is counted without expanding it
+    (:func:`_require_bounded`): YAML aliases let a few hundred bytes name billions of values
+    (the "billion laughs"), which validation would visit one by one. Error messages are cut
+    to :data:`MAX_MESSAGE` characters.
+
     Raises
     ------
     InputError
         naming the key path, the offending value and what the schema expects.
     """
     path = schema_path(name)
+    _require_bounded(section, name, where)
     data = copy.deepcopy(dict(section or {}))
     _check(name, {**_load(path), "$id": path.as_uri()}, data, where)
     for check in _CROSS_CHECKS.get(name, ()):
         check(data, name, where)
     return data
+
+
+#: the most values (mappings, lists and scalars, each alias counted as what it expands to) a
+#: config section may hold; a real config holds a few thousand
+MAX_CONFIG_VALUES = 1_000_000
+#: the longest error message validation writes (characters)
+MAX_MESSAGE = 500
+
+
+def _require_bounded(section: Any, name: str, where: str | None) -> None:
+    """Refuse a section that would expand to more than :data:`MAX_CONFIG_VALUES` values.
+
+    Counted on the loaded structure, in which a YAML alias is the same Python object as its
+    anchor: each distinct object is counted once (memoised by identity), so a billion-laughs
+    document of a few hundred bytes costs a few hundred steps here.
+    """
+    sizes: dict[int, int] = {}
+    worst: list[tuple[int, int, str]] = []
+
+    def size(obj: Any, key: str, depth: int) -> int:
+        if not isinstance(obj, dict | list | tuple):
+            return 1
+        if id(obj) in sizes:
+            return sizes[id(obj)]
+        if depth > 100:
+            raise InputError(where, f"{name}: {key or '(top level)'}: nested more than 100 "
+                             "levels deep", expected="a configuration of at most 100 levels")
+        sizes[id(obj)] = 0  # a cycle (a YAML alias to its own ancestor) counts nothing more
+        items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+        n = 1 + sum(size(v, f"{key}.{k}" if key else str(k), depth + 1) for k, v in items)
+        sizes[id(obj)] = n
+        if n > MAX_CONFIG_VALUES and key and (not worst or depth < worst[0][0]):
+            worst[:] = [(depth, n, key)]  # the shallowest key too large: the one to name
+        return n
+
+    total = size(dict(section or {}), "", 0)
+    if total > MAX_CONFIG_VALUES:
+        _, n, key = worst[0] if worst else (0, total, "")
+        raise InputError(where, f"{name}: {key or '(top level)'}: expands to {n:.3g} values "
+                         "(YAML aliases repeating aliases?)",
+                         expected=f"a configuration of at most {MAX_CONFIG_VALUES:,} values")
 
 
 def _check(name: str, schema: dict, data: Any, where: str | None) -> None:
@@ -97,7 +144,8 @@ def _check(name: str, schema: dict, data: Any, where: str | None) -> None:
         # the whole string must match: Python's ``$`` also matches before a trailing newline,
         # so "mcf\n" would pass ``^[a-z]+$`` (ECMA-262's ``$``, JSON Schema's meaning, not)
         if validator.is_type(instance, "string") and not re.search(_anchored(patrn), instance):
-            yield jsonschema.ValidationError(f"{instance!r} does not match {patrn!r}")
+            why = _SAFE_NAME_RULE if patrn.startswith(_SAFE_NAME_START) else ""
+            yield jsonschema.ValidationError(f"{_clip(instance)} does not match {patrn!r}{why}")
 
     cls = validators.extend(Draft202012Validator, {"properties": set_defaults,
                                                    "pattern": pattern},
@@ -109,7 +157,26 @@ def _check(name: str, schema: dict, data: Any, where: str | None) -> None:
         message = exc.message
         if isinstance(exc.instance, float) and not math.isfinite(exc.instance):
             message = f"{exc.instance} is not a finite number ({message})"
-        raise InputError(where, f"{name}: {key}: {message}") from None
+        raise InputError(where, f"{name}: {_cut(key, MAX_MESSAGE // 2)}: "
+                         f"{_cut(message, MAX_MESSAGE)}") from None
+
+
+#: how every schema pattern of a name that becomes a file or folder name starts: a letter, digit
+#: or underscore first, so never ``.``, ``..``, a hidden name or an option; no separator after
+_SAFE_NAME_START = ("^[A-Za-z0-9_][", "^[A-Za-z0-9][")
+_SAFE_NAME_RULE = (" (a name that becomes a file or folder name: the pattern's characters, no "
+                   "separator, not starting with '.' or '-'; never '.', '..', hidden or a path)")
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text``, cut to ``limit`` characters (saying how long it was): an error message stays
+    one readable line whatever was given."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def _clip(value: Any, limit: int = 200) -> str:
+    """``repr(value)`` cut to ``limit`` characters (:func:`_cut`)."""
+    return _cut(repr(value), limit)
 
 
 def _anchored(patrn: str) -> str:

@@ -120,7 +120,7 @@ def test_each_group_pki_uses_its_own_runs_instructions(tmp_path):
                 {"instructions": i0, "cycles": i0, "a": i0 * 2e-3})
     g1 = _write(tmp_path / "g1.csv", np.arange(1, n + 1) / 10,
                 {"instructions": i1, "cycles": i1, "b": i1 * 2e-3})
-    t = pp([g0, g1], ["a", "b"], BASE, "instructions")
+    t = pp([g0, g1], ["a", "b"], BASE, "instructions", run_tolerance=0.2)  # 15 %: admitted
     np.testing.assert_allclose(t["a_pki"], 2.0)
     np.testing.assert_allclose(t["b_pki"], 2.0)
     # and B's count is conserved: its run's instructions times its PKI give its total
@@ -154,14 +154,14 @@ def test_runs_that_differ_in_totals_intervals_and_start_join_on_the_program(tmp_
     bounds = [0.03, 0.1, 0.22, 0.3, 0.41, 0.5, 0.55, 0.61, 0.7, 0.8, 0.88, 0.93, 1.0]
     times = 0.037 + np.cumsum(np.linspace(0.05, 0.12, 13))
     g1 = _phased_run(tmp_path / "g1.csv", bounds, times, 1.08e9)
-    t = pp([g0, g1], ["a", "b"])
+    t = pp([g0, g1], ["a", "b"], run_tolerance=0.1)  # 8 %: beyond the default for hardware
     assert len(t) == 10
     np.testing.assert_allclose(t["a_pki"], 5.0)
     np.testing.assert_allclose(t["b_pki"], [1.0] * 5 + [3.0] * 5, rtol=1e-9)
     # b's count is conserved: its own run's instructions over each stretch times its PKI
     assert (t["b_pki"] * t["instructions"] * 1.08).sum() / 1000 == pytest.approx(2e-3 * 1.08e9)
     # the row join of Patkar's method misreads it (interval k of one run is not of the other)
-    r = pp([g0, g1], ["a", "b"], join="row")
+    r = pp([g0, g1], ["a", "b"], join="row", run_tolerance=0.1)
     assert not np.allclose(r["b_pki"], [1.0] * 5 + [3.0] * 5, rtol=0.05)
 
 

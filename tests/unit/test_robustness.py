@@ -439,7 +439,7 @@ def test_predict_refuses_a_run_where_no_interval_has_every_counter(runs, tmp_pat
         _predict(runs, bad, tmp_path / "p.parquet")
 
 
-@pytest.mark.parametrize("epsilon", ["nan", "inf", "-1"])
+@pytest.mark.parametrize("epsilon", ["nan", "inf", "-1", "1e308", "1.5"])
 def test_sensitivity_eval_epsilon_is_checked_by_the_schema(tmp_path, capsys, epsilon):
     code, _, err = _cli(capsys, "sensitivity-eval", "--data", _grid(tmp_path), "--program", "p",
                         f"--epsilon={epsilon}")
@@ -477,3 +477,131 @@ def test_training_refuses_a_benchmark_that_cannot_calibrate_the_intervals(runs, 
                     str(tmp_path / "knn.joblib"), str(tmp_path / "knn.json"), _knn(),
                     benchmarks=BENCHMARKS, clock_new_ghz=2.6)
     assert not (tmp_path / "knn.joblib").exists()
+
+
+# ------------------------------------------------------------ a model file is data, never code
+
+
+class _Evil:
+    """Unpickling it creates ``marker`` (any code could run there instead)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+@pytest.mark.parametrize("writer", ["pickle", "joblib"])
+def test_a_crafted_model_file_runs_no_code(runs, tmp_path, capsys, writer):
+    import pickle
+
+    import joblib
+
+    marker, evil = tmp_path / "ran", tmp_path / "evil.joblib"
+    bundle = {"model": _Evil(marker), "features": ["x_pki"]}
+    if writer == "pickle":
+        evil.write_bytes(pickle.dumps(bundle))
+    else:
+        joblib.dump(bundle, evil)
+    code, out, err = _cli(capsys, "predict", runs / "counters/g2/mcf.parquet", "--model", evil,
+                          "-o", tmp_path / "p.parquet")
+    _one_line_error(code, err, f"{evil}: not a perfcast model file", "never loaded")
+    assert not marker.exists() and out == "" and not (tmp_path / "p.parquet").exists()
+
+
+def test_the_model_file_is_parquet_rows_refitted_to_the_same_predictions(runs, tmp_path):
+    from perfcast.io import parquet_metadata
+    from perfcast.model.knn import fit, thin
+    from perfcast.model.rules import MODEL_FORMAT, load_model
+
+    meta = parquet_metadata(runs / "knn.joblib")
+    assert meta["format"] == MODEL_FORMAT and meta["log1p"] is _knn().log1p
+    rows = read_parquet(runs / "knn.joblib")
+    train = read_parquet(runs / "train.parquet")
+    assert len(rows) == len(thin(train, _knn().max_rows_per_benchmark))
+    # the refitted model predicts what the fitted search's best estimator predicts, anywhere
+    search = fit(train, meta["features"], _knn())
+    loaded = load_model(runs / "knn.joblib")
+    x = np.random.default_rng(3).uniform(0, 2, (200, len(meta["features"]))) \
+        * train[meta["features"]].to_numpy().max(axis=0)
+    assert np.array_equal(loaded["model"].predict(x), search.best_estimator_.predict(x))
+    assert loaded["calibration"] == meta["calibration"]
+
+
+@pytest.mark.parametrize("damage", ["params", "k", "nan", "format", "version", "column"])
+def test_a_damaged_model_file_is_refused_naming_it(runs, tmp_path, capsys, damage):
+    from perfcast.io import parquet_metadata
+
+    meta = parquet_metadata(runs / "knn.joblib")
+    rows = read_parquet(runs / "knn.joblib")
+    if damage == "params":
+        meta["params"] = {"knn__metric": "no-such-metric"} | meta["params"]
+    elif damage == "k":
+        meta["params"]["knn__n_neighbors"] = len(rows) + 1
+    elif damage == "nan":
+        rows.loc[3, meta["features"][0]] = np.nan
+    elif damage == "format":
+        meta["format"] = "other"
+    elif damage == "version":
+        meta["format_version"] = 99
+    else:
+        rows = rows.drop(columns=meta["features"][-1])
+    bad = tmp_path / "bad.model"
+    write_parquet(rows, bad, metadata=meta)
+    code, out, err = _cli(capsys, "predict", runs / "counters/g2/mcf.parquet", "--model", bad,
+                          "-o", tmp_path / "p.parquet")
+    _one_line_error(code, err, f"{bad}: ")
+    assert out == "" and not (tmp_path / "p.parquet").exists()
+
+
+# ----------------------------------------------------- each value blamed on its own file and row
+
+
+def test_predict_refuses_an_ipc_column_of_strings(runs, tmp_path, capsys):
+    t = read_parquet(runs / "counters/g2/mcf.parquet")
+    bad = tmp_path / "mcf.parquet"
+    write_parquet(t.assign(ipc=t["ipc"].map(lambda v: f"{v:.3f}")), bad)
+    code, out, err = _cli(capsys, "predict", bad, "--model", runs / "knn.joblib", "-o",
+                          tmp_path / "p.parquet")
+    _one_line_error(code, err, f"{bad}: column 'ipc' is of type object")
+    assert out == ""
+
+
+@pytest.mark.parametrize("value", [1e308, float("inf"), -1.0])
+def test_predict_refuses_a_pki_beyond_reason_as_it_refuses_inf(runs, tmp_path, capsys, value):
+    t = read_parquet(runs / "counters/g2/mcf.parquet")
+    t.loc[4, "br_mis_pred_pki"] = value
+    bad = tmp_path / "mcf.parquet"
+    write_parquet(t, bad)
+    code, _, err = _cli(capsys, "predict", bad, "--model", runs / "knn.joblib", "-o",
+                        tmp_path / "p.parquet")
+    _one_line_error(code, err,
+                    f"{bad}: br_mis_pred_pki {value!r} in interval {t.loc[4, 'interval']}")
+    t.loc[4, "br_mis_pred_pki"] = np.nan  # a missing reading is imputed, as before
+    write_parquet(t, bad)
+    assert _cli(capsys, "predict", bad, "--model", runs / "knn.joblib", "-o",
+                tmp_path / "p.parquet")[0] == 0
+
+
+@pytest.mark.parametrize("which", ["old", "new"])
+def test_align_blames_a_negative_instruction_count_on_its_own_file(runs, tmp_path, capsys,
+                                                                   which):
+    paths = {"old": runs / "counters/g2/mcf.parquet", "new": runs / "counters/g3/mcf.parquet"}
+    t = read_parquet(paths[which])
+    t.loc[2, "instructions"] = -t.loc[2, "instructions"]
+    bad = tmp_path / f"{which}.parquet"
+    write_parquet(t, bad)
+    paths[which] = bad
+    code, _, err = _cli(capsys, "align", paths["old"], paths["new"], "-o", tmp_path / "a.parquet")
+    _one_line_error(code, err, f"{bad}: instructions -")
+
+
+def test_a_zero_unrestricted_run_is_named_not_called_missing(tmp_path, capsys):
+    f = _grid(tmp_path)
+    f.write_text(f.read_text().replace("p,6,runtime_s,1.6666666666666667", "p,6,runtime_s,0"))
+    assert "p,6,runtime_s,0\n" in f.read_text()
+    code, _, err = _cli(capsys, "sensitivity-eval", "--data", f, "--program", "p",
+                        "--epsilon", "0.3")
+    _one_line_error(code, err, f"{f}, line 7: program 'p': the unrestricted run "
+                               "{'cpu_cores': 6} measured 0")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -455,3 +456,58 @@ def test_repeated_runs_give_a_mean_and_its_confidence_interval():
     assert out.ok and out.repeats == 4
     assert out.ci_low < out.performance < out.ci_high
     assert _leftovers(prefix) == []
+
+
+# --------------------------------------------------------------------------- ended by a signal
+
+#: a profiling job as the workflow's script runs it (rule_logging around the real backend), its
+#: program a sleeper with a unique duration; argv: prefix, duration
+_JOB = """
+import sys, types
+from perfcast.rulekit import rule_logging
+from perfcast.sensitivity.backends import CgroupBackend
+from perfcast.sensitivity.settings import SensitivitySettings
+from perfcast.settings import from_section
+
+prefix, duration = sys.argv[1:]
+sens = from_section(SensitivitySettings, {
+    "dimensions": {"memory_mb": {"lower": 64, "upper": 128, "step": 64}},
+    "programs": {"sleeper": {"command": "sleep " + duration}},
+    "cgroup": {"prefix": prefix}, "timeout_s": 600}, "sensitivity")
+with rule_logging(types.SimpleNamespace(log=[], rule="sensitivity_profile")):
+    CgroupBackend(sens.profile("sleeper", {}, seed=0)).run({"memory_mb": 64.0})
+"""
+
+
+def _sleepers(duration: str) -> list[psutil.Process]:
+    return [p for p in psutil.process_iter(["cmdline"])
+            if p.info["cmdline"] == ["sleep", duration]]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_ends_a_restricted_run_with_its_workload_groups_and_temp_files(tmp_path,
+                                                                               signum):
+    if not v1_mounts() and not v2_mount():
+        pytest.skip("no cgroup hierarchy mounted on this host")
+    prefix, duration = _prefix(), f"{500 + uuid.uuid4().int % 1000 / 1000:.3f}"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    job = subprocess.Popen([PY, "-c", _JOB, prefix, duration], env=os.environ | {
+        "TMPDIR": str(tmp)}, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not _sleepers(duration) and job.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _sleepers(duration) and _leftovers(prefix), job.stderr.read() if job.poll() else ""
+    assert list(tmp.glob("perfcast-rusage-*"))
+    job.send_signal(signum)
+    _, err = job.communicate(timeout=60)
+    # the job ends by the signal (what SLURM or the shell expects), with one line saying so
+    assert job.returncode == (-signum if signum != signal.SIGINT else 1) or \
+        (signum == signal.SIGINT and job.returncode in (-signal.SIGINT, 130)), err
+    assert "Traceback" not in err or signum == signal.SIGINT
+    if signum != signal.SIGINT:
+        assert f"terminated by {signal.Signals(signum).name}" in err
+    time.sleep(0.1)
+    assert _sleepers(duration) == []
+    assert _leftovers(prefix) == []
+    assert list(tmp.glob("perfcast-rusage-*")) == []

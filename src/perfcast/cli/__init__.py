@@ -17,6 +17,7 @@ import sys
 
 from perfcast import __version__
 from perfcast.errors import HostCapabilityError, InputError
+from perfcast.process import Terminated, exit_for
 
 STAGES = ["counters", "warmup", "sensitivity", "sweep"]
 
@@ -37,11 +38,46 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, HostCapabilityError) as exc:
         print(f"perfcast {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except Terminated as exc:  # SIGTERM / SIGHUP in a restricted run: cleaned up, now end
+        print(f"perfcast {args.command}: {exc}", file=sys.stderr)
+        exit_for(exc)
+        return 128 + exc.signum
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         return 141
+    except OSError as exc:  # stdout on a full disk or a failing device: one line, not a trace
+        if exc.filename is not None:
+            raise
+        _drop_stdout()
+        print(f"perfcast {args.command}: error: cannot write its output: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+def require_new_output(output: str, inputs: list[str], *, flag: str = "-o") -> None:
+    """``output`` is none of ``inputs`` (the same file by any path): writing it would replace
+    an input the command is reading.
+
+    Raises
+    ------
+    InputError
+        naming the flag and the input it would overwrite.
+    """
+    import os
+
+    out = os.path.realpath(output)
+    for given in inputs:
+        if os.path.realpath(given) == out:
+            raise InputError(None, f"{flag} {output!r} is the input {given!r}: writing it would "
+                             "overwrite what is read", expected="an output path of its own")
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null: what is still buffered for it is discarded, so the flush at
+    exit does not fail a second time."""
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":

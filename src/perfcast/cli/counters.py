@@ -19,7 +19,9 @@ from pathlib import Path
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("postprocess", help="perf -I -x, CSVs of one run's groups -> Parquet")
     p.add_argument("groups", nargs="+", help="one perf CSV per counter group, reference first")
-    p.add_argument("--events", required=True, help="comma-separated counters to keep as PKI")
+    p.add_argument("--events", required=True, help="comma-separated counters to keep as PKI "
+                   "(as perf's -e: a comma inside a PMU's slashes, cha/event=0x34,umask=0x1/, "
+                   "belongs to the event)")
     p.add_argument("--instructions-event", help="the event counting instructions "
                    "(default: instructions)")
     p.add_argument("--cycles-event", help="the event counting cycles (default: cycles)")
@@ -29,7 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--select", help="comma-separated ids (shell patterns: CPU[0-3], S0-*) whose "
                    "rows are summed in -A / --per-* files (default: all)")
     p.add_argument("--run-tolerance", type=float, help="largest relative difference of total "
-                   "instructions between group runs (default: 0.2)")
+                   "instructions between group runs (default: 0.05) when the instructions event "
+                   "is a hardware count")
+    p.add_argument("--software-run-tolerance", type=float, help="the same where a software "
+                   "event (task-clock...) stands in for instructions; the larger applies "
+                   "(default: 1.0)")
+    p.add_argument("--coverage-tolerance", type=float, help="the largest part of the program "
+                   "a group run may miss, judged by its cycle trace against the longest run's "
+                   "(default: 0.02)")
     p.add_argument("--min-pct-running", type=float, help="flag intervals where a counter ran "
                    "less of the time, in per cent (default: 99)")
     p.add_argument("-o", "--output", required=True)
@@ -47,7 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("predict", help="new-generation IPC and runtime from old-gen counters")
     p.add_argument("counters", help="post-processed counters of the old generation (Parquet)")
-    p.add_argument("--model", required=True, help="knn.joblib written by the train rule")
+    p.add_argument("--model", required=True,
+                   help="the model file the train rule writes (results/model/knn.joblib): "
+                   "Parquet rows and parameters, refitted on load; nothing in it is executed")
     p.add_argument("--clock-ghz", type=float, default=None, help="new generation's clock "
                    "(checked as the config's counters.clock_ghz)")
     p.add_argument("--ipc-range", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
@@ -62,16 +73,23 @@ def _given(**values: object) -> dict:
 
 
 def _postprocess(args: argparse.Namespace) -> int:
+    from perfcast.cli import require_new_output
+    from perfcast.counters.events import split_event_list
     from perfcast.counters.rules import postprocess_files
     from perfcast.counters.settings import PostprocessSettings
     from perfcast.settings import from_section
 
+    require_new_output(args.output, args.groups)
+
     base = _given(instructions=args.instructions_event, cycles=args.cycles_event)
     read = _given(separator=args.separator,
                   select=[i for i in args.select.split(",") if i] if args.select else None)
-    section = _given(events=[e for e in args.events.split(",") if e], join=args.join,
+    section = _given(events=split_event_list(args.events), join=args.join,
                      base_events=base or None, read=read or None,
-                     run_tolerance=args.run_tolerance, min_pct_running=args.min_pct_running)
+                     run_tolerance=args.run_tolerance,
+                     software_run_tolerance=args.software_run_tolerance,
+                     coverage_tolerance=args.coverage_tolerance,
+                     min_pct_running=args.min_pct_running)
     settings = from_section(PostprocessSettings, section, "counters_postprocess")
     table = postprocess_files(args.groups, args.output, settings)
     print(json.dumps({"intervals": len(table),
@@ -81,9 +99,12 @@ def _postprocess(args: argparse.Namespace) -> int:
 
 
 def _align(args: argparse.Namespace) -> int:
+    from perfcast.cli import require_new_output
     from perfcast.model.rules import align_files
     from perfcast.model.settings import AlignSettings
     from perfcast.settings import from_section
+
+    require_new_output(args.output, [args.old, args.new])
 
     settings = from_section(AlignSettings, _given(
         method=args.method, sakoe_chiba_radius=args.radius,
@@ -97,6 +118,7 @@ def _align(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
+    from perfcast.cli import require_new_output
     from perfcast.model.rules import predict_files
     from perfcast.model.settings import PredictSettings
     from perfcast.settings import check_value, from_section
@@ -105,9 +127,12 @@ def _predict(args: argparse.Namespace) -> int:
         check_value(args.clock_ghz, "counters", "/properties/clock_ghz/additionalProperties",
                     flag="--clock-ghz", key="counters.clock_ghz.<generation>")
     settings = from_section(PredictSettings, _given(ipc_range=args.ipc_range), "predict")
-    summary = args.output.rsplit(".", 1)[0] + ".json"
+    summary = str(Path(args.output).with_suffix(".json"))
+    require_new_output(args.output, [args.counters, args.model])
+    require_new_output(summary, [args.counters, args.model, args.output],
+                       flag="the summary (-o with .json) of -o")
     predict_files(args.model, args.counters, args.output, summary,
                   benchmark=Path(args.counters).stem, clock_new_ghz=args.clock_ghz,
                   settings=settings)
-    print(open(summary).read().strip())
+    print(Path(summary).read_text().strip())
     return 0

@@ -192,9 +192,18 @@ def _fit(args: argparse.Namespace) -> int:
             needed.add(args.groups)
         df = load_table(args.csv, sorted(needed - ({args.groups} if args.groups else set())))
         df = _select_levels(df, args.level, args.csv)
+    repeated = sorted({c for c in x if list(x).count(c) > 1})
+    if repeated:
+        raise InputError(None, f"--x names {repeated[0]!r} twice", expected="each regressor once")
+    if y in x:
+        raise InputError(None, f"--y {y!r} is also a regressor (--x)",
+                         expected="a response that is not one of its own regressors")
     if args.groups and args.groups not in df.columns:
         raise InputError(args.csv, f"no column {args.groups!r} for --groups", row=1)
-    df = add_derived(df, derived)
+    try:
+        df = add_derived(df, derived)
+    except InputError as exc:  # the expression's error, in the table it was evaluated on
+        raise InputError(args.csv, str(exc).removeprefix("<input>: ")) from None
     groups = df[args.groups].tolist() if args.groups else (
         df["point"].tolist() if "point" in df.columns else None)
     res = selection.fit_effect(df, y, y, x, groups=groups, max_order=fit.max_order,
@@ -253,9 +262,13 @@ def _import(args: argparse.Namespace) -> int:
     from perfcast.sweep.arpe import import_arpe
     from perfcast.sweep.table import summary
 
+    suffix = Path(args.out).suffix
+    if suffix not in (".csv", ".parquet"):
+        raise InputError(None, f"-o {args.out!r}: the table's format is told by its suffix, "
+                         f"and {suffix or 'no suffix'!r} is neither", expected=".parquet or .csv")
     spec = import_settings(args)
     df = import_arpe(spec.path, list(spec.parameters), spec.name)
-    if args.out.endswith(".csv"):
+    if suffix == ".csv":
         write_csv(df, args.out)
     else:
         write_parquet(df, args.out, metadata={"campaign": args.campaign,

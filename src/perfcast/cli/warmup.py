@@ -214,17 +214,23 @@ def cmd_wps(args: argparse.Namespace) -> int:
 
 def _lines(path: str) -> Any:
     """The lines of ``path`` (``-``: stdin) as they arrive."""
-    if path == "-":
-        yield from sys.stdin
-        return
+    name = "<stdin>" if path == "-" else path
     try:
-        fh = open(path)  # noqa: SIM115 (a generator: closed when exhausted)
+        fh = sys.stdin if path == "-" else open(path)  # noqa: SIM115 (closed when exhausted)
     except FileNotFoundError as exc:
         raise InputError(path, "file not found") from exc
     except IsADirectoryError as exc:
         raise InputError(path, "is a directory", expected="a file") from exc
-    with fh:
-        yield from fh
+    lineno = 0
+    try:
+        for lineno, line in enumerate(fh, start=1):  # noqa: B007 (named in the error)
+            yield line
+    except UnicodeDecodeError as exc:
+        raise InputError(name, f"not text (byte {exc.start} of the block read: {exc.reason})",
+                         row=lineno + 1, expected="UTF-8 text, one reading per line") from None
+    finally:
+        if fh is not sys.stdin:
+            fh.close()
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -239,12 +245,18 @@ def cmd_watch(args: argparse.Namespace) -> int:
     name = "<stdin>" if args.file == "-" else args.file
     negative = _allow_negative(args)
 
+    from perfcast.checks import MAX_MAGNITUDE
+
+    smallest = 1.0 / MAX_MAGNITUDE
+
     def values():
         first = True
         for lineno, line in enumerate(_lines(args.file), start=1):
-            try:  # the common case, fast; anything else gets parse_reading's checks
+            try:  # the common case, fast; anything else gets parse_reading's checks (the same
+                # range: finite, >= 0, 0 or of a magnitude that sums and squares can carry)
                 v = float(line)
-                if (v >= 0 or negative) and math.isfinite(v) and "_" not in line:
+                if ((v == 0 or smallest <= abs(v) <= MAX_MAGNITUDE) and (v >= 0 or negative)
+                        and "_" not in line):
                     first = False
                     yield v
                     continue

@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from perfcast.counters.perfstat import parse_perf_stat, resolve_event, to_wide
+from perfcast.counters.perfstat import IMPORT_HEADER, parse_perf_stat, resolve_event, to_wide
 from perfcast.counters.simulate import simulate_group_csv
 from perfcast.errors import HostCapabilityError, InputError
 from perfcast.io import atomic_path
@@ -110,7 +110,9 @@ def collect_perf(
 
 def import_perf_csv(source: str | Path, out: str | Path, events: Sequence[str]) -> None:
     """Validate an already-collected perf file (any form :mod:`.perfstat` reads; parses, has
-    ``events`` under their names or as modified / hybrid copies) and copy it to ``out``.
+    ``events`` under their names or as modified / hybrid copies) and copy it to ``out``, with a
+    first line naming ``source`` (:data:`~perfcast.counters.perfstat.IMPORT_HEADER`), so that
+    every later error about the copy names the user's file and its line.
 
     Raises
     ------
@@ -126,8 +128,10 @@ def import_perf_csv(source: str | Path, out: str | Path, events: Sequence[str]) 
         raise InputError(source, f"missing event(s) {missing}",
                          expected=f"this group's events {list(events)}")
     to_wide(long, source, wanted=events)
-    with atomic_path(out) as tmp:
-        shutil.copyfile(source, tmp)
+    with atomic_path(out) as tmp:  # a first line naming the user's file, for later errors
+        with open(tmp, "wb") as dst, open(source, "rb") as src:
+            dst.write(f"{IMPORT_HEADER}{source}\n".encode())
+            shutil.copyfileobj(src, dst)
 
 
 def collect_simulated(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from perfcast.counters.settings import BaseEvents
 
-__all__ = ["BaseEvents", "check_unique", "make_groups", "pki_column"]
+__all__ = ["BaseEvents", "check_unique", "make_groups", "pki_column", "split_event_list"]
 
 
 def _key(event: str) -> str:
@@ -71,3 +71,26 @@ def make_groups(events: Sequence[str], group_size: int, base: BaseEvents) -> lis
 def pki_column(event: str) -> str:
     """The table column of ``event`` per kilo-instruction: ``<event>_pki``."""
     return f"{event}_pki"
+
+
+def split_event_list(text: str) -> list[str]:
+    """The events of a comma-separated list, as perf's ``-e`` reads it: a comma between a PMU's
+    slashes belongs to the event (``cha/event=0x34,umask=0x1fe001/``), any other one separates
+    two events; empty items are dropped.
+
+    Examples
+    --------
+    >>> split_event_list("instructions,cha/event=0x34,umask=0x1fe001/,cycles:u")
+    ['instructions', 'cha/event=0x34,umask=0x1fe001/', 'cycles:u']
+    """
+    events, current, inside = [], [], False
+    for c in text:
+        if c == "/":
+            inside = not inside
+        if c == "," and not inside:
+            events.append("".join(current))
+            current = []
+        else:
+            current.append(c)
+    events.append("".join(current))
+    return [e.strip() for e in events if e.strip()]

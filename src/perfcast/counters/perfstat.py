@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import logging
 import math
 import re
-from collections.abc import Iterable, Sequence
+import warnings
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from perfcast.checks import read_text
+from perfcast.checks import input_file
 from perfcast.errors import HostCapabilityError, InputError
 
 if TYPE_CHECKING:
@@ -44,6 +47,13 @@ FIELDS = "time[,id[,n]],value,unit,event,run_ns,pct_running,metric_value,metric_
 NOT_COUNTED = "<not counted>"
 NOT_SUPPORTED = "<not supported>"
 LONG_COLUMNS = ["time", "event", "value", "status", "run_ns", "pct_running", "id"]
+#: the largest count a 64-bit hardware or kernel counter holds
+COUNTER_MAX = 2**64 - 1
+#: a count of one interval this large is a counter that wrapped: perf prints the difference of
+#: two readings as unsigned, so a reading below the previous one (a counter reset or wrapped)
+#: becomes nearly 2^64; no event counts 2^63 (9.2e18) in one interval (a thousand cores at
+#: 5 GHz retiring 10 instructions a cycle need six days)
+WRAPPED = 2**63
 
 # ids of the aggregation modes that carry a count of CPUs after them
 _AGG_WITH_COUNT = re.compile(r"S\d+(-D\d+)?(-(C|CL|L\d+-ID)\d+)?|N\d+")
@@ -52,6 +62,8 @@ _THREAD_ID = re.compile(r".+-\d+")
 _JSON_IDS = ("cpu", "core", "die", "socket", "node", "thread", "cache", "cluster")
 _LOCALE_NUMBER = re.compile(r"\d{1,3}([.,'\u202f\u00a0]\d{3})+([.,]\d+)?|\d+,\d+")
 _TIME = re.compile(r"\s*\d+\.\d+")  # perf prints the interval end as %.9f
+log = logging.getLogger(__name__)
+
 _HINT = "collect with `perf stat -I <ms> -x,` (or -j), in the C locale (LC_ALL=C)"
 
 
@@ -86,9 +98,20 @@ def _count(value_s: str, path: Path, lineno: int) -> tuple[float, str]:
                              row=lineno, expected=f"plain numbers: {_HINT}")
         raise InputError(path, f"count {value_s!r} is not a number", row=lineno,
                          expected="a count, <not counted> or <not supported>")
-    if not math.isfinite(value) or value < 0:
-        raise InputError(path, f"count {value_s!r} is negative or not finite", row=lineno,
+    if not math.isfinite(value):
+        raise InputError(path, f"count {value_s!r} is not a finite number", row=lineno,
+                         expected="a count, <not counted> or <not supported>")
+    if value < 0:
+        raise InputError(path, f"count {value_s!r} is negative", row=lineno,
                          expected="a non-negative count")
+    exact = int(value_s) if value_s.isdigit() else value  # 2^64 - 1000 is 2^64 as a float
+    if exact > COUNTER_MAX:
+        raise InputError(path, f"count {value_s!r} is more than a 64-bit counter holds",
+                         row=lineno, expected=f"a count of at most 2^64 - 1 = {COUNTER_MAX}")
+    if exact >= WRAPPED:
+        raise InputError(path, f"count {value_s!r} in one interval is 2^63 or more: a counter "
+                               "that wrapped (a negative difference read as unsigned)",
+                         row=lineno, expected="the count of one interval, below 2^63")
     return value, "ok"
 
 
@@ -143,7 +166,7 @@ def _parse_sv(line: str, sep: str, path: Path, lineno: int) -> Row | None:
     fields = line.split(sep)
     time_s = fields[0].strip()
     t = _number(time_s)
-    if t is None:
+    if t is None or not math.isfinite(t) or t < 0:
         raise InputError(path, f"interval time {time_s!r} is not a number", row=lineno,
                          expected=f"perf stat -I output (first column: seconds since start; "
                                   f"separator {sep!r})")
@@ -178,7 +201,21 @@ def _parse_sv(line: str, sep: str, path: Path, lineno: int) -> Row | None:
     if run_ns is None or pct is None:
         raise InputError(path, "run time or percent-running is not a number", row=lineno,
                          expected=FIELDS)
+    _check_running(run_ns, pct, path, lineno, given=(bool(run_s.strip()), bool(pct_s.strip())))
     return Row(t, event, value, status, run_ns, pct, agg)
+
+
+def _check_running(run_ns: float, pct: float, path: Path, lineno: int,
+                   given: tuple[bool, bool] = (True, True)) -> None:
+    """perf's run time (ns) is finite and non-negative and its percent-running within [0, 100]
+    where given (``given``: each field was written; an empty or absent one is NaN)."""
+    if (given[0] or not math.isnan(run_ns)) and \
+            not (math.isfinite(run_ns) and 0 <= run_ns <= COUNTER_MAX):
+        raise InputError(path, f"run time {run_ns!r} ns is not a finite non-negative number",
+                         row=lineno, expected=FIELDS)
+    if (given[1] or not math.isnan(pct)) and not 0 <= pct <= 100:
+        raise InputError(path, f"percent-running {pct!r} is not within 0 to 100", row=lineno,
+                         expected=FIELDS)
 
 
 def _parse_json(line: str, path: Path, lineno: int) -> Row | None:
@@ -209,50 +246,116 @@ def _parse_json(line: str, path: Path, lineno: int) -> Row | None:
     try:
         run_ns = float(obj.get("event-runtime", math.nan))
         pct = float(obj.get("pcnt-running", math.nan))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(path, "event-runtime or pcnt-running is not a number", row=lineno,
                          expected="perf stat -j output") from exc
+    _check_running(run_ns, pct, path, lineno, given=("event-runtime" in obj,
+                                                     "pcnt-running" in obj))
     return Row(float(t), event, value, status, run_ns, pct, agg)
 
 
-def read_rows(path: str | Path, separator: str = "auto") -> list[Row]:
-    """Every event line of a perf ``-I`` file, in file order (``separator``: ``auto`` or the
-    ``-x`` character; JSON is always detected)."""
-    path = Path(path)
-    text = read_text(path)
+#: the first line of a perf file the import backend copied (:func:`origin`)
+IMPORT_HEADER = "# perfcast: imported from "
+
+
+def origin(path: str | Path) -> Path:
+    """The file errors about ``path`` name: the user's file it was imported from (its first
+    line :data:`IMPORT_HEADER`, written by the import backend), else ``path`` itself."""
+    try:
+        with open(path, errors="replace") as fh:
+            first = fh.readline(4096)
+    except OSError:
+        return Path(path)
+    if first.startswith(IMPORT_HEADER):
+        return Path(first[len(IMPORT_HEADER):].rstrip("\n"))
+    return Path(path)
+
+
+def iter_rows(path: str | Path, separator: str = "auto") -> Iterator[Row]:
+    """Every event line of a perf ``-I`` file, in file order, read line by line (``separator``:
+    ``auto`` or the ``-x`` character; JSON is always detected). A copy made by the import
+    backend is reported as the user's file, with its line numbers (:func:`origin`).
+
+    Raises
+    ------
+    InputError
+        naming the file and line: missing, a directory, not text, or a line perf does not write.
+    """
+    path = input_file(path)
+    shown = origin(path)
+    offset = int(shown != path)  # the import header is the copy's one extra line
     form: str | None = None
-    rows: list[Row] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
-        if form is None:
-            form = detect_form(raw, path, lineno)
-            if separator != "auto" and form not in ("json", separator):
-                raise InputError(path, f"the separator is {form!r}, not the configured "
-                                       f"{separator!r}", row=lineno,
-                                 expected="counters.read.separator: auto, or perf's -x")
-        row = (_parse_json(raw, path, lineno) if form == "json"
-               else _parse_sv(raw, form, path, lineno))
-        if row is not None:
-            rows.append(row)
-    if not rows:
-        raise InputError(path, "no counter lines", expected=f"perf stat -I output: {_HINT}")
-    return rows
+    lineno, found = -offset, False
+    try:
+        with open(path, encoding="utf-8", newline=None) as fh:
+            for lineno, raw in enumerate(fh, start=1 - offset):
+                raw = raw.rstrip("\n")
+                if not raw.strip() or raw.lstrip().startswith("#"):
+                    continue
+                if form is None:
+                    form = detect_form(raw, shown, lineno)
+                    if separator != "auto" and form not in ("json", separator):
+                        raise InputError(shown, f"the separator is {form!r}, not the configured "
+                                                f"{separator!r}", row=lineno,
+                                         expected="counters.read.separator: auto, or perf's -x")
+                row = (_parse_json(raw, shown, lineno) if form == "json"
+                       else _parse_sv(raw, form, shown, lineno))
+                if row is not None:
+                    found = True
+                    yield row
+    except UnicodeDecodeError as exc:
+        raise InputError(shown, f"not a text file ({exc.reason})", row=lineno + 1,
+                         expected="UTF-8 text") from None
+    except OSError as exc:
+        raise InputError(shown, f"cannot be read: {exc.strerror}") from None
+    if not found:
+        raise InputError(shown, "no counter lines", expected=f"perf stat -I output: {_HINT}")
 
 
-def aggregate(rows: Sequence[Row], path: str | Path, select: Sequence[str] = ()) -> pd.DataFrame:
+def read_rows(path: str | Path, separator: str = "auto") -> list[Row]:
+    """Every event line of a perf ``-I`` file as a list (:func:`iter_rows`)."""
+    return list(iter_rows(path, separator))
+
+
+def read_long(path: str | Path, separator: str = "auto") -> pd.DataFrame:
+    """The event lines of a perf ``-I`` file as a table of :data:`LONG_COLUMNS`, streamed: each
+    line is parsed and stored in typed columns at once (8 bytes a number, a shared string per
+    event, status and id), so memory grows by about 50 bytes a line, not by the file's text and
+    a Python object per field (a 181 MB file: 2.1 GB before, see docs/methods/counters.md)."""
+    import pandas as pd
+
+    nums = {k: array("d") for k in ("time", "value", "run_ns", "pct_running")}
+    codes: dict[str, array] = {k: array("i") for k in ("event", "status", "id")}
+    names: dict[str, dict[str, int]] = {k: {} for k in codes}
+    for row in iter_rows(path, separator):
+        nums["time"].append(row.time)
+        nums["value"].append(row.value)
+        nums["run_ns"].append(row.run_ns)
+        nums["pct_running"].append(row.pct_running)
+        for k, text in (("event", row.event), ("status", row.status), ("id", row.id)):
+            code = names[k].setdefault(text, len(names[k]))
+            codes[k].append(code)
+    cols: dict[str, np.ndarray] = {k: np.frombuffer(v, dtype=float) for k, v in nums.items()}
+    for k, table in names.items():
+        strings = np.array(list(table), dtype=object)
+        cols[k] = strings[np.frombuffer(codes[k], dtype=np.int32)]
+    return pd.DataFrame({c: cols[c] for c in LONG_COLUMNS}, copy=False)
+
+
+def aggregate(rows: Sequence[Row] | pd.DataFrame, path: str | Path,
+              select: Sequence[str] = ()) -> pd.DataFrame:
     """Long form with one row per interval and event: rows of the aggregation modes summed.
 
     ``select`` keeps only the ids matching one of its shell patterns (``CPU[0-3]``,
     ``S0-*``, ``python3-*``) for events perf reports on those ids; an event that perf reports on
     none of them (an uncore PMU read on one CPU per socket) keeps all its rows, since its count
-    belongs to the socket, not to a CPU. A row ``<not counted>`` among counted ones is left out
-    of the sum and sets the interval's ``pct_running`` to 0, so the gap is flagged, never
-    hidden.
+    belongs to the socket, not to a CPU (a warning names it). A row ``<not counted>`` or ``<not
+    supported>`` is left out of the sum and sets the interval's ``pct_running`` to 0, so the
+    gap is flagged, never hidden (perf prints 100 beside a ``<not supported>`` count).
     """
     import pandas as pd
 
-    df = pd.DataFrame(rows, columns=LONG_COLUMNS)
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=LONG_COLUMNS)
     ids = sorted(set(df["id"]) - {""})
     if select:
         unknown = [p for p in select if not any(fnmatch.fnmatchcase(i, p) for i in ids)]
@@ -261,9 +364,18 @@ def aggregate(rows: Sequence[Row], path: str | Path, select: Sequence[str] = ())
                                    f"the file", expected=f"ids among {ids[:12]}" if ids
                              else "an aggregation mode (-A, --per-core, ...) for select")
         keep = df["id"].map(lambda i: any(fnmatch.fnmatchcase(i, p) for p in select))
-        df = df[keep | ~df["event"].isin(set(df.loc[keep, "event"]))]
+        whole = sorted(set(df["event"]) - set(df.loc[keep, "event"]))
+        for ev in whole:  # an uncore count belongs to a socket: kept whole, and said
+            log.warning("%s: event %r is reported on none of the selected ids %s (on %s): "
+                        "all its rows are summed, the whole of what it counts, not the "
+                        "selected CPUs' share", path, ev, list(select),
+                        sorted(set(df.loc[df["event"] == ev, "id"]))[:8])
+        df = df[keep | df["event"].isin(whole)]
     if not ids:
-        return df.drop(columns="id").reset_index(drop=True)
+        # a count perf did not make ran none of the time, whatever perf prints beside it
+        pct = np.where(df["status"].to_numpy() == "ok", df["pct_running"].to_numpy(), 0.0)
+        return pd.DataFrame({c: pct if c == "pct_running" else df[c].to_numpy()
+                             for c in LONG_COLUMNS[:-1]}, copy=False)
     df = df.assign(ok=df["status"] == "ok")
     df["pct_eff"] = np.where(df["ok"], df["pct_running"], 0.0)
     df["value0"] = df["value"].where(df["ok"], 0.0)
@@ -289,10 +401,11 @@ def parse_perf_stat(path: str | Path, separator: str = "auto",
 
     Raises :class:`~perfcast.errors.InputError` naming the file and line for anything else.
     """
-    df = aggregate(read_rows(path, separator), path, select)
+    shown = origin(path)
+    df = aggregate(read_long(path, separator), shown, select)
     for ev, sub in df.groupby("event", sort=False):
         if (np.diff(sub["time"].to_numpy()) <= 0).any():
-            raise InputError(path, f"interval times of event {ev!r} do not increase",
+            raise InputError(shown, f"interval times of event {ev!r} do not increase",
                              expected="one line per event (and id) per interval, in time order")
     return df
 
@@ -376,7 +489,7 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
         for m in matches:
             rename[m] = ev
     for ev in required:
-        sub = long[long["event"].map(lambda e, ev=ev: rename.get(e) == ev)]
+        sub = long[long["event"].isin([e for e, r in rename.items() if r == ev])]
         if (sub["status"] == "not supported").all():
             raise HostCapabilityError(
                 f"{path}: event {ev!r} reads <not supported> in every interval: the host that "
@@ -389,8 +502,10 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
     if len(bad):
         raise InputError(path, f"interval at t={bad.index[0]:.9f}s has {int(bad.iloc[0])} of "
                                f"{n_events} events", expected="every event in every interval")
-    long = long.assign(event=long["event"].map(lambda e: rename.get(e, e)))
-    merged = long.groupby("event")["event"].transform("size") > len(counts)
+    if any(k != v for k, v in rename.items()):  # configured names (a dict lookup per event)
+        long = long.assign(event=long["event"].map({e: rename.get(e, e) for e in present}))
+    sizes = long["event"].value_counts()
+    merged = long["event"].isin(sizes.index[sizes > len(counts)])
     if merged.any():  # hybrid copies: a copy not counted in an interval ran no instructions there
         part = long[merged]
         agg = part.assign(v=part["value"].fillna(0.0), ok=part["status"] == "ok",
@@ -403,18 +518,26 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
         long = pd.concat([long[~merged], agg[["time", "event", "value", "status",
                                               "pct_running"]]], ignore_index=True)
     order = list(dict.fromkeys(long["event"]))
-    wide = long.pivot_table(index="time", columns="event", values="value", aggfunc="first",
-                            dropna=False, sort=True)[order]
-    pct = long.pivot_table(index="time", columns="event", values="pct_running",
-                           aggfunc="first", dropna=False, sort=True)[order]
-    wide.columns.name = None
-    out = wide.reset_index()
-    t = out["time"].to_numpy()
-    out.insert(1, "duration_s", np.diff(t, prepend=0.0))
-    out["pct_running_min"] = pct.min(axis=1, skipna=True).fillna(0.0).to_numpy()
-    for ev in order:
-        out[pct_column(ev)] = pct[ev].to_numpy()
-    return out
+    # one cell per interval and event (the first line of each, as perf writes one), placed by
+    # codes: a pivot table of millions of lines took gigabytes
+    t_codes, times = pd.factorize(long["time"], sort=True)
+    e_codes = pd.Categorical(long["event"], categories=order).codes
+    def cells(column: str) -> np.ndarray:
+        grid = np.full((len(times), len(order)), np.nan)
+        # assigned from the last line to the first: the first line of a cell wins
+        grid[t_codes[::-1], e_codes[::-1]] = long[column].to_numpy(dtype=float)[::-1]
+        return grid
+
+    values, pct = cells("value"), cells("pct_running")
+    t = np.asarray(times, dtype=float)
+    cols: dict[str, np.ndarray] = {"time": t, "duration_s": np.diff(t, prepend=0.0)}
+    cols |= {ev: values[:, k] for k, ev in enumerate(order)}
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an interval without any percentage
+        low = np.nanmin(pct, axis=1) if len(order) else np.zeros(len(t))
+    cols["pct_running_min"] = np.nan_to_num(low, nan=0.0)
+    cols |= {pct_column(ev): pct[:, k] for k, ev in enumerate(order)}
+    return pd.DataFrame(cols)
 
 
 def pct_column(event: str) -> str:

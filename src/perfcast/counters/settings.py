@@ -46,14 +46,17 @@ class ReadSettings:
 @dataclass(frozen=True)
 class PostprocessSettings:
     """How the group runs of one benchmark on one generation become its table: ``events``,
-    ``base_events``, ``join``, ``read``, ``run_tolerance`` and ``min_pct_running`` of the
-    ``counters`` section (schema ``counters_postprocess``)."""
+    ``base_events``, ``join``, ``read``, ``run_tolerance``, ``software_run_tolerance``,
+    ``coverage_tolerance`` and ``min_pct_running`` of the ``counters`` section (schema
+    ``counters_postprocess``)."""
 
     events: tuple[str, ...]
     base_events: BaseEvents
     join: str
     read: ReadSettings
     run_tolerance: float
+    software_run_tolerance: float
+    coverage_tolerance: float
     min_pct_running: float
 
 

@@ -260,6 +260,10 @@ def check_same_work(old: pd.DataFrame, new: pd.DataFrame, tolerance: float, *,
     a = float(old["instructions"].sum())
     b = float(new["instructions"].sum())
     lo, hi = min(a, b), max(a, b)
+    for total, path in ((a, old_path), (b, new_path)):
+        if not total > 0:  # the run at fault, not the other one
+            raise InputError(path, f"retired {total:.6g} instructions in all",
+                             expected="a positive total of instructions")
     if not (lo > 0 and hi <= lo * (1.0 + tolerance)):
         raise InputError(
             new_path, f"retired {b:.6g} instructions, the old generation's run {old_path} "

@@ -2,9 +2,13 @@
 (``workflow/rules/model.smk``); the command line (``perfcast align``, ``perfcast predict``) calls
 the same functions, so its files carry the same metadata.
 
-scikit-learn and joblib are imported by the functions that use them: an alignment job (one per
-benchmark, thousands in a large campaign) needs neither, and importing them took a third of its
-CPU time.
+scikit-learn is imported by the functions that use it: an alignment job (one per benchmark,
+thousands in a large campaign) does not need it, and importing it took a third of its CPU time.
+
+A model file holds no code (:func:`save_model`, :func:`load_model`): it is a Parquet table of the
+rows the model was fitted on, with the chosen hyper-parameters, features and calibration as
+metadata, and the model is refitted from them when it is loaded. A pickled model (joblib) would
+run whatever code a crafted file carries when it is loaded, before any check could refuse it.
 """
 
 from __future__ import annotations
@@ -17,13 +21,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfcast.checks import require_values
+from perfcast.checks import input_file, require_values
 from perfcast.errors import InputError
 from perfcast.io import (
-    atomic_path,
     parquet_metadata,
     read_parquet,
     require_columns,
+    require_numeric,
     write_csv,
     write_json,
     write_parquet,
@@ -53,10 +57,12 @@ def read_counters(path: str | Path) -> pd.DataFrame:
     Raises
     ------
     InputError
-        naming the file: missing, not Parquet, or without a column of :data:`COUNTER_COLUMNS`.
+        naming the file: missing, not Parquet, or without a column of :data:`COUNTER_COLUMNS`
+        or with one that does not hold numbers.
     """
     df = read_parquet(path)
     require_columns(df, COUNTER_COLUMNS, path)
+    require_numeric(df, COUNTER_COLUMNS, path)
     return df
 
 
@@ -110,8 +116,8 @@ def align_files(old: str, new: str, out: str, figure: str | None, settings: Alig
 
 
 def check_alignable(table: pd.DataFrame, path: str | Path) -> None:
-    """A run's table can be aligned: its cumulative instructions are finite and grow strictly,
-    its IPC is finite and positive in every interval.
+    """A run's table can be aligned: its instructions, cycles and IPC are finite and positive in
+    every interval, its cumulative instructions finite and strictly growing.
 
     Raises
     ------
@@ -121,6 +127,8 @@ def check_alignable(table: pd.DataFrame, path: str | Path) -> None:
     labels = table["interval"].tolist()
     if table.empty:
         raise InputError(path, "no intervals", expected="a run of at least one interval")
+    for col in ("instructions", "cycles"):  # this run's own counts, named as its own
+        require_values(table[col], path, col, low=0, labels=labels)
     require_values(table["ipc"], path, "IPC", low=0, labels=labels)
     cum = table["instructions_cumulative_sum"].to_numpy(dtype=float)
     require_values(cum, path, "cumulative instructions", low=0, labels=labels)
@@ -175,9 +183,9 @@ def train_files(trainset: str, old: Sequence[str], new: Sequence[str], model_out
                 clock_new_ghz: float | None) -> None:
     """Rule ``model_train``: fit the KNN model on every training benchmark
     (:func:`perfcast.model.knn.fit`) and calibrate its prediction intervals on each benchmark
-    predicted without itself (:func:`perfcast.model.conformal.calibrate`); write it (joblib: the
-    pipeline, its features, the calibration and the library versions) and its model card (JSON,
-    :func:`perfcast.model.knn.model_card`).
+    predicted without itself (:func:`perfcast.model.conformal.calibrate`); write it
+    (:func:`save_model`: the rows it was fitted on, its hyper-parameters, features, calibration
+    and the library versions) and its model card (JSON, :func:`perfcast.model.knn.model_card`).
 
     Parameters
     ----------
@@ -189,10 +197,8 @@ def train_files(trainset: str, old: Sequence[str], new: Sequence[str], model_out
     benchmarks : the training benchmarks.
     clock_new_ghz : the new generation's clock (runtime intervals; None: cycles only).
     """
-    import joblib
-
     from perfcast.model.conformal import calibrate
-    from perfcast.model.knn import best_params, fit, model_card
+    from perfcast.model.knn import best_params, fit, model_card, thin
 
     train = read_parquet(trainset)
     features = feature_columns(train)
@@ -216,9 +222,8 @@ def train_files(trainset: str, old: Sequence[str], new: Sequence[str], model_out
                     "coverage, not %.3f", len(co), used, settings.coverage)
     log.info("best %s, CV MAE %.4f, interval factor x/÷ %.3f at %.3f coverage",
              card["best_params"], card["cv_mae"], np.exp(q), used)
-    with atomic_path(model_out) as tmp:
-        joblib.dump({"model": search.best_estimator_, "features": features,
-                     "calibration": cal.as_dict(), "versions": card["versions"]}, tmp)
+    save_model(search, thin(train, settings.max_rows_per_benchmark), features, settings,
+               calibration=cal.as_dict(), versions=card["versions"], path=model_out)
     write_json(card, card_out)
 
 
@@ -352,23 +357,120 @@ def check_prediction(pred: pd.DataFrame, path: str | Path, settings: PredictSett
                        labels=labels)
 
 
+#: the ``format`` a model file's metadata names (:func:`save_model`)
+MODEL_FORMAT = "perfcast-knn-model"
+#: its version: a file of another version is refused, naming the one expected
+MODEL_FORMAT_VERSION = 1
+
+
+def save_model(search: Any, data: pd.DataFrame, features: list[str], settings: KnnSettings, *,
+               calibration: dict, versions: dict, path: str | Path) -> None:
+    """Write a fitted model as data, never as code: the rows it was fitted on (``features`` and
+    the target) as a Parquet table, with its hyper-parameters, ``log1p`` choice, features,
+    calibration and library versions as metadata. :func:`load_model` refits the same pipeline
+    from them (a k-nearest-neighbour regressor stores its training rows anyway, and refitting a
+    scaler and a neighbour index on a few thousand rows takes milliseconds).
+
+    Parameters
+    ----------
+    search : the fitted ``GridSearchCV`` (:func:`perfcast.model.knn.fit`).
+    data : the rows its ``best_estimator_`` was fitted on (the thinned training set).
+    features : the feature columns, in the model's order.
+    settings : the ``model`` section (``log1p``).
+    calibration, versions : the prediction-interval calibration and library versions.
+    path : the model file.
+
+    Raises
+    ------
+    RuntimeError
+        the refitted model does not predict what the fitted one does on its own rows (the
+        pipeline is no longer rebuilt by its hyper-parameters alone): nothing is written.
+    """
+    from perfcast.model.trainset import TARGET
+
+    params = {k: v.item() if isinstance(v, np.generic) else v
+              for k, v in search.best_params_.items()}
+    rows = data[[*features, TARGET]].astype(float).reset_index(drop=True)
+    meta = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
+            "features": list(features), "target": TARGET, "params": params,
+            "log1p": bool(settings.log1p), "calibration": calibration, "versions": versions}
+    refit = _refit(rows, meta, path)
+    x = rows[features].to_numpy()
+    if not np.array_equal(refit.predict(x), search.best_estimator_.predict(x)):
+        raise RuntimeError("the model refitted from its saved rows and parameters does not "
+                           "predict as the fitted one: save_model needs the new model's state")
+    write_parquet(rows, path, metadata=meta)
+
+
+def _refit(rows: pd.DataFrame, meta: dict, path: str | Path) -> Any:
+    """The pipeline of :func:`perfcast.model.knn.make_pipeline` with ``meta``'s parameters,
+    fitted on ``rows``; a parameter the pipeline does not take is an InputError naming it."""
+    from perfcast.model.knn import make_pipeline
+
+    pipe = make_pipeline(meta["log1p"])
+    try:
+        pipe.set_params(**meta["params"])
+        return pipe.fit(rows[meta["features"]].to_numpy(dtype=float),
+                        rows[meta["target"]].to_numpy(dtype=float))
+    except (ValueError, TypeError) as exc:
+        raise InputError(path, f"its parameters {meta['params']} do not fit the model: {exc}",
+                         expected="a model file written by perfcast's train rule") from None
+
+
 def load_model(path: str | Path) -> dict:
-    """A model written by :func:`train_files`: ``{"model", "features", "versions"}``.
+    """A model written by :func:`save_model` (rule ``model_train``), refitted from its rows:
+    ``{"model", "features", "calibration", "versions"}``.
+
+    The file is read as data only (Parquet and JSON metadata); nothing in it is executed, so a
+    model file from anywhere can be given to ``perfcast predict --model``. A pickled model
+    (``joblib``, written by older versions) is refused unread.
 
     Raises
     ------
     InputError
-        naming the file: unreadable, or not a perfcast model.
+        naming the file: unreadable, not a perfcast model, of another format version, or with
+        metadata or rows that do not make a model (a non-finite value, too few rows for its
+        number of neighbours).
     """
-    import joblib
-
+    expected = "a model file written by perfcast's train rule (Parquet)"
     try:
-        bundle = joblib.load(path)
-    except Exception as exc:  # joblib raises many kinds on a corrupt file
-        raise InputError(path, f"not a perfcast model file: {exc}") from exc
-    if not isinstance(bundle, dict) or "model" not in bundle or "features" not in bundle:
-        raise InputError(path, "not a perfcast model file", expected="knn.joblib from train")
-    return bundle
+        meta = parquet_metadata(input_file(path))
+    except (InputError, FileNotFoundError):
+        raise
+    except Exception as exc:  # pyarrow's many kinds of a corrupt or non-Parquet file
+        raise InputError(path, f"not a perfcast model file ({type(exc).__name__})",
+                         expected=expected + "; a pickled model is never loaded: retrain "
+                         "with this version") from None
+    if meta.get("format") != MODEL_FORMAT:
+        raise InputError(path, "not a perfcast model file", expected=expected)
+    if meta.get("format_version") != MODEL_FORMAT_VERSION:
+        raise InputError(path, f"model format version {meta.get('format_version')!r}",
+                         expected=f"version {MODEL_FORMAT_VERSION}: retrain with this version")
+    features, target = meta.get("features"), meta.get("target")
+    if (not isinstance(features, list) or not features
+            or not all(isinstance(f, str) for f in features) or not isinstance(target, str)
+            or not isinstance(meta.get("params"), dict) or not isinstance(meta.get("log1p"), bool)
+            or not all(isinstance(v, str | int | float | bool | None)
+                       for v in meta["params"].values())
+            or not isinstance(meta.get("calibration"), dict)):
+        raise InputError(path, "model metadata lacks or mistypes features, target, params, "
+                         "log1p or calibration", expected=expected)
+    rows = read_parquet(path)
+    require_columns(rows, [*features, target], path)
+    for col in (*features, target):
+        try:
+            values = rows[col].to_numpy(dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(path, f"column {col!r} is not numeric", expected=expected) from None
+        require_values(values, path, f"model row {col}", label="row")
+    if rows.empty:
+        raise InputError(path, "no training rows", expected=expected)
+    k = meta["params"].get("knn__n_neighbors")
+    if isinstance(k, int) and not 0 < k <= len(rows):
+        raise InputError(path, f"{k} neighbours of {len(rows)} rows",
+                         expected="at most as many neighbours as rows")
+    return {"model": _refit(rows, meta, path), "features": features,
+            "calibration": meta["calibration"], "versions": meta.get("versions", {})}
 
 
 def predict_files(model: str, counters: str, out: str, summary: str, *, benchmark: str,
@@ -412,6 +514,12 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
         raise InputError(model, "has no interval calibration (written by an older perfcast)",
                          expected="a model retrained by this version (rule model_train)")
     cal = Calibration(**bundle["calibration"])
+    require_numeric(table, list(bundle["features"]), counters)
+    for f in bundle["features"]:  # a missing reading (NaN) is imputed; any other is a number
+        x = table[f].to_numpy(dtype=float)
+        given = ~np.isnan(x)
+        require_values(x[given], counters, f, low=0, low_inclusive=True,
+                       labels=table["interval"].to_numpy()[given].tolist())
     require_readings(table, bundle["features"], counters)
     for col in ("duration_s", "cycles", "instructions"):
         require_values(table[col], counters, col, low=0, labels=table["interval"].tolist())

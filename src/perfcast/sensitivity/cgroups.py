@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfcast.errors import HostCapabilityError
+from perfcast.process import ending_on_signals
 
 CFS_PERIOD_US = 100_000
 _COUNTER = itertools.count()
@@ -527,7 +528,10 @@ def make_cgroup(limits: Limits, *, version: str = "auto", parent: str = "",
 @contextlib.contextmanager
 def fresh_cgroup(limits: Limits, *, version: str = "auto", parent: str = "",
                  prefix: str = "perfcast") -> Iterator[Cgroup]:
-    """Create a group with ``limits``; always remove it (and kill what is left in it).
+    """Create a group with ``limits``; always remove it (and kill what is left in it), also when
+    the job is ended by SIGTERM (SLURM's time limit, ``scancel``) or SIGHUP: inside the block
+    they raise :class:`perfcast.process.Terminated` (:func:`perfcast.process.ending_on_signals`)
+    and unwind to the removal as SIGINT's KeyboardInterrupt does.
 
     The arguments are those of :func:`make_cgroup`.
 
@@ -542,10 +546,11 @@ def fresh_cgroup(limits: Limits, *, version: str = "auto", parent: str = "",
         the group cannot be created or limited (not root, a controller missing), naming the
         control file that refused.
     """
-    cg = make_cgroup(limits, version=version, parent=parent, prefix=prefix)
-    try:
-        cg.create()
-        cg.apply(limits)
-        yield cg
-    finally:
-        cg.remove()
+    with ending_on_signals():  # SIGTERM / SIGHUP unwind to the finally, as SIGINT does
+        cg = make_cgroup(limits, version=version, parent=parent, prefix=prefix)
+        try:
+            cg.create()
+            cg.apply(limits)
+            yield cg
+        finally:
+            cg.remove()

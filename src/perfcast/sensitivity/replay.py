@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfcast.checks import input_file, require_values
+from perfcast.checks import input_file, require_unique_csv_header, require_values
 from perfcast.errors import InputError
 from perfcast.sensitivity.backends import RunOutcome
 from perfcast.sensitivity.metrics import sensitivity_array
@@ -99,6 +99,7 @@ def read_measurements(path: str | Path) -> pd.DataFrame:
         raise InputError(path, "empty file", expected="a CSV table with a header row") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InputError(path, f"not a readable CSV: {exc}") from exc
+    require_unique_csv_header(path)
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise InputError(path, f"missing column(s) {missing}",
@@ -204,10 +205,18 @@ class MeasuredGrid:
                                  row=int(i) + 2)
             values[idx] = r["value"]
         grid = cls(program, metric, bool(hib), model, values)
-        if not (np.isfinite(grid.baseline) and grid.baseline > 0):
+        top = model.point([len(d) - 1 for d in model.dims])
+        if np.isnan(grid.baseline):
             raise InputError(path, f"program {program!r}: no measurement with the most of every "
-                             "resource (the unrestricted run)",
-                             expected=f"a row at {model.point([len(d) - 1 for d in model.dims])}")
+                             "resource (the unrestricted run)", expected=f"a row at {top}")
+        if not (np.isfinite(grid.baseline) and grid.baseline > 0):
+            # every sensitivity is relative to it: 0 would make them all 0 or infinite
+            line = next((int(i) + 2 for i, r in rows.iterrows()
+                         if all(r[n] == top[n] for n in names)), None)
+            raise InputError(path, f"program {program!r}: the unrestricted run {top} measured "
+                             f"{grid.baseline:g}", row=line,
+                             expected=f"a positive {metric} of the unrestricted run: every "
+                                      "sensitivity is relative to it")
         return grid
 
 

@@ -4,6 +4,12 @@ ARPE's energy case models energy from ``t_exec * power`` or ``t_exec * %cpu`` (o
 regressor plus an offset). A config writes such a regressor as an expression string; it is parsed
 with :mod:`ast` and only numbers, column names, ``+ - * / // % **``, unary minus and a few numpy
 functions are accepted, so no expression can reach attributes, imports or builtins (no ``eval``).
+
+Bounded: an expression is at most :data:`MAX_LENGTH` characters, and every number in it is a
+float, so ``9**9**9`` overflows to infinity at once instead of computing an integer of 370
+million digits (Python's ``int ** int`` is exact, unbounded and uninterruptible). A value that
+is not finite (``log`` of 0, a division by 0, an overflow) is an error naming the rows and the
+values they read, never a silent ``-inf`` that collapses every model fitted on it.
 """
 
 from __future__ import annotations
@@ -39,19 +45,35 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+#: the longest expression accepted (characters): a formula over a few columns is far shorter,
+#: and the parser's time and memory stay small
+MAX_LENGTH = 1000
+
+
 def parse_expression(expr: str, *, where: str = "expression") -> ast.Expression:
     """Parse ``expr`` and check that it uses only the allowed syntax (see module docstring)."""
+    if len(expr) > MAX_LENGTH:
+        raise InputError(None, f"{where}: an expression of {len(expr)} characters",
+                         expected=f"at most {MAX_LENGTH} characters")
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as exc:
         raise InputError(None, f"{where}: cannot parse {expr!r}: {exc.msg}",
-                         expected="an arithmetic expression over column names") from exc
+                         expected="an arithmetic expression over column names") from None
+    except (ValueError, RecursionError, MemoryError) as exc:  # an integer of 4300+ digits...
+        raise InputError(None, f"{where}: cannot parse {expr!r}: {exc}",
+                         expected="an arithmetic expression over column names") from None
     for node in ast.walk(tree):
         if isinstance(node, ast.Expression | ast.Load | ast.Name):
             continue
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, int | float):
                 raise InputError(None, f"{where}: constant {node.value!r} is not a number")
+            try:
+                float(node.value)
+            except OverflowError:
+                raise InputError(None, f"{where}: constant of {len(str(node.value))} digits",
+                                 expected="a number a float can hold") from None
             continue
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
             continue
@@ -79,14 +101,22 @@ def expression_names(expr: str, *, where: str = "expression") -> set[str]:
 
 
 def evaluate(expr: str, columns: Mapping[str, Any], *, where: str = "expression") -> Any:
-    """Value of ``expr`` with names bound to ``columns`` (arrays or Series broadcast as numpy)."""
+    """Value of ``expr`` with names bound to ``columns`` (arrays or Series broadcast as numpy),
+    computed in floats.
+
+    Raises
+    ------
+    InputError
+        naming ``where``, the expression, how many rows are not finite, and the first such row
+        (1-based, in the order of ``columns``) with the values it read.
+    """
     tree = parse_expression(expr, where=where)
 
     def ev(node: ast.AST) -> Any:
         if isinstance(node, ast.Expression):
             return ev(node.body)
         if isinstance(node, ast.Constant):
-            return node.value
+            return np.float64(node.value)  # float arithmetic: bounded time, overflow -> inf
         if isinstance(node, ast.Name):
             if node.id not in columns:
                 raise InputError(None, f"{where}: unknown name {node.id!r} in {expr!r}",
@@ -101,4 +131,26 @@ def evaluate(expr: str, columns: Mapping[str, Any], *, where: str = "expression"
         raise AssertionError(f"unchecked node {type(node).__name__}")  # parse_expression guards
 
     with np.errstate(all="ignore"):
-        return ev(tree)
+        value = ev(tree)
+    _require_finite(value, expr, columns, where)
+    return value
+
+
+def _require_finite(value: Any, expr: str, columns: Mapping[str, Any], where: str) -> None:
+    """Every element of ``value`` finite, else an InputError naming the rows (see
+    :func:`evaluate`)."""
+    arr = np.atleast_1d(np.asarray(value, dtype=float))
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if not len(bad):
+        return
+    k = int(bad[0])
+    read = []
+    for name in sorted(expression_names(expr)):
+        if name in columns:
+            col = np.atleast_1d(np.asarray(columns[name], dtype=float))
+            read.append(f"{name}={col[min(k, len(col) - 1)]:g}")
+    first = f"row {k + 1}" if arr.size > 1 else "its value"
+    raise InputError(None, f"{where}: {expr!r} is {arr[k]:g} in {len(bad)} of {arr.size} rows "
+                     f"(first {first}" + (f": {', '.join(read)}" if read else "") + ")",
+                     expected="an expression finite on every row (log of a positive number, "
+                              "no division by zero, no overflow)")

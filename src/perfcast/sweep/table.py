@@ -10,7 +10,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfcast.checks import input_file, require_values
+from perfcast.checks import (
+    input_file,
+    require_unique_columns,
+    require_unique_csv_header,
+    require_values,
+)
 from perfcast.errors import InputError
 from perfcast.sweep.space import is_numeric
 
@@ -104,6 +109,8 @@ def load_table(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
             df = pd.read_csv(path)
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise InputError(path, f"not a readable CSV table: {exc}") from exc
+        require_unique_csv_header(path)
+    require_unique_columns(df.columns, path, row=None)
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise InputError(path, f"no column(s) {missing}", row=1,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfcast.checks import read_text, require_magnitude
+from perfcast.checks import read_text, require_magnitude, require_unique_columns
 from perfcast.errors import InputError
 
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
@@ -97,7 +97,11 @@ class ReadingParser:
 
 def _open_text(path: str | Path) -> tuple[str, str]:
     if str(path) == "-":
-        return "<stdin>", sys.stdin.read()
+        try:
+            return "<stdin>", sys.stdin.read()
+        except UnicodeDecodeError as exc:
+            raise InputError("<stdin>", f"not a text file (byte {exc.start}: {exc.reason})",
+                             expected="UTF-8 text") from None
     return str(path), read_text(path)
 
 
@@ -170,6 +174,7 @@ def read_rounds(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
                          expected="a CSV with columns work,duration_s")
     header_line, header = rows[0]
     cols = [c.strip() for c in header]
+    require_unique_columns(cols, name, row=header_line)
     missing = [c for c in ("work", "duration_s") if c not in cols]
     if missing:
         raise InputError(name, f"missing column(s) {missing} in header {cols}", row=header_line,
