@@ -8,8 +8,10 @@ functions are accepted, so no expression can reach attributes, imports or builti
 Bounded: an expression is at most :data:`MAX_LENGTH` characters, and every number in it is a
 float, so ``9**9**9`` overflows to infinity at once instead of computing an integer of 370
 million digits (Python's ``int ** int`` is exact, unbounded and uninterruptible). A value that
-is not finite (``log`` of 0, a division by 0, an overflow) is an error naming the rows and the
-values they read, never a silent ``-inf`` that collapses every model fitted on it.
+is not finite (``log`` of 0, a division by 0, an overflow) on some rows is left for the model
+fit, which takes it as missing and names the rows in its notes (never standardised into a NaN
+that silently drops the term); on every row it is an error naming the first row and the values
+it read.
 """
 
 from __future__ import annotations
@@ -107,8 +109,8 @@ def evaluate(expr: str, columns: Mapping[str, Any], *, where: str = "expression"
     Raises
     ------
     InputError
-        naming ``where``, the expression, how many rows are not finite, and the first such row
-        (1-based, in the order of ``columns``) with the values it read.
+        when no row is finite: naming ``where``, the expression, and the first row (1-based, in
+        the order of ``columns``) with the values it read.
     """
     tree = parse_expression(expr, where=where)
 
@@ -137,11 +139,12 @@ def evaluate(expr: str, columns: Mapping[str, Any], *, where: str = "expression"
 
 
 def _require_finite(value: Any, expr: str, columns: Mapping[str, Any], where: str) -> None:
-    """Every element of ``value`` finite, else an InputError naming the rows (see
-    :func:`evaluate`)."""
+    """Some element of ``value`` finite, else an InputError naming the first row (see
+    :func:`evaluate`). Rows where the value is not finite (a log of 0 on one configuration) are
+    left as they are: the model fit treats them as missing and its notes name them."""
     arr = np.atleast_1d(np.asarray(value, dtype=float))
     bad = np.flatnonzero(~np.isfinite(arr))
-    if not len(bad):
+    if len(bad) < arr.size:
         return
     k = int(bad[0])
     read = []
@@ -152,5 +155,5 @@ def _require_finite(value: Any, expr: str, columns: Mapping[str, Any], where: st
     first = f"row {k + 1}" if arr.size > 1 else "its value"
     raise InputError(None, f"{where}: {expr!r} is {arr[k]:g} in {len(bad)} of {arr.size} rows "
                      f"(first {first}" + (f": {', '.join(read)}" if read else "") + ")",
-                     expected="an expression finite on every row (log of a positive number, "
+                     expected="an expression finite on some row (log of a positive number, "
                               "no division by zero, no overflow)")
