@@ -173,17 +173,17 @@ def trainset_files(aligned: Sequence[str], old_counters: Sequence[str], out: str
 def train_files(trainset: str, old: Sequence[str], new: Sequence[str], model_out: str,
                 card_out: str, settings: KnnSettings, *, benchmarks: Sequence[str],
                 clock_new_ghz: float | None) -> None:
-    """Rule ``model_train``: fit the KNN model on every training benchmark
-    (:func:`perfcast.model.knn.fit`) and calibrate its prediction intervals on each benchmark
-    predicted without itself (:func:`perfcast.model.conformal.calibrate`); write it (joblib: the
-    pipeline, its features, the calibration and the library versions) and its model card (JSON,
-    :func:`perfcast.model.knn.model_card`).
+    """Rule ``model_train``: fit every candidate family on the training benchmarks, choose one
+    by leave-one-benchmark-out error (:func:`perfcast.model.families.select`), whose errors are
+    also the calibration of its prediction intervals; write it (joblib: the chosen family's
+    model, the family, its features, the calibration and the library versions) and its model
+    card (JSON, :func:`perfcast.model.families.model_card`).
 
     Parameters
     ----------
     trainset : the training set.
-    old, new : per benchmark (same order as ``benchmarks``), its old and new run's table: the
-        measured totals the calibration compares with.
+    old, new : per benchmark (same order as ``benchmarks``), its old and new run tables: the
+        measured totals the choice and the calibration compare with.
     model_out, card_out : the model and its card.
     settings : the ``model`` section.
     benchmarks : the training benchmarks.
@@ -191,33 +191,35 @@ def train_files(trainset: str, old: Sequence[str], new: Sequence[str], model_out
     """
     import joblib
 
-    from perfcast.model.conformal import calibrate
-    from perfcast.model.knn import best_params, fit, model_card
+    from perfcast.model.families import model_card, select
 
     train = read_parquet(trainset)
     features = feature_columns(train)
-    search = fit(train, features, settings)
     co = {b: read_counters(p) for b, p in zip(benchmarks, old, strict=True)}
     cn = {b: read_counters(p) for b, p in zip(benchmarks, new, strict=True)}
-    cal = calibrate(train, co, cn, features, settings, best_params(search), clock_new_ghz)
+    sel = select(train, co, cn, features, settings, clock_new_ghz)
+    cal = sel.calibration
     bad = [b for b, e in cal.cycles.items() if not np.isfinite(e)]
     if bad:
         raise InputError(old[list(benchmarks).index(bad[0])],
                          f"benchmark {bad[0]}: its total cycles predicted without it are not "
                          "finite and positive, so it cannot calibrate the prediction intervals",
                          expected="counter tables with finite positive IPC and instructions")
-    card = model_card(search, features, train, settings)
+    card = model_card(sel, features, train, settings)
     card["stable_only"] = parquet_metadata(trainset).get("stable_only", False)
+    card["granularity"] = granularity(old)
     q, used = cal.quantile("cycles")
     card["calibration"] = cal.as_dict() | {"coverage_used": used,
                                            "cycles_log_quantile": q}
     if used < settings.coverage:
         log.warning("%d training benchmarks allow prediction intervals of at most %.3f "
                     "coverage, not %.3f", len(co), used, settings.coverage)
-    log.info("best %s, CV MAE %.4f, interval factor x/÷ %.3f at %.3f coverage",
-             card["best_params"], card["cv_mae"], np.exp(q), used)
+    log.info("candidates (mean |log error| of total cycles, leave one benchmark out): %s",
+             ", ".join(f"{f} {sel.score(f):.4f}" for f in sel.fitted))
+    log.info("chosen: %s %s, interval factor x/÷ %.3f at %.3f coverage", sel.chosen,
+             card["best_params"], np.exp(q), used)
     with atomic_path(model_out) as tmp:
-        joblib.dump({"model": search.best_estimator_, "features": features,
+        joblib.dump({"model": sel.model, "family": sel.chosen, "features": features,
                      "calibration": cal.as_dict(), "versions": card["versions"]}, tmp)
     write_json(card, card_out)
 
@@ -254,6 +256,11 @@ def evaluate_files(trainset: str, old: Sequence[str], new: Sequence[str], out: s
                          "evaluated", expected=f"rows of every benchmark {sorted(benchmarks)}")
     co = {b: read_counters(p) for b, p in zip(benchmarks, old, strict=True)}
     cn = {b: read_counters(p) for b, p in zip(benchmarks, new, strict=True)}
+    for b in benchmarks:  # a different instruction count is an error no IPC model can remove
+        ratio = float(co[b]["instructions"].sum() / cn[b]["instructions"].sum())
+        log.info("%s: old/new instructions %.6f (%+.3f %%)", b, ratio, 100 * (ratio - 1))
+    grain = granularity(old)
+    log.info("granularity: %s", grain)
     results = [evaluate_lobo(train, co, cn, features, settings, clock_new_ghz, label="all")]
     if phases:
         keep = {b: stable_intervals(p) for b, p in zip(benchmarks, phases, strict=True)}
@@ -267,42 +274,89 @@ def evaluate_files(trainset: str, old: Sequence[str], new: Sequence[str], out: s
         if col in ev:
             require_values(ev[col], trainset, f"leave-one-out {col}", low=0,
                            labels=ev["benchmark"].tolist(), label="benchmark")
-    write_parquet(ev, out, metadata={"simulated": simulated})
+    write_parquet(ev, out, metadata={"simulated": simulated, "granularity": grain})
     write_csv(ev, csv)
-    write_text(evaluation_markdown(ev, simulated, None if phases else stable_not_run), md)
+    write_text(evaluation_markdown(ev, simulated, None if phases else stable_not_run,
+                                   granularity=grain), md)
     plots.predicted_vs_measured(ev, Path(figure))
 
 
-def evaluation_markdown(ev: pd.DataFrame, simulated: bool,
-                        stable_not_run: str | None = None) -> str:
-    """The per-benchmark table and the medians of each ``training_rows`` block, as Markdown;
-    first a line saying the data are simulated, and why the stable-interval evaluation was not
-    run (``stable_not_run``), when so."""
+def granularity(tables: Sequence[str | Path]) -> str:
+    """What one row of the counter tables is, from their metadata: ``whole-run (one row per
+    benchmark run)`` for the whole-run importer's tables, ``intervals of N ms`` otherwise."""
+    kinds = set()
+    for path in tables:
+        meta = parquet_metadata(path)
+        if meta.get("granularity") == "whole-run":
+            kinds.add("whole-run (one row per benchmark run)")
+        elif meta.get("interval_ms"):
+            kinds.add(f"intervals of {meta['interval_ms']} ms")
+        else:
+            kinds.add("intervals")
+    return "; ".join(sorted(kinds))
+
+
+def evaluation_markdown(ev: pd.DataFrame, simulated: bool, stable_not_run: str | None = None,
+                        *, granularity: str | None = None) -> str:
+    """The per-benchmark table and the medians of each ``training_rows`` block, as Markdown:
+    the chosen family beside every candidate's error and the constant-ratio baseline, and,
+    when the runs retired different instruction counts, the model's error per instruction
+    beside the mismatch. First lines say the data are simulated, what a row of the counter
+    tables is (``granularity``) and why the stable-interval evaluation was not run
+    (``stable_not_run``), when so."""
     from perfcast.model.evaluation import empirical_coverage
+    from perfcast.model.families import FAMILIES
 
     lines = []
     if simulated:
         lines.append("**Simulated data** (two synthetic CPU generations; see "
                      "docs/methods/counters.md).\n")
+    if granularity:
+        lines.append(f"**Granularity**: {granularity}.\n")
     if stable_not_run:
         lines.append(f"**Stable-interval evaluation not run**: {stable_not_run}.\n")
     for label, g in ev.groupby("training_rows", sort=True):
         lines.append(f"### Leave-one-benchmark-out, training on {label} intervals\n")
-        cols = ["benchmark", "n_neighbors", "weights", "cycles_error_pct",
-                "baseline_cycles_error_pct", "row_r2", "cycles_interval", "cycles_covered"]
+        candidates = [f for f in FAMILIES if f"{f}_cycles_error_pct" in g
+                      and g[f"{f}_cycles_error_pct"].notna().any()]
+        mismatch = ("instruction_mismatch_pct" in g
+                    and (g["instruction_mismatch_pct"].abs() > 1e-9).any())
+        cols = ["benchmark", "family", "cycles_error_pct"]
+        if "runtime_error_pct" in g:
+            cols.append("runtime_error_pct")
+        cols += [f"{f}_cycles_error_pct" for f in candidates]
+        cols.append("baseline_cycles_error_pct")
+        if mismatch:
+            cols += ["cycles_per_instruction_error_pct", "instruction_mismatch_pct"]
+        cols += ["row_r2", "cycles_interval", "cycles_covered"]
         g = g.assign(cycles_interval=[f"{lo / 1e9:.3f} to {hi / 1e9:.3f} e9" for lo, hi in
                                       zip(g["cycles_lower"], g["cycles_upper"], strict=True)])
-        if "runtime_error_pct" in g:
-            cols.insert(4, "runtime_error_pct")
         lines.append("| " + " | ".join(cols) + " |")
         lines.append("|" + "---|" * len(cols))
         for _, r in g.iterrows():
             cells = [f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c]) for c in cols]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
-        lines.append(f"Median |error| of total cycles: **{g['cycles_error_pct'].abs().median():.2f}"
-                     f"%** (constant-ratio baseline: "
+        med = g["cycles_error_pct"].abs().median()
+        lines.append(f"Median |error| of total cycles: **{med:.2f}%** (the chosen family; "
+                     f"constant-ratio baseline: "
                      f"{g['baseline_cycles_error_pct'].abs().median():.2f}%).\n")
+        if "family" in g:
+            counts = g["family"].value_counts()
+            chosen = ", ".join(f"{f} for {counts[f]}" for f in FAMILIES if f in counts)
+            each = ", ".join(f"{f} {g[f'{f}_cycles_error_pct'].abs().median():.2f}%"
+                             for f in candidates)
+            lines.append(f"Family chosen on the other benchmarks only (nested leave-one-"
+                         f"benchmark-out): {chosen} of {len(g)} held-out benchmarks. Median "
+                         f"|error| of each candidate: {each}.\n")
+        if mismatch:
+            lines.append(
+                "The old and new runs retired different instruction counts: median |error| "
+                f"per instruction (the model's own) "
+                f"**{g['cycles_per_instruction_error_pct'].abs().median():.2f}%**, median "
+                f"|instruction mismatch| {g['instruction_mismatch_pct'].abs().median():.2f}% "
+                f"(largest {g['instruction_mismatch_pct'].abs().max():.2f}%); total error = "
+                "(1 + per-instruction error)(1 + mismatch) - 1.\n")
         covered, n = empirical_coverage(g, "cycles")
         if n:
             nominal = g["interval_coverage"].min()
@@ -426,6 +480,7 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
     lo, hi = bounds(total_cycles, q)
     info = {
         "benchmark": benchmark,
+        "family": bundle.get("family", "knn"),
         "intervals": int(len(pred)),
         "imputed_intervals": int(pred["imputed"].sum()),
         "old_total_cycles": float(table["cycles"].sum()),
