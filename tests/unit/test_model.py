@@ -260,3 +260,15 @@ def test_one_standard_error_rule():
     assert choose({"constant": cal(0.10, 0.12, 0.08), "knn": cal(0.01, 0.02, 0.03)}) == "knn"
     assert choose({"constant": cal(0.05, 0.05, 0.05), "knn": cal(0.01, 0.02, 0.09)}) == "constant"
     assert choose({"constant": cal(0.05, np.nan), "ridge": cal(0.2, 0.3)}) == "ridge"
+
+
+def test_k_is_capped_at_the_smallest_training_fold():
+    """7 one-row benchmarks in 4 folds: training folds of 5 and 6 rows, so k = 25 becomes 5 and
+    every grid point gets a finite score (k = 6 would fail on the 5-row fold)."""
+    rng = np.random.default_rng(1)
+    train = pd.DataFrame({"benchmark": list("abcdefg"), "old_interval": 0, "new_interval": 0,
+                          "ipc_ratio": rng.uniform(1, 2, 7), "x_pki": rng.uniform(0, 9, 7)})
+    settings = from_section(KnnSettings, {"n_neighbors": [1, 25]}, "model")
+    search = fit(train, ["x_pki"], settings)
+    assert sorted(set(search.cv_results_["param_knn__n_neighbors"])) == [1, 5]
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()

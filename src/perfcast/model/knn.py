@@ -93,14 +93,15 @@ def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> Grid
     n_groups = len(np.unique(groups))
     if n_groups < 2:
         raise ValueError("training needs at least two benchmarks (GroupKFold on benchmark)")
-    max_k = int(min(len(data) * (1 - 1 / n_groups), len(data) - 1))
+    cv = GroupKFold(n_splits=min(settings.cv_folds, n_groups))
+    # k may not exceed the smallest training fold (folds of unequal benchmarks differ in size)
+    max_k = min(len(tr) for tr, _ in cv.split(data, groups=groups))
     grid = {
         "knn__n_neighbors": sorted({min(k, max_k) for k in settings.n_neighbors}),
         "knn__weights": list(settings.weights),
     }
     search = GridSearchCV(
-        make_pipeline(settings.log1p), grid,
-        cv=GroupKFold(n_splits=min(settings.cv_folds, n_groups)),
+        make_pipeline(settings.log1p), grid, cv=cv,
         scoring="neg_mean_absolute_error", n_jobs=1, refit=True,
     )
     search.fit(data[features].to_numpy(), data[TARGET].to_numpy(), groups=groups)
