@@ -141,7 +141,8 @@ def test_keep_intervals_selects_per_benchmark():
 def test_settings_come_from_the_schema_only():
     """No default of their own: the schema fills what a section leaves out."""
     knn = from_section(KnnSettings, {}, "model")
-    assert knn == KnnSettings((1, 3, 5, 9, 15, 25), ("uniform", "distance"), 4, True, 2000, 0.9)
+    assert knn == KnnSettings(("constant", "ridge", "knn"), (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0),
+                              (1, 3, 5, 9, 15, 25), ("uniform", "distance"), 4, True, 2000, 0.9)
     assert from_section(AlignSettings, {"method": "dtw"}, "align") == AlignSettings("dtw", None,
                                                                                      0.1)
     with pytest.raises(TypeError):
@@ -151,8 +152,9 @@ def test_settings_come_from_the_schema_only():
 def test_evaluation_says_why_the_stable_intervals_were_not_evaluated():
     from perfcast.model.rules import evaluation_markdown
 
-    ev = pd.DataFrame({"training_rows": ["all"], "benchmark": ["a"], "n_neighbors": [3],
-                       "weights": ["uniform"], "cycles_error_pct": [1.0],
+    ev = pd.DataFrame({"training_rows": ["all"], "benchmark": ["a"], "family": ["knn"],
+                       "cycles_error_pct": [1.0], "knn_cycles_error_pct": [1.0],
+                       "constant_cycles_error_pct": [2.0],
                        "baseline_cycles_error_pct": [2.0], "row_r2": [0.5],
                        "cycles_lower": [0.9e9], "cycles_upper": [1.2e9],
                        "cycles_covered": [True], "interval_coverage": [0.9]})
@@ -160,3 +162,113 @@ def test_evaluation_says_why_the_stable_intervals_were_not_evaluated():
     assert "0.900 to 1.200 e9" in md and "**1 of 1**" in md and "nominal 90 %" in md
     assert "**Stable-interval evaluation not run**: the warmup stage is off." in md
     assert "Stable-interval" not in evaluation_markdown(ev, simulated=False)
+    assert "knn for 1 of 1 held-out" in md and "constant 2.00%, knn 1.00%" in md
+    assert "instruction" not in md  # no mismatch column: nothing to say
+    ev["instruction_mismatch_pct"] = [5.0]
+    ev["cycles_per_instruction_error_pct"] = [0.4]
+    md = evaluation_markdown(ev, simulated=False, granularity="whole-run (one row per run)")
+    assert "per instruction (the model's own) **0.40%**" in md and "mismatch| 5.00%" in md
+    assert "**Granularity**: whole-run (one row per run)." in md
+
+
+def _synthetic_runs(ratio_of, n_bench=12, n_iv=4, seed=0):
+    """Old and new counter tables of ``n_bench`` benchmarks (``n_iv`` intervals each) whose
+    new/old IPC ratio is ``ratio_of(x1, x2, rng)`` of the benchmark's two PKI counters (each
+    benchmark has its own level of both); the new runs retire the same instructions."""
+    rng = np.random.default_rng(seed)
+    old, new = {}, {}
+    for b in range(n_bench):
+        name = f"b{b:02d}"
+        x1 = rng.uniform(0.5, 40.0) * (1 + 0.01 * rng.standard_normal(n_iv))
+        x2 = rng.uniform(0.5, 40.0) * (1 + 0.01 * rng.standard_normal(n_iv))
+        ratio = ratio_of(x1, x2, rng)
+        ipc_old = rng.uniform(0.5, 2.5) * np.ones(n_iv)
+        instr = np.full(n_iv, 1e9)
+        for _gen, ipc, store in (("old", ipc_old, old), ("new", ipc_old * ratio, new)):
+            cycles = instr / ipc
+            store[name] = pd.DataFrame({
+                "interval": np.arange(n_iv), "time": 0.1 * np.arange(1, n_iv + 1),
+                "duration_s": cycles / 2.5e9, "instructions": instr, "cycles": cycles,
+                "ipc": ipc, "instructions_cumulative_sum": np.cumsum(instr),
+                "x1_pki": x1, "x2_pki": x2})
+    return old, new
+
+
+def _evaluate(old, new, **model):
+    align = from_section(AlignSettings, {}, "align")
+    train = build_trainset([benchmark_rows(b, old[b], align_runs(old[b], new[b], align)[0])
+                            for b in sorted(old)])
+    settings = from_section(KnnSettings, {"n_neighbors": [1, 3, 5], "cv_folds": 3} | model,
+                            "model")
+    return evaluate_lobo(train, old, new, feature_columns(train), settings, None, label="all")
+
+
+def test_constant_ratio_is_chosen_when_the_counters_say_nothing():
+    """The ratio is 1.3 times noise that no counter predicts: every held-out benchmark is
+    predicted by the constant ratio (chosen without it), and its error is the baseline's."""
+    old, new = _synthetic_runs(lambda x1, x2, rng: 1.3 * np.exp(0.05 * rng.standard_normal()))
+    ev = _evaluate(old, new)
+    assert (ev["family"] == "constant").all()
+    np.testing.assert_allclose(ev["cycles_error_pct"], ev["baseline_cycles_error_pct"])
+    np.testing.assert_allclose(ev["cycles_error_pct"], ev["constant_cycles_error_pct"])
+    # every candidate was scored beside it
+    assert ev[["ridge_cycles_error_pct", "knn_cycles_error_pct"]].notna().all().all()
+    assert (ev["instruction_mismatch_pct"] == 0).all()
+
+
+def test_a_regression_is_chosen_when_the_ratio_follows_one_counter():
+    """The ratio is 0.8 (1 + x1)^0.2 (0.87 to 1.68 for x1 from 0.5 to 40 PKI), x2 is noise:
+    ridge or KNN is chosen on every held-out benchmark, and its median error is far below the
+    constant ratio's."""
+    old, new = _synthetic_runs(lambda x1, x2, rng: 0.8 * (1 + x1) ** 0.2)
+    ev = _evaluate(old, new)
+    assert ev["family"].isin(["ridge", "knn"]).all()
+    med = ev["cycles_error_pct"].abs().median()
+    base = ev["baseline_cycles_error_pct"].abs().median()
+    assert base > 5 and med < base / 5
+    # and the families the user leaves out are not candidates
+    only = _evaluate(old, new, families=["constant", "knn"])
+    assert set(only["family"]) <= {"constant", "knn"}
+    assert only["ridge_cycles_error_pct"].isna().all()
+    assert only["cycles_error_pct"].abs().median() < base
+
+
+def test_instruction_mismatch_is_its_own_term():
+    """The new runs retire 5 % fewer instructions at an exactly constant ratio: the constant
+    ratio is right per instruction (0 %), the totals are 5.26 % off (1 / 0.95 - 1), and the
+    evaluation says which part is which."""
+    old, new = _synthetic_runs(lambda x1, x2, rng: 1.25)
+    for t in new.values():
+        t["instructions"] *= 0.95
+        t["cycles"] *= 0.95
+        t["instructions_cumulative_sum"] *= 0.95
+    ev = _evaluate(old, new, families=["constant"])
+    np.testing.assert_allclose(ev["instruction_ratio"], 1 / 0.95)
+    np.testing.assert_allclose(ev["instruction_mismatch_pct"], 100 * (1 / 0.95 - 1))
+    np.testing.assert_allclose(ev["cycles_per_instruction_error_pct"], 0, atol=1e-9)
+    np.testing.assert_allclose(ev["cycles_error_pct"], 100 * (1 / 0.95 - 1))
+
+
+def test_one_standard_error_rule():
+    from perfcast.model.conformal import Calibration
+    from perfcast.model.families import choose
+
+    def cal(*e):
+        return Calibration(dict(enumerate(e)), {}, 0.9)
+
+    # knn clearly better: chosen; within one standard error of the best: the simpler one
+    assert choose({"constant": cal(0.10, 0.12, 0.08), "knn": cal(0.01, 0.02, 0.03)}) == "knn"
+    assert choose({"constant": cal(0.05, 0.05, 0.05), "knn": cal(0.01, 0.02, 0.09)}) == "constant"
+    assert choose({"constant": cal(0.05, np.nan), "ridge": cal(0.2, 0.3)}) == "ridge"
+
+
+def test_k_is_capped_at_the_smallest_training_fold():
+    """7 one-row benchmarks in 4 folds: training folds of 5 and 6 rows, so k = 25 becomes 5 and
+    every grid point gets a finite score (k = 6 would fail on the 5-row fold)."""
+    rng = np.random.default_rng(1)
+    train = pd.DataFrame({"benchmark": list("abcdefg"), "old_interval": 0, "new_interval": 0,
+                          "ipc_ratio": rng.uniform(1, 2, 7), "x_pki": rng.uniform(0, 9, 7)})
+    settings = from_section(KnnSettings, {"n_neighbors": [1, 25]}, "model")
+    search = fit(train, ["x_pki"], settings)
+    assert sorted(set(search.cv_results_["param_knn__n_neighbors"])) == [1, 5]
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()

@@ -512,7 +512,8 @@ def test_a_crafted_model_file_runs_no_code(runs, tmp_path, capsys, writer):
 
 def test_the_model_file_is_parquet_rows_refitted_to_the_same_predictions(runs, tmp_path):
     from perfcast.io import parquet_metadata
-    from perfcast.model.knn import fit, thin
+    from perfcast.model.families import FAMILIES, fit_family
+    from perfcast.model.knn import thin
     from perfcast.model.rules import MODEL_FORMAT, load_model
 
     meta = parquet_metadata(runs / "knn.joblib")
@@ -520,16 +521,19 @@ def test_the_model_file_is_parquet_rows_refitted_to_the_same_predictions(runs, t
     rows = read_parquet(runs / "knn.joblib")
     train = read_parquet(runs / "train.parquet")
     assert len(rows) == len(thin(train, _knn().max_rows_per_benchmark))
-    # the refitted model predicts what the fitted search's best estimator predicts, anywhere
-    search = fit(train, meta["features"], _knn())
+    # the refitted model predicts what the chosen family fitted on the training set predicts,
+    # anywhere
+    fitted = fit_family(meta["family"], train, meta["features"], _knn())
     loaded = load_model(runs / "knn.joblib")
+    assert loaded["family"] == meta["family"] in FAMILIES
     x = np.random.default_rng(3).uniform(0, 2, (200, len(meta["features"]))) \
         * train[meta["features"]].to_numpy().max(axis=0)
-    assert np.array_equal(loaded["model"].predict(x), search.best_estimator_.predict(x))
+    np.testing.assert_allclose(loaded["model"].predict(x), fitted.model.predict(x), rtol=1e-12)
     assert loaded["calibration"] == meta["calibration"]
 
 
-@pytest.mark.parametrize("damage", ["params", "k", "nan", "format", "version", "column"])
+@pytest.mark.parametrize("damage", ["params", "hyper", "family", "nan", "format", "version",
+                                    "column"])
 def test_a_damaged_model_file_is_refused_naming_it(runs, tmp_path, capsys, damage):
     from perfcast.io import parquet_metadata
 
@@ -537,8 +541,13 @@ def test_a_damaged_model_file_is_refused_naming_it(runs, tmp_path, capsys, damag
     rows = read_parquet(runs / "knn.joblib")
     if damage == "params":
         meta["params"] = {"knn__metric": "no-such-metric"} | meta["params"]
-    elif damage == "k":
-        meta["params"]["knn__n_neighbors"] = len(rows) + 1
+        meta["family"] = "knn"
+    elif damage == "hyper":  # a value out of the chosen family's range
+        meta["params"] = {"knn": {"knn__n_neighbors": len(rows) + 1},
+                          "ridge": {"ridge__regressor__alpha": -1.0},
+                          "constant": {"ratio": -1.0}}[meta["family"]]
+    elif damage == "family":
+        meta["family"] = "forest"
     elif damage == "nan":
         rows.loc[3, meta["features"][0]] = np.nan
     elif damage == "format":

@@ -106,3 +106,30 @@ rule counters_summary:
         CONDA_ENV
     script:
         "../../scripts/counters_summary.py"
+
+
+if COUNTERS and COUNTERS["backend"] == "wholerun":
+
+    ruleorder: counters_wholerun > counters_postprocess
+
+    rule counters_wholerun:
+        input:
+            wholerun_source(),
+        output:
+            counters_table("{gen}", "{bench}"),
+        params:
+            settings=postprocess_settings(),
+            clock_ghz=COUNTERS["clock_ghz"],
+        log:
+            f"{LOGS}/counters/wholerun/{{gen}}/{{bench}}.log",
+        benchmark:
+            f"{BENCH}/counters/wholerun/{{gen}}/{{bench}}.tsv"
+        group: collect_job_group()
+        threads: 1
+        resources:
+            mem_mb=500,
+            runtime=10,
+        conda:
+            CONDA_ENV
+        script:
+            "../../scripts/counters_wholerun.py"

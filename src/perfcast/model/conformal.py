@@ -1,5 +1,6 @@
 """Prediction intervals for a benchmark's new-generation cycles and runtime: split-conformal
-calibration on leave-one-benchmark-out errors.
+calibration on leave-one-benchmark-out errors (computed by
+:func:`perfcast.model.families.select`, which chooses the model family on the same errors).
 
 A benchmark's prediction is one number (its total cycles), and the intervals of one run are not
 independent, so the unit of calibration is the benchmark: each training benchmark ``c`` is
@@ -27,9 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from perfcast.model.knn import fit_fixed, predict_run
-from perfcast.model.settings import KnnSettings
-from perfcast.model.trainset import GROUP
+from perfcast.model.knn import predict_run
 
 
 @dataclass(frozen=True)
@@ -88,17 +87,3 @@ def log_errors(model, old: pd.DataFrame, new: pd.DataFrame, features: list[str],
     e_rt = (log_ratio(cycles / (clock_ghz * 1e9), float(new["duration_s"].sum()))
             if clock_ghz else math.nan)
     return e_cycles, e_rt
-
-
-def calibrate(train: pd.DataFrame, counters_old: Mapping[str, pd.DataFrame],
-              counters_new: Mapping[str, pd.DataFrame], features: list[str],
-              settings: KnnSettings, params: Mapping[str, object], clock_ghz: float | None,
-              ) -> Calibration:
-    """Scores of every benchmark of ``train``, each predicted by the model with ``params``
-    (``n_neighbors``, ``weights``) refitted on the others."""
-    cycles, runtime = {}, {}
-    for bench in sorted(train[GROUP].unique()):
-        model = fit_fixed(train[train[GROUP] != bench], features, settings, params)
-        cycles[bench], runtime[bench] = log_errors(model, counters_old[bench],
-                                                   counters_new[bench], features, clock_ghz)
-    return Calibration(cycles, runtime, settings.coverage)

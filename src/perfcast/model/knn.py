@@ -19,12 +19,8 @@ References
 
 from __future__ import annotations
 
-import dataclasses
-import platform
-
 import numpy as np
 import pandas as pd
-import sklearn
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.pipeline import Pipeline
@@ -97,14 +93,15 @@ def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> Grid
     n_groups = len(np.unique(groups))
     if n_groups < 2:
         raise ValueError("training needs at least two benchmarks (GroupKFold on benchmark)")
-    max_k = int(min(len(data) * (1 - 1 / n_groups), len(data) - 1))
+    cv = GroupKFold(n_splits=min(settings.cv_folds, n_groups))
+    # k may not exceed the smallest training fold (folds of unequal benchmarks differ in size)
+    max_k = min(len(tr) for tr, _ in cv.split(data, groups=groups))
     grid = {
         "knn__n_neighbors": sorted({min(k, max_k) for k in settings.n_neighbors}),
         "knn__weights": list(settings.weights),
     }
     search = GridSearchCV(
-        make_pipeline(settings.log1p), grid,
-        cv=GroupKFold(n_splits=min(settings.cv_folds, n_groups)),
+        make_pipeline(settings.log1p), grid, cv=cv,
         scoring="neg_mean_absolute_error", n_jobs=1, refit=True,
     )
     search.fit(data[features].to_numpy(), data[TARGET].to_numpy(), groups=groups)
@@ -126,37 +123,6 @@ def fit_fixed(train: pd.DataFrame, features: list[str], settings: KnnSettings,
 def best_params(search: GridSearchCV) -> dict:
     """``{"n_neighbors", "weights"}`` chosen by the search."""
     return {k.removeprefix("knn__"): v for k, v in search.best_params_.items()}
-
-
-def model_card(search: GridSearchCV, features: list[str], train: pd.DataFrame,
-               settings: KnnSettings) -> dict:
-    """What a saved model needs to be trusted and reused: features, choice, versions.
-
-    Returns a JSON-able dict: ``features``, ``target``, ``best_params``, ``cv_mae`` and every
-    grid point's ``cv_results``, the training ``benchmarks`` and ``rows``, the ``settings`` and
-    the library ``versions``.
-    """
-    cv = pd.DataFrame(search.cv_results_)
-    return {
-        "features": features,
-        "target": TARGET,
-        "best_params": best_params(search),
-        "cv_mae": float(-search.best_score_),
-        "cv_results": [
-            {"n_neighbors": int(r["param_knn__n_neighbors"]), "weights": r["param_knn__weights"],
-             "mae": float(-r["mean_test_score"]), "mae_std": float(r["std_test_score"])}
-            for _, r in cv.iterrows()
-        ],
-        "benchmarks": sorted(train[GROUP].unique().tolist()),
-        "rows": int(len(train)),
-        "settings": dataclasses.asdict(settings),
-        "versions": {
-            "python": platform.python_version(),
-            "scikit-learn": sklearn.__version__,
-            "numpy": np.__version__,
-            "pandas": pd.__version__,
-        },
-    }
 
 
 def predict_run(model: Pipeline, counters: pd.DataFrame, features: list[str],

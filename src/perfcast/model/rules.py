@@ -14,6 +14,7 @@ run whatever code a crafted file carries when it is loaded, before any check cou
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -181,48 +182,51 @@ def trainset_files(aligned: Sequence[str], old_counters: Sequence[str], out: str
 def train_files(trainset: str, old: Sequence[str], new: Sequence[str], model_out: str,
                 card_out: str, settings: KnnSettings, *, benchmarks: Sequence[str],
                 clock_new_ghz: float | None) -> None:
-    """Rule ``model_train``: fit the KNN model on every training benchmark
-    (:func:`perfcast.model.knn.fit`) and calibrate its prediction intervals on each benchmark
-    predicted without itself (:func:`perfcast.model.conformal.calibrate`); write it
-    (:func:`save_model`: the rows it was fitted on, its hyper-parameters, features, calibration
-    and the library versions) and its model card (JSON, :func:`perfcast.model.knn.model_card`).
+    """Rule ``model_train``: fit every candidate family on the training benchmarks, choose one
+    by leave-one-benchmark-out error (:func:`perfcast.model.families.select`), whose errors are
+    also the calibration of its prediction intervals; write it (:func:`save_model`: the rows the
+    chosen family was fitted on, the family, its hyper-parameters, features, calibration and the
+    library versions) and its model card (JSON, :func:`perfcast.model.families.model_card`).
 
     Parameters
     ----------
     trainset : the training set.
-    old, new : per benchmark (same order as ``benchmarks``), its old and new run's table: the
-        measured totals the calibration compares with.
+    old, new : per benchmark (same order as ``benchmarks``), its old and new run tables: the
+        measured totals the choice and the calibration compare with.
     model_out, card_out : the model and its card.
     settings : the ``model`` section.
     benchmarks : the training benchmarks.
     clock_new_ghz : the new generation's clock (runtime intervals; None: cycles only).
     """
-    from perfcast.model.conformal import calibrate
-    from perfcast.model.knn import best_params, fit, model_card, thin
+    from perfcast.model.families import model_card, select
+    from perfcast.model.knn import thin
 
     train = read_parquet(trainset)
     features = feature_columns(train)
-    search = fit(train, features, settings)
     co = {b: read_counters(p) for b, p in zip(benchmarks, old, strict=True)}
     cn = {b: read_counters(p) for b, p in zip(benchmarks, new, strict=True)}
-    cal = calibrate(train, co, cn, features, settings, best_params(search), clock_new_ghz)
+    sel = select(train, co, cn, features, settings, clock_new_ghz)
+    cal = sel.calibration
     bad = [b for b, e in cal.cycles.items() if not np.isfinite(e)]
     if bad:
         raise InputError(old[list(benchmarks).index(bad[0])],
                          f"benchmark {bad[0]}: its total cycles predicted without it are not "
                          "finite and positive, so it cannot calibrate the prediction intervals",
                          expected="counter tables with finite positive IPC and instructions")
-    card = model_card(search, features, train, settings)
+    card = model_card(sel, features, train, settings)
     card["stable_only"] = parquet_metadata(trainset).get("stable_only", False)
+    card["granularity"] = granularity(old)
     q, used = cal.quantile("cycles")
     card["calibration"] = cal.as_dict() | {"coverage_used": used,
                                            "cycles_log_quantile": q}
     if used < settings.coverage:
         log.warning("%d training benchmarks allow prediction intervals of at most %.3f "
                     "coverage, not %.3f", len(co), used, settings.coverage)
-    log.info("best %s, CV MAE %.4f, interval factor x/÷ %.3f at %.3f coverage",
-             card["best_params"], card["cv_mae"], np.exp(q), used)
-    save_model(search, thin(train, settings.max_rows_per_benchmark), features, settings,
+    log.info("candidates (mean |log error| of total cycles, leave one benchmark out): %s",
+             ", ".join(f"{f} {sel.score(f):.4f}" for f in sel.fitted))
+    log.info("chosen: %s %s, interval factor x/÷ %.3f at %.3f coverage", sel.chosen,
+             card["best_params"], np.exp(q), used)
+    save_model(sel, thin(train, settings.max_rows_per_benchmark), features, settings,
                calibration=cal.as_dict(), versions=card["versions"], path=model_out)
     write_json(card, card_out)
 
@@ -259,6 +263,11 @@ def evaluate_files(trainset: str, old: Sequence[str], new: Sequence[str], out: s
                          "evaluated", expected=f"rows of every benchmark {sorted(benchmarks)}")
     co = {b: read_counters(p) for b, p in zip(benchmarks, old, strict=True)}
     cn = {b: read_counters(p) for b, p in zip(benchmarks, new, strict=True)}
+    for b in benchmarks:  # a different instruction count is an error no IPC model can remove
+        ratio = float(co[b]["instructions"].sum() / cn[b]["instructions"].sum())
+        log.info("%s: old/new instructions %.6f (%+.3f %%)", b, ratio, 100 * (ratio - 1))
+    grain = granularity(old)
+    log.info("granularity: %s", grain)
     results = [evaluate_lobo(train, co, cn, features, settings, clock_new_ghz, label="all")]
     if phases:
         keep = {b: stable_intervals(p) for b, p in zip(benchmarks, phases, strict=True)}
@@ -272,42 +281,89 @@ def evaluate_files(trainset: str, old: Sequence[str], new: Sequence[str], out: s
         if col in ev:
             require_values(ev[col], trainset, f"leave-one-out {col}", low=0,
                            labels=ev["benchmark"].tolist(), label="benchmark")
-    write_parquet(ev, out, metadata={"simulated": simulated})
+    write_parquet(ev, out, metadata={"simulated": simulated, "granularity": grain})
     write_csv(ev, csv)
-    write_text(evaluation_markdown(ev, simulated, None if phases else stable_not_run), md)
+    write_text(evaluation_markdown(ev, simulated, None if phases else stable_not_run,
+                                   granularity=grain), md)
     plots.predicted_vs_measured(ev, Path(figure))
 
 
-def evaluation_markdown(ev: pd.DataFrame, simulated: bool,
-                        stable_not_run: str | None = None) -> str:
-    """The per-benchmark table and the medians of each ``training_rows`` block, as Markdown;
-    first a line saying the data are simulated, and why the stable-interval evaluation was not
-    run (``stable_not_run``), when so."""
+def granularity(tables: Sequence[str | Path]) -> str:
+    """What one row of the counter tables is, from their metadata: ``whole-run (one row per
+    benchmark run)`` for the whole-run importer's tables, ``intervals of N ms`` otherwise."""
+    kinds = set()
+    for path in tables:
+        meta = parquet_metadata(path)
+        if meta.get("granularity") == "whole-run":
+            kinds.add("whole-run (one row per benchmark run)")
+        elif meta.get("interval_ms"):
+            kinds.add(f"intervals of {meta['interval_ms']} ms")
+        else:
+            kinds.add("intervals")
+    return "; ".join(sorted(kinds))
+
+
+def evaluation_markdown(ev: pd.DataFrame, simulated: bool, stable_not_run: str | None = None,
+                        *, granularity: str | None = None) -> str:
+    """The per-benchmark table and the medians of each ``training_rows`` block, as Markdown:
+    the chosen family beside every candidate's error and the constant-ratio baseline, and,
+    when the runs retired different instruction counts, the model's error per instruction
+    beside the mismatch. First lines say the data are simulated, what a row of the counter
+    tables is (``granularity``) and why the stable-interval evaluation was not run
+    (``stable_not_run``), when so."""
     from perfcast.model.evaluation import empirical_coverage
+    from perfcast.model.families import FAMILIES
 
     lines = []
     if simulated:
         lines.append("**Simulated data** (two synthetic CPU generations; see "
                      "docs/methods/counters.md).\n")
+    if granularity:
+        lines.append(f"**Granularity**: {granularity}.\n")
     if stable_not_run:
         lines.append(f"**Stable-interval evaluation not run**: {stable_not_run}.\n")
     for label, g in ev.groupby("training_rows", sort=True):
         lines.append(f"### Leave-one-benchmark-out, training on {label} intervals\n")
-        cols = ["benchmark", "n_neighbors", "weights", "cycles_error_pct",
-                "baseline_cycles_error_pct", "row_r2", "cycles_interval", "cycles_covered"]
+        candidates = [f for f in FAMILIES if f"{f}_cycles_error_pct" in g
+                      and g[f"{f}_cycles_error_pct"].notna().any()]
+        mismatch = ("instruction_mismatch_pct" in g
+                    and (g["instruction_mismatch_pct"].abs() > 1e-9).any())
+        cols = ["benchmark", "family", "cycles_error_pct"]
+        if "runtime_error_pct" in g:
+            cols.append("runtime_error_pct")
+        cols += [f"{f}_cycles_error_pct" for f in candidates]
+        cols.append("baseline_cycles_error_pct")
+        if mismatch:
+            cols += ["cycles_per_instruction_error_pct", "instruction_mismatch_pct"]
+        cols += ["row_r2", "cycles_interval", "cycles_covered"]
         g = g.assign(cycles_interval=[f"{lo / 1e9:.3f} to {hi / 1e9:.3f} e9" for lo, hi in
                                       zip(g["cycles_lower"], g["cycles_upper"], strict=True)])
-        if "runtime_error_pct" in g:
-            cols.insert(4, "runtime_error_pct")
         lines.append("| " + " | ".join(cols) + " |")
         lines.append("|" + "---|" * len(cols))
         for _, r in g.iterrows():
             cells = [f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c]) for c in cols]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
-        lines.append(f"Median |error| of total cycles: **{g['cycles_error_pct'].abs().median():.2f}"
-                     f"%** (constant-ratio baseline: "
+        med = g["cycles_error_pct"].abs().median()
+        lines.append(f"Median |error| of total cycles: **{med:.2f}%** (the chosen family; "
+                     f"constant-ratio baseline: "
                      f"{g['baseline_cycles_error_pct'].abs().median():.2f}%).\n")
+        if "family" in g:
+            counts = g["family"].value_counts()
+            chosen = ", ".join(f"{f} for {counts[f]}" for f in FAMILIES if f in counts)
+            each = ", ".join(f"{f} {g[f'{f}_cycles_error_pct'].abs().median():.2f}%"
+                             for f in candidates)
+            lines.append(f"Family chosen on the other benchmarks only (nested leave-one-"
+                         f"benchmark-out): {chosen} of {len(g)} held-out benchmarks. Median "
+                         f"|error| of each candidate: {each}.\n")
+        if mismatch:
+            lines.append(
+                "The old and new runs retired different instruction counts: median |error| "
+                f"per instruction (the model's own) "
+                f"**{g['cycles_per_instruction_error_pct'].abs().median():.2f}%**, median "
+                f"|instruction mismatch| {g['instruction_mismatch_pct'].abs().median():.2f}% "
+                f"(largest {g['instruction_mismatch_pct'].abs().max():.2f}%); total error = "
+                "(1 + per-instruction error)(1 + mismatch) - 1.\n")
         covered, n = empirical_coverage(g, "cycles")
         if n:
             nominal = g["interval_coverage"].min()
@@ -358,63 +414,85 @@ def check_prediction(pred: pd.DataFrame, path: str | Path, settings: PredictSett
 
 
 #: the ``format`` a model file's metadata names (:func:`save_model`)
-MODEL_FORMAT = "perfcast-knn-model"
+MODEL_FORMAT = "perfcast-ipc-ratio-model"
 #: its version: a file of another version is refused, naming the one expected
 MODEL_FORMAT_VERSION = 1
 
 
-def save_model(search: Any, data: pd.DataFrame, features: list[str], settings: KnnSettings, *,
+def save_model(sel: Any, data: pd.DataFrame, features: list[str], settings: KnnSettings, *,
                calibration: dict, versions: dict, path: str | Path) -> None:
-    """Write a fitted model as data, never as code: the rows it was fitted on (``features`` and
-    the target) as a Parquet table, with its hyper-parameters, ``log1p`` choice, features,
-    calibration and library versions as metadata. :func:`load_model` refits the same pipeline
-    from them (a k-nearest-neighbour regressor stores its training rows anyway, and refitting a
-    scaler and a neighbour index on a few thousand rows takes milliseconds).
+    """Write the chosen model as data, never as code: the rows it was fitted on (``features``
+    and the target) as a Parquet table, with its family, hyper-parameters, ``log1p`` choice,
+    features, calibration and library versions as metadata. :func:`load_model` refits the same
+    model from them (a k-nearest-neighbour regressor stores its training rows anyway; refitting
+    a scaler, a neighbour index or a ridge regression on a few thousand rows takes milliseconds;
+    the constant ratio is its one parameter).
 
     Parameters
     ----------
-    search : the fitted ``GridSearchCV`` (:func:`perfcast.model.knn.fit`).
-    data : the rows its ``best_estimator_`` was fitted on (the thinned training set).
-    features : the feature columns, in the model's order.
-    settings : the ``model`` section (``log1p``).
-    calibration, versions : the prediction-interval calibration and library versions.
-    path : the model file.
+    sel : perfcast.model.families.Selection
+        the families fitted on the training set and the chosen one.
+    data : pandas.DataFrame
+        the rows the chosen family was fitted on (the thinned training set).
+    features : list of str
+        the feature columns, in the model's order.
+    settings : KnnSettings
+        the ``model`` section (``log1p``).
+    calibration, versions : dict
+        the prediction-interval calibration and the library versions.
+    path : str or Path
+        the model file.
 
     Raises
     ------
     RuntimeError
-        the refitted model does not predict what the fitted one does on its own rows (the
-        pipeline is no longer rebuilt by its hyper-parameters alone): nothing is written.
+        the refitted model does not predict what the fitted one does on its own rows (the model
+        is no longer rebuilt by its family and hyper-parameters alone): nothing is written.
     """
     from perfcast.model.trainset import TARGET
 
-    params = {k: v.item() if isinstance(v, np.generic) else v
-              for k, v in search.best_params_.items()}
+    fitted = sel.fitted[sel.chosen]
+    if sel.chosen == "constant":
+        params = {"ratio": float(fitted.params["ratio"])}
+    else:  # the searched pipelines' own parameter names (set_params on load)
+        params = {k: v.item() if isinstance(v, np.generic) else v
+                  for k, v in fitted.search.best_params_.items()}
     rows = data[[*features, TARGET]].astype(float).reset_index(drop=True)
     meta = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
-            "features": list(features), "target": TARGET, "params": params,
-            "log1p": bool(settings.log1p), "calibration": calibration, "versions": versions}
+            "family": sel.chosen, "features": list(features), "target": TARGET,
+            "params": params, "log1p": bool(settings.log1p), "calibration": calibration,
+            "versions": versions}
     refit = _refit(rows, meta, path)
     x = rows[features].to_numpy()
-    if not np.array_equal(refit.predict(x), search.best_estimator_.predict(x)):
+    if not np.allclose(refit.predict(x), sel.model.predict(x), rtol=1e-12, atol=0):
         raise RuntimeError("the model refitted from its saved rows and parameters does not "
                            "predict as the fitted one: save_model needs the new model's state")
     write_parquet(rows, path, metadata=meta)
 
 
 def _refit(rows: pd.DataFrame, meta: dict, path: str | Path) -> Any:
-    """The pipeline of :func:`perfcast.model.knn.make_pipeline` with ``meta``'s parameters,
-    fitted on ``rows``; a parameter the pipeline does not take is an InputError naming it."""
+    """The model of family ``meta["family"]`` with ``meta``'s parameters, fitted on ``rows``
+    (:mod:`perfcast.model.families`); a parameter the model does not take is an InputError
+    naming it."""
+    from perfcast.model.families import ConstantRatio, ridge_pipeline
     from perfcast.model.knn import make_pipeline
 
-    pipe = make_pipeline(meta["log1p"])
+    family, params = meta["family"], meta["params"]
     try:
-        pipe.set_params(**meta["params"])
+        if family == "constant":
+            ratio = float(params["ratio"])
+            if not (math.isfinite(ratio) and ratio > 0):
+                raise ValueError(f"ratio {ratio!r} is not finite and positive")
+            return ConstantRatio(ratio)
+        pipe = make_pipeline(meta["log1p"]) if family == "knn" else ridge_pipeline()
+        pipe.set_params(**params)
         return pipe.fit(rows[meta["features"]].to_numpy(dtype=float),
                         rows[meta["target"]].to_numpy(dtype=float))
-    except (ValueError, TypeError) as exc:
-        raise InputError(path, f"its parameters {meta['params']} do not fit the model: {exc}",
-                         expected="a model file written by perfcast's train rule") from None
+    except (ValueError, TypeError, KeyError) as exc:
+        why = " ".join(str(exc).split())  # one line (scikit-learn's messages span several)
+        raise InputError(path, f"its parameters {params} do not fit a {family} model: "
+                         f"{why[:300]}", expected="a model file written by perfcast's train "
+                         "rule") from None
 
 
 def load_model(path: str | Path) -> dict:
@@ -443,6 +521,11 @@ def load_model(path: str | Path) -> dict:
                          "with this version") from None
     if meta.get("format") != MODEL_FORMAT:
         raise InputError(path, "not a perfcast model file", expected=expected)
+    from perfcast.model.families import FAMILIES
+
+    if meta.get("family") not in FAMILIES:
+        raise InputError(path, f"model family {meta.get('family')!r}",
+                         expected=f"one of {list(FAMILIES)}")
     if meta.get("format_version") != MODEL_FORMAT_VERSION:
         raise InputError(path, f"model format version {meta.get('format_version')!r}",
                          expected=f"version {MODEL_FORMAT_VERSION}: retrain with this version")
@@ -469,7 +552,7 @@ def load_model(path: str | Path) -> dict:
     if isinstance(k, int) and not 0 < k <= len(rows):
         raise InputError(path, f"{k} neighbours of {len(rows)} rows",
                          expected="at most as many neighbours as rows")
-    return {"model": _refit(rows, meta, path), "features": features,
+    return {"model": _refit(rows, meta, path), "family": meta["family"], "features": features,
             "calibration": meta["calibration"], "versions": meta.get("versions", {})}
 
 
@@ -534,6 +617,7 @@ def predict_files(model: str, counters: str, out: str, summary: str, *, benchmar
     lo, hi = bounds(total_cycles, q)
     info = {
         "benchmark": benchmark,
+        "family": bundle.get("family", "knn"),
         "intervals": int(len(pred)),
         "imputed_intervals": int(pred["imputed"].sum()),
         "old_total_cycles": float(table["cycles"].sum()),

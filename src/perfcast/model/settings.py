@@ -31,13 +31,17 @@ class AlignSettings:
 
 @dataclass(frozen=True)
 class KnnSettings:
-    """The keys of the ``model`` section the KNN model uses (train and evaluate).
+    """The keys of the ``model`` section the model uses (train and evaluate): the candidate
+    families (:mod:`perfcast.model.families`), the KNN's and the ridge's grids.
 
     ``model.enabled`` and ``model.stable_only`` decide which jobs and inputs exist, not how the
     model is fitted, so they are not here (a change of them reruns nothing by itself).
 
     Attributes
     ----------
+    families : the candidate families (``constant``, ``ridge``, ``knn``) the
+        leave-one-benchmark-out cross-validation chooses among.
+    ridge_alphas : the grid of the ridge penalty.
     n_neighbors : the grid of k.
     weights : the grid of ``KNeighborsRegressor`` weights (``uniform``, ``distance``).
     cv_folds : GroupKFold splits on benchmark for the grid search.
@@ -46,6 +50,8 @@ class KnnSettings:
     coverage : of the prediction intervals (split-conformal on leave-one-benchmark-out errors).
     """
 
+    families: tuple[str, ...]
+    ridge_alphas: tuple[float, ...]
     n_neighbors: tuple[int, ...]
     weights: tuple[str, ...]
     cv_folds: int

@@ -77,6 +77,19 @@ def collect_sources():
         ) from None
 
 
+def wholerun_source():
+    """Backend wholerun: the run's whole-run file (counters.wholerun.pattern, {gen} and {bench}
+    filled in by Snakemake)."""
+    pattern = COUNTERS["wholerun"]["pattern"]
+    try:
+        return pattern.format(gen="{gen}", bench="{bench}")
+    except (KeyError, IndexError, ValueError) as err:
+        raise WorkflowError(
+            f"counters.wholerun.pattern {pattern!r}: {type(err).__name__} {err}; expected a path "
+            "with the placeholders {gen} and {bench} only"
+        ) from None
+
+
 def collect_job_group():
     """The job group of the counters_collect jobs on a cluster (None: one job each). A
     simulated or imported run takes a second and is grouped with its benchmark's other small

@@ -1,0 +1,251 @@
+"""Whole-run counter tables: one row per benchmark run instead of one per interval.
+
+Much real data has no time series: ``perf stat`` without ``-I`` prints one count per event for
+the whole run, and published result sets keep exactly that. Such a run is one interval of the
+per-interval table (docs/methods/counters.md): interval 0, its instructions, cycles, IPC and
+the configured counters per kilo-instruction, so alignment (a single pair), training,
+evaluation and prediction run on it unchanged; the table's metadata says
+``granularity: whole-run`` and the model stage reports it.
+
+Three forms are read, told apart by the first data line:
+
+- a CSV table with a header, one row per benchmark and machine: ``benchmark`` and ``machine``
+  (either may be left out when the file holds one benchmark or one machine: the path pattern
+  names it), the base events (``counters.base_events``, by default ``instructions`` and
+  ``cycles``), the configured counters, optionally ``time_s`` (wall time) and ``clock_ghz``;
+- ``perf stat -x SEP`` without ``-I``: ``value,unit,event,run_ns,pct_running[,metric,unit]``;
+- ``perf stat -j`` without ``-I``: one JSON object per event.
+
+perf's lines are parsed by :mod:`perfcast.counters.perfstat` (as one interval at time 0), so
+``<not counted>``, hybrid PMUs (``cpu_core/instructions/`` + ``cpu_atom/instructions/`` for a
+configured ``instructions``) and aggregation ids are handled as for interval files. The run's
+wall time is perf's ``duration_time`` event (ns) when counted. Without a time, the duration is
+cycles / clock (the row's ``clock_ghz`` or ``counters.clock_ghz``); with neither, the file is
+refused, since runtimes could not be evaluated or predicted.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import math
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from perfcast.checks import read_text
+from perfcast.counters.events import pki_column
+from perfcast.counters.settings import BaseEvents
+from perfcast.errors import InputError
+
+log = logging.getLogger(__name__)
+
+#: the CSV table's optional columns besides the events
+TABLE_KEYS = ("benchmark", "machine", "time_s", "clock_ghz")
+_PERF_VALUE = re.compile(r"\s*(<not counted>|<not supported>|[0-9][0-9.eE+-]*)(?P<sep>.)")
+
+
+def detect_format(path: str | Path, text: str) -> str:
+    """``"json"`` (perf stat -j), ``"perf"`` (perf stat -x) or ``"table"`` (a CSV with a
+    header), from the first line that is neither empty nor a ``#`` comment."""
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line.lstrip().startswith("{"):
+            return "json"
+        return "perf" if _PERF_VALUE.match(line) else "table"
+    raise InputError(path, "no data line", expected="a whole-run CSV table, or perf stat -x / "
+                     "-j output without -I")
+
+
+def perf_counts(path: str | Path, text: str, form: str) -> tuple[dict[str, float], float]:
+    """``({event: count}, lowest percent running)`` of a whole-run perf file (``-x`` or ``-j``;
+    rows of one event on several ids or PMUs summed later by name)."""
+    from perfcast.counters.perfstat import _parse_json, _parse_sv, aggregate
+
+    rows = []
+    sep = None
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        if form == "json":
+            obj_line = raw.strip()
+            if '"interval"' in obj_line:
+                raise InputError(path, "perf stat -I output in a whole-run file", row=lineno,
+                                 expected="perf stat -j without -I (the interval backends "
+                                          "read -I output)")
+            row = _parse_json(obj_line[:-1] + ', "interval": 0}' if obj_line.endswith("}")
+                              else obj_line, path, lineno)
+        else:
+            m = _PERF_VALUE.match(raw)
+            if sep is None:
+                sep = m.group("sep") if m else ","
+            if m is None or m.group("sep") != sep:
+                raise InputError(path, f"malformed perf stat line {raw.strip()!r}", row=lineno,
+                                 expected=f"perf stat -x{sep} without -I: value{sep}unit{sep}"
+                                          f"event{sep}run_ns{sep}pct_running")
+            row = _parse_sv(f"0{sep}{raw}", sep, path, lineno)
+        if row is not None:
+            rows.append(row)
+    if not rows:
+        raise InputError(path, "no counter lines", expected="perf stat -x or -j output")
+    long = aggregate(rows, path)
+    counts: dict[str, float] = {}
+    for ev, g in long.groupby("event", sort=False):
+        counts[str(ev)] = float(g["value"].sum(min_count=1))
+    pct = float(np.nanmin(long["pct_running"])) if long["pct_running"].notna().any() else 100.0
+    return counts, pct
+
+
+def _resolve(counts: dict[str, float], wanted: str, path: str | Path) -> float:
+    """The count of a configured event name (hybrid PMU copies summed, as for interval files)."""
+    from perfcast.counters.perfstat import resolve_event
+
+    names = resolve_event(wanted, counts)
+    values = [counts[n] for n in names if math.isfinite(counts[n])]
+    if not names:
+        raise InputError(path, f"no count of event {wanted!r}",
+                         expected=f"one of the events in the file: {sorted(counts)[:20]}")
+    return float(sum(values)) if values else math.nan
+
+
+def table_counts(path: str | Path, text: str, *, benchmark: str,
+                 machine: str) -> dict[str, float]:
+    """The one row of a CSV table for ``benchmark`` on ``machine`` (a column left out matches
+    any value), as ``{column: value}``."""
+    try:
+        df = pd.read_csv(io.StringIO(text), comment="#", skipinitialspace=True)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise InputError(path, f"not a CSV table: {exc}",
+                         expected="a header row, then one row per benchmark and machine") from exc
+    df.columns = [str(c).strip() for c in df.columns]
+    sel = pd.Series(True, index=df.index)
+    for key, value in (("benchmark", benchmark), ("machine", machine)):
+        if key in df:
+            sel &= df[key].astype(str).str.strip() == value
+    rows = df[sel]
+    where = f"benchmark {benchmark!r} on machine {machine!r}"
+    if len(rows) != 1:
+        raise InputError(path, f"{len(rows)} rows of {where}",
+                         expected="exactly one row per benchmark and machine (columns benchmark "
+                                  "and machine, or a path that names them)")
+    out = {}
+    for col in rows.columns:
+        if col in ("benchmark", "machine"):
+            continue
+        raw = rows[col].iloc[0]
+        value = pd.to_numeric(pd.Series([raw]), errors="coerce").iloc[0]
+        if pd.isna(value) and not pd.isna(raw):
+            raise InputError(path, f"{col} = {raw!r} of {where} is not a number",
+                             row=int(rows.index[0]) + 2, expected="a number (or empty)")
+        out[col] = float(value)
+    return out
+
+
+def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseEvents,
+                  events: Sequence[str], clock_ghz: float | None) -> tuple[pd.DataFrame, dict]:
+    """One run's counter table (one row) from a whole-run file.
+
+    Parameters
+    ----------
+    path : a CSV table, or a perf stat -x / -j file of this run.
+    benchmark, machine : the run (the rows of a table to take; the generation's name).
+    base : the events that play instructions and cycles.
+    events : the configured counters (each becomes ``<event>_pki``).
+    clock_ghz : the machine's clock (``counters.clock_ghz``; None: unknown): the duration when
+        the file has no time.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        ``interval`` (0), ``time`` and ``duration_s`` (the wall time), ``instructions``,
+        ``cycles``, ``ipc``, ``instructions_cumulative_sum``, ``pct_running_min``,
+        ``multiplexed`` (false: a whole run's counts are not compared with a threshold here)
+        and ``<event>_pki``.
+    info : dict
+        ``format`` and where the time came from (``time_source``).
+
+    Raises
+    ------
+    InputError
+        naming the file: an unknown form, a missing row or event, instructions or cycles not
+        positive, no time and no clock.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> f = os.path.join(tempfile.mkdtemp(), "runs.csv")
+    >>> _ = open(f, "w").write("benchmark,machine,instructions,cycles,branch-misses,time_s\\n"
+    ...                        "mcf,m1,3e11,3.6e11,2e9,122.9\\n")
+    >>> t, info = read_wholerun(f, benchmark="mcf", machine="m1", base=BaseEvents(
+    ...     "instructions", "cycles"), events=["branch-misses"], clock_ghz=None)
+    >>> round(float(t["branch-misses_pki"][0]), 3), info["format"]
+    (6.667, 'table')
+    """
+    text = read_text(path)
+    form = detect_format(path, text)
+    pct = 100.0
+    if form == "table":
+        counts = table_counts(path, text, benchmark=benchmark, machine=machine)
+        for ev in (*base.names, *events):
+            if ev not in counts:
+                raise InputError(path, f"no column {ev!r}",
+                                 expected=f"columns {[*base.names, *events]} (and optionally "
+                                          f"{list(TABLE_KEYS)})")
+        value = counts.__getitem__
+        wall = counts.get("time_s", math.nan)
+        clock = counts.get("clock_ghz", math.nan)
+        time_source = "time_s column"
+    else:
+        counts, pct = perf_counts(path, text, form)
+
+        def value(ev):
+            return _resolve(counts, ev, path)
+
+        wall = counts["duration_time"] / 1e9 if "duration_time" in counts else math.nan
+        clock = math.nan
+        time_source = "duration_time event"
+    instructions, cycles = value(base.instructions), value(base.cycles)
+    for name, v in ((base.instructions, instructions), (base.cycles, cycles)):
+        if not (math.isfinite(v) and v > 0):
+            raise InputError(path, f"{name} = {v!r} for {benchmark!r} on {machine!r}",
+                             expected="a positive count")
+    if not (math.isfinite(clock) and clock > 0):
+        clock = clock_ghz or math.nan
+    if not (math.isfinite(wall) and wall > 0):
+        if not math.isfinite(clock):
+            raise InputError(path, f"no wall time and no clock for {benchmark!r} on "
+                             f"{machine!r}", expected="a time_s column or a duration_time "
+                             "event (perf stat -e duration_time), or counters.clock_ghz")
+        wall, time_source = cycles / (clock * 1e9), "cycles / clock"
+    table = pd.DataFrame({
+        "interval": np.array([0], dtype=np.int64), "time": [wall], "duration_s": [wall],
+        "instructions": [instructions], "cycles": [cycles], "ipc": [instructions / cycles],
+        "instructions_cumulative_sum": [instructions], "pct_running_min": [pct],
+        "multiplexed": [False],
+    })
+    for ev in events:
+        table[pki_column(ev)] = [1000.0 * value(ev) / instructions]
+    return table, {"format": form, "time_source": time_source}
+
+
+def wholerun_file(source: str | Path, out: str | Path, *, benchmark: str, generation: str,
+                  base: BaseEvents, events: Sequence[str], clock_ghz: float | None,
+                  provenance: dict | None = None) -> pd.DataFrame:
+    """Rule ``counters_wholerun``: one run's whole-run counts as its counter table (Parquet;
+    metadata: ``granularity: whole-run``, the source, its form and where the time came from,
+    with ``provenance``)."""
+    from perfcast.io import write_parquet
+
+    table, info = read_wholerun(source, benchmark=benchmark, machine=generation, base=base,
+                                events=events, clock_ghz=clock_ghz)
+    log.info("%s/%s: whole run from %s (%s): %.6g instructions, IPC %.4f, %.4g s (%s)",
+             generation, benchmark, source, info["format"], table["instructions"][0],
+             table["ipc"][0], table["duration_s"][0], info["time_source"])
+    write_parquet(table, out, metadata={**(provenance or {}), "generation": generation,
+                                        "benchmark": benchmark, "granularity": "whole-run",
+                                        "source": str(source), **info})
+    return table

@@ -1,0 +1,103 @@
+"""Whole-run counter tables: CSV tables and real perf stat -x / -j files without -I."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perfcast.counters.settings import BaseEvents
+from perfcast.counters.wholerun import read_wholerun, wholerun_file
+from perfcast.errors import InputError
+from perfcast.io import parquet_metadata
+
+DATA = Path(__file__).parents[1] / "data" / "wholerun"
+SOFT = BaseEvents("task-clock", "cpu-clock")  # no hardware PMU on the host that made the files
+
+
+def _perf_x(path: Path) -> dict[str, float]:
+    """Independent reading of a perf -x, file: event -> count."""
+    out = {}
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            f = line.split(",")
+            out[f[2]] = float(f[0])
+    return out
+
+
+@pytest.mark.parametrize("suffix", ["csv", "json"])
+def test_real_perf_whole_run_files(suffix):
+    """Every count as perf printed it: PKI = 1000 count / task-clock, IPC = task / cpu clock,
+    the wall time from duration_time."""
+    path = DATA / "here" / f"alloc.{suffix}"
+    t, info = read_wholerun(path, benchmark="alloc", machine="here", base=SOFT,
+                            events=["page-faults", "context-switches"], clock_ghz=None)
+    if suffix == "csv":
+        want = _perf_x(path)
+    else:
+        want = {o["event"]: float(o["counter-value"]) for o in
+                map(json.loads, path.read_text().splitlines()[2:]) if "event" in o}
+    assert info == {"format": "perf" if suffix == "csv" else "json",
+                    "time_source": "duration_time event"}
+    assert len(t) == 1 and t["interval"].tolist() == [0]
+    assert t["instructions"][0] == want["task-clock"] and t["cycles"][0] == want["cpu-clock"]
+    assert t["page-faults_pki"][0] == pytest.approx(1000 * want["page-faults"]
+                                                    / want["task-clock"])
+    assert t["duration_s"][0] == pytest.approx(want["duration_time"] / 1e9)
+    assert t["instructions_cumulative_sum"][0] == t["instructions"][0]
+
+
+def test_csv_table_rows_time_and_clock(tmp_path):
+    f = tmp_path / "runs.csv"
+    f.write_text("# two machines, one row each\n"
+                 "benchmark,machine,instructions,cycles,branch-misses,time_s,clock_ghz\n"
+                 "mcf,old,3e11,6e11,3e9,,2.0\n"
+                 "mcf,new,3e11,3e11,2e9,100,\n"
+                 "lbm,old,1e11,1e11,1e8,50,\n")
+    base = BaseEvents("instructions", "cycles")
+    old, info = read_wholerun(f, benchmark="mcf", machine="old", base=base,
+                              events=["branch-misses"], clock_ghz=None)
+    assert info["time_source"] == "cycles / clock"
+    assert old["duration_s"][0] == pytest.approx(300.0)  # 6e11 cycles at 2 GHz
+    assert old["ipc"][0] == 0.5 and old["branch-misses_pki"][0] == pytest.approx(10.0)
+    new, info = read_wholerun(f, benchmark="mcf", machine="new", base=base,
+                              events=["branch-misses"], clock_ghz=None)
+    assert new["duration_s"][0] == 100 and info["time_source"] == "time_s column"
+    with pytest.raises(InputError, match="0 rows of benchmark 'lbm' on machine 'new'"):
+        read_wholerun(f, benchmark="lbm", machine="new", base=base, events=[], clock_ghz=None)
+    with pytest.raises(InputError, match="no column 'stall_backend'"):
+        read_wholerun(f, benchmark="mcf", machine="new", base=base, events=["stall_backend"],
+                      clock_ghz=None)
+
+
+def test_refusals_name_the_file(tmp_path):
+    base = BaseEvents("instructions", "cycles")
+    f = tmp_path / "a.csv"
+    f.write_text("instructions,cycles\n1e9,0\n")
+    with pytest.raises(InputError, match=r"a\.csv.*cycles = 0\.0"):
+        read_wholerun(f, benchmark="x", machine="m", base=base, events=[], clock_ghz=2.0)
+    f.write_text("instructions,cycles\n1e9,2e9\n")
+    with pytest.raises(InputError, match="no wall time and no clock"):
+        read_wholerun(f, benchmark="x", machine="m", base=base, events=[], clock_ghz=None)
+    t, _ = read_wholerun(f, benchmark="x", machine="m", base=base, events=[], clock_ghz=2.0)
+    assert t["duration_s"][0] == 1.0
+    f.write_text("instructions,cycles\n1e9,lots\n")
+    with pytest.raises(InputError, match="cycles = 'lots'"):
+        read_wholerun(f, benchmark="x", machine="m", base=base, events=[], clock_ghz=2.0)
+    # interval output is not a whole run
+    interval = Path(__file__).parents[1] / "data" / "perf" / "aggregated.json"
+    with pytest.raises(InputError, match="-I output in a whole-run file"):
+        read_wholerun(interval, benchmark="x", machine="m", base=SOFT, events=[], clock_ghz=1)
+
+
+def test_wholerun_file_metadata(tmp_path):
+    out = tmp_path / "t.parquet"
+    t = wholerun_file(DATA / "again" / "spin.json", out, benchmark="spin", generation="again",
+                      base=SOFT, events=["page-faults"], clock_ghz=None,
+                      provenance={"backend": "wholerun"})
+    meta = parquet_metadata(out)
+    assert meta["granularity"] == "whole-run" and meta["format"] == "json"
+    assert meta["backend"] == "wholerun" and meta["benchmark"] == "spin"
+    assert np.isfinite(t.drop(columns="multiplexed").to_numpy(dtype=float)).all()
