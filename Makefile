@@ -19,7 +19,7 @@ system-deps:
 
 # uv reads the system's certificate store (as pip does), not only its own bundled roots: a site
 # whose proxy has its own certificate authority works as it does for pip
-export UV_NATIVE_TLS ?= 1
+export UV_SYSTEM_CERTS ?= 1
 
 # the venv: uv (from PyPI) installs the packages, in parallel and from its cache when it has them
 # (pip alone takes minutes for the same set); its progress is shown
