@@ -19,7 +19,7 @@ system-deps:
 
 # uv reads the system's certificate store (as pip does), not only its own bundled roots: a site
 # whose proxy has its own certificate authority works as it does for pip
-export UV_NATIVE_TLS ?= 1
+export UV_SYSTEM_CERTS ?= 1
 
 # the venv: uv (from PyPI) installs the packages, in parallel and from its cache when it has them
 # (pip alone takes minutes for the same set); its progress is shown
@@ -75,8 +75,8 @@ clean:
 # supports. The property tier is left out: it feeds generated inputs to our own readers, which a
 # library's version does not change. The venv of the floors is cached outside the clone, keyed on
 # pyproject.toml's hash: a fresh clone with the same pyproject.toml reuses it (CI pays once); the
-# package itself comes from this clone's src/ (PYTHONPATH), so the cached venv holds no path of
-# a clone. uv comes from PyPI into $(VENV).
+# package itself is installed from this clone, editable and without dependencies, at each run (a
+# second). uv comes from PyPI into $(VENV).
 .PHONY: test-lowest test-loaded
 LOWEST_PY ?= python3.11
 LOWEST_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/perfcast
@@ -90,7 +90,8 @@ $(LOWEST)/.complete: | venv
 	touch $@
 
 test-lowest: $(LOWEST)/.complete system-deps
-	PYTHONPATH=$(CURDIR)/src $(LOWEST)/bin/python -m pytest -q -p no:cacheprovider \
+	$(BIN)/uv pip install -q --python $(LOWEST)/bin/python --no-deps -e .
+	$(LOWEST)/bin/python -m pytest -q -p no:cacheprovider \
 	  tests/unit tests/workflow/test_scale.py -m "not slurm and (not slow or floors)"
 
 # the whole suite with the CPU saturated (busy loops, twice the CPUs): it must pass as on an

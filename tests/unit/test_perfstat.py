@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 import sys
@@ -293,3 +294,18 @@ def test_live_perf_per_thread(tmp_path):
     np.testing.assert_allclose(wide["task-clock"], wide["cpu-clock"], rtol=0.05, atol=0.5)
     sel = to_wide(parse_perf_stat(f, select=[f"*-{proc.pid}"]), f, required=["task-clock"])
     np.testing.assert_array_equal(sel["task-clock"], wide["task-clock"])
+
+
+@pytest.mark.parametrize("sep", [",", "|", "\t", ";", ":"])
+def test_an_interval_where_the_program_did_not_run_is_not_counted(tmp_path, sep):
+    """perf prints ``<not counted>`` for a software event in an interval where the program got no
+    CPU (seen on a saturated host): the row is an interval like any other, its count missing."""
+    rows = [("0.100", "50.0"), ("0.200", "<not counted>"), ("0.300", "20.0")]
+    f = tmp_path / "o.txt"
+    f.write_text("# started on Mon Nov 23 10:00:00 2026\n\n" + "".join(
+        sep.join([t, v, "msec", "task-clock", "0" if v.startswith("<") else "100000000",
+                  "100.00", "", ""]) + "\n" for t, v in rows))
+    long = parse_perf_stat(f)
+    assert long["time"].tolist() == [0.1, 0.2, 0.3]
+    got = long["value"].tolist()
+    assert got[0] == 50.0 and got[2] == 20.0 and math.isnan(got[1])

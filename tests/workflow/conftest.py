@@ -25,8 +25,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(HERE):
             item.add_marker(pytest.mark.slow)
-            group = SHARED_FIXTURE_GROUPS.get(item.path.stem, item.path.stem)
-            item.add_marker(pytest.mark.xdist_group(group))
+            if item.get_closest_marker("xdist_group") is None:  # a test's own group wins
+                group = SHARED_FIXTURE_GROUPS.get(item.path.stem, item.path.stem)
+                item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

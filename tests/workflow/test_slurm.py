@@ -294,6 +294,10 @@ def test_slurm_results_equal_local_results(runs: Runs):
 # --- the profile's resources, checked on a dry run (no cluster needed) -----------------------
 
 
+#: the dry-run tests need no cluster: another xdist worker than the cluster's runs them
+DRY = pytest.mark.xdist_group("slurm_dry")
+
+
 @pytest.fixture(scope="module")
 def dry_runs(tmp_path_factory, snakemake_run):
     """Dry runs of the whole tiny config: locally, and with the SLURM profile with and without
@@ -313,6 +317,7 @@ def dry_runs(tmp_path_factory, snakemake_run):
                 for name, p in procs.items()}
 
 
+@DRY
 def test_profile_keeps_every_rules_own_resources(dry_runs):
     """default-resources only fill gaps: mem_mb, runtime and threads come from the rules."""
     _, local = dry_runs["local"]
@@ -326,6 +331,7 @@ def test_profile_keeps_every_rules_own_resources(dry_runs):
         assert "slurm_partition" in res, f"{rule} {wildcards} has no partition"
 
 
+@DRY
 @pytest.mark.parametrize("variant", ["slurm", "slurm_partitions"])
 def test_collect_partition_comes_from_config_else_from_the_profile(dry_runs, variant):
     config, jobs = dry_runs[variant]
@@ -500,6 +506,7 @@ def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, sn
     assert [p for p in a if a[p] != b[p]] == []
 
 
+@DRY
 @pytest.mark.parametrize("partitions", [False, True])
 def test_profile_groups_the_small_jobs_on_a_dry_run(tmp_path, snakemake_run, partitions):
     """No cluster needed: the profile's groups on a dry run of 50 benchmarks. Simulated collect

@@ -174,7 +174,8 @@ def _parse_sv(line: str, sep: str, path: Path, lineno: int) -> Row | None:
         raise InputError(path, f"malformed perf line {line.strip()!r}", row=lineno,
                          expected=FIELDS)
     second, third = fields[1].strip(), fields[2].strip() if len(fields) > 2 else ""
-    if (_number(second) is None and not _AGG_WITH_COUNT.fullmatch(second)
+    if (_number(second) is None and second not in (NOT_COUNTED, NOT_SUPPORTED)
+            and not _AGG_WITH_COUNT.fullmatch(second)
             and not _CPU_ID.fullmatch(second) and not _THREAD_ID.fullmatch(second)
             and third and _number(third) is None and third not in (NOT_COUNTED, NOT_SUPPORTED)):
         raise InputError(path, f"no interval time: {line.strip()!r} reads as value,unit,event "
