@@ -1,0 +1,13 @@
+"""Rule run_summary: the run's summary (JSON, Markdown, HTML) from the stages' outputs."""
+
+from perfcast.rulekit import rule_logging
+from perfcast.summary import write_summary
+
+with rule_logging(snakemake):
+    i, o = snakemake.input, snakemake.output
+    write_summary(o.json, o.md, o.html, o.fragment,
+                  counters=i.get("counters"),
+                  evaluation=i.get("evaluation"), predictions=list(i.get("predictions", [])),
+                  warmup=list(i.get("warmup", [])), sensitivity=list(i.get("sensitivity", [])),
+                  sweep=list(i.get("sweep", [])), simulated=snakemake.params.simulated,
+                  off=list(snakemake.params.off))
