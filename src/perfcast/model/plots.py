@@ -107,3 +107,45 @@ def predicted_vs_measured(ev: pd.DataFrame, path: Path) -> None:
     ax2.set_title("Error per held-out benchmark")
     ax2.legend(fontsize=8)
     save_figure(fig, path)
+
+
+def predicted_ipc_over_time(pred: pd.DataFrame, info: dict, path: Path, note: str = "") -> None:
+    """One old-only benchmark: its measured old-generation IPC and the predicted
+    new-generation IPC per interval, with the prediction interval as a band.
+
+    The interval is the split-conformal one of the run's total cycles
+    (``predicted_new_total_cycles_lower`` / ``_upper`` of the prediction's summary, relative
+    half-width ``q = ln(upper / predicted)`` in log space); IPC is instructions / cycles, so the
+    band is ``IPC e^-q`` to ``IPC e^q``: the total's uncertainty drawn on every interval, not a
+    per-interval interval (single intervals scatter more).
+
+    Parameters
+    ----------
+    pred : the per-interval prediction (:func:`perfcast.model.knn.predict_run`: ``time``,
+        ``ipc_old``, ``ipc_new_pred``).
+    info : the prediction's summary (``benchmark``, the total cycles and their bounds,
+        ``interval_coverage``, ``predicted_mean_ipc_new``).
+    path : the figure to write.
+    note : str, default=""
+        Added to the title (the default config: "SIMULATED data").
+    """
+    value = info["predicted_new_total_cycles"]
+    q = float(np.log(info["predicted_new_total_cycles_upper"] / value))
+    fig, ax = new_figure(figsize=(9, 3.8))
+    t = pred["time"].to_numpy()
+    ax.plot(t, pred["ipc_old"], color="grey", lw=0.9, label="old generation, measured")
+    ax.fill_between(t, pred["ipc_new_pred"] * np.exp(-q), pred["ipc_new_pred"] * np.exp(q),
+                    color=PALETTE[0], alpha=0.25, lw=0,
+                    label=f"{100 * info['interval_coverage']:.0f} % prediction interval "
+                          "(of the run's total)")
+    ax.plot(t, pred["ipc_new_pred"], color=PALETTE[0], lw=1.1,
+            label="new generation, predicted")
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("old-generation time [s]")
+    ax.set_ylabel("IPC")
+    mean = info["predicted_mean_ipc_new"]
+    ax.set_title(f"{info['benchmark']}: predicted new-generation IPC (mean {mean:.3f})"
+                 + (f" ({note})" if note else ""))
+    # below the axes: a legend inside would cover the lines
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=3, fontsize=8)
+    save_figure(fig, path)
