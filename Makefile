@@ -9,9 +9,12 @@ CORES ?= 2
 .PHONY: run test test-fast venv system-deps lint report paper bench clean
 
 # perf (linux-perf) and tc/ip (iproute2) are Debian packages; installed only when missing (root).
-# The SLURM packages for the cluster test are installed by tests/slurm/install.sh.
+# tc and ip live in /usr/sbin or /sbin, which a non-root user's PATH often lacks: looked up there
+# too. The SLURM packages for the cluster test are installed by tests/slurm/install.sh.
+SBIN_PATH := $(PATH):/usr/sbin:/sbin
 system-deps:
-	@command -v perf >/dev/null && command -v tc >/dev/null && command -v ip >/dev/null || \
+	@PATH="$(SBIN_PATH)"; command -v perf >/dev/null && command -v tc >/dev/null && \
+	  command -v ip >/dev/null || \
 	  { [ "$$(id -u)" = 0 ] && apt-get update -q && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	      linux-perf iproute2 ; } || \
