@@ -316,12 +316,37 @@ def to_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def home_page_extras(evaluation_md: str | Path | None,
+                     figures: Sequence[tuple[str, str | Path]]) -> str:
+    """What the report's home page shows below the summary, so that a reader sees the results
+    without a click: the evaluation table (``evaluation.md`` as HTML) and the figures
+    (``(title, png)``: each embedded as a data URI, the report holds no separate files)."""
+    import base64
+    import html
+
+    from perfcast.mdhtml import to_html
+
+    parts = []
+    if evaluation_md is not None:
+        parts.append("<h2>Leave-one-benchmark-out evaluation</h2>")
+        parts.append(to_html(Path(evaluation_md).read_text(), standalone=False))
+    for title, png in figures:
+        data = base64.b64encode(Path(png).read_bytes()).decode()
+        parts.append(f'<figure><img alt="{html.escape(title)}" style="max-width:100%" '
+                     f'src="data:image/png;base64,{data}"><figcaption>{html.escape(title)}'
+                     "</figcaption></figure>")
+    return "\n".join(parts) + ("\n" if parts else "")
+
+
 def write_summary(out_json: str | Path, out_md: str | Path, out_html: str | Path,
-                  out_fragment: str | Path | None = None, **inputs: Any) -> dict[str, Any]:
+                  out_fragment: str | Path | None = None, *,
+                  evaluation_md: str | Path | None = None,
+                  figures: Sequence[tuple[str, str | Path]] = (),
+                  **inputs: Any) -> dict[str, Any]:
     """Rule ``run_summary``: :func:`build_summary` of ``inputs`` written as JSON, Markdown,
     an HTML page (the report's result) and, when ``out_fragment`` is given, the same HTML
-    without its page around it (the report's home page includes it); each atomically, every
-    warning also logged."""
+    without its page around it, followed by :func:`home_page_extras` (the report's home page
+    includes it); each atomically, every warning also logged."""
     import logging
 
     from perfcast.io import write_json, write_text
@@ -335,5 +360,6 @@ def write_summary(out_json: str | Path, out_md: str | Path, out_html: str | Path
     write_text(md, out_md)
     write_text(to_html(md, "perfcast run summary"), out_html)
     if out_fragment is not None:
-        write_text(to_html(md, standalone=False), out_fragment)
+        write_text(to_html(md, standalone=False) + home_page_extras(evaluation_md, figures),
+                   out_fragment)
     return summary

@@ -115,3 +115,19 @@ def test_markdown_table_to_html():
 def test_fmt():
     assert fmt(None) == "n/a" and fmt(float("nan")) == "n/a" and fmt(3) == "3"
     assert fmt(1.23456, 3) == "1.235"
+
+
+def test_home_page_shows_the_table_and_the_figure_in_place(tmp_path):
+    import base64
+    import re
+
+    from perfcast.summary import home_page_extras
+
+    (tmp_path / "ev.md").write_text("| benchmark | cycles_error_pct |\n|---|---|\n| mcf | 1.25 |\n")
+    png = tmp_path / "nab.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n not really a png")
+    page = home_page_extras(tmp_path / "ev.md", [("nab: predicted IPC", png)])
+    assert "<td>mcf</td><td>1.25</td>" in page
+    data = re.search(r'src="data:image/png;base64,([^"]+)"', page).group(1)
+    assert base64.b64decode(data) == png.read_bytes()
+    assert 'alt="nab: predicted IPC"' in page

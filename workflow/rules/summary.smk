@@ -19,6 +19,7 @@ rule run_summary:
     params:
         simulated=SIMULATED,
         off=summary_stages_off(),
+        predicted=summary_predicted(),
     log:
         f"{LOGS}/summary.log",
     benchmark:

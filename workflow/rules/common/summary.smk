@@ -16,6 +16,9 @@ def get_summary_inputs(wildcards):
     if model_enabled():
         out["evaluation"] = f"{RESULTS}/model/evaluation.csv"
         out["predictions"] = [f"{RESULTS}/predict/{b}.json" for b in PREDICT_BENCHMARKS]
+        # shown on the report's home page below the summary
+        out["evaluation_md"] = f"{RESULTS}/model/evaluation.md"
+        out["figures"] = [f"{RESULTS}/predict/{b}.png" for b in PREDICT_BENCHMARKS]
     out["warmup"] = [f"{RESULTS}/warmup/{w}/summary.json" for w in warmup_workloads()]
     out["sensitivity"] = [f"{RESULTS}/sensitivity/{p}.json" for p in sensitivity_programs()]
     if is_activated("sweep"):
@@ -27,3 +30,8 @@ def get_summary_inputs(wildcards):
 def summary_targets():
     return [f"{RESULTS}/summary.json", f"{RESULTS}/summary.md", f"{RESULTS}/summary.html",
             f"{RESULTS}/summary.fragment.html"]
+
+
+def summary_predicted():
+    """The old-only benchmarks whose prediction figures the home page shows, in input order."""
+    return PREDICT_BENCHMARKS if model_enabled() else []
