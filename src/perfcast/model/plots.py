@@ -10,8 +10,18 @@ import pandas as pd
 from perfcast.plotting import PALETTE, new_figure, save_figure
 
 
+def simulated_note(simulated: bool) -> str:
+    """What a figure made from simulated counters says in its title (nothing otherwise)."""
+    return "SIMULATED data" if simulated else ""
+
+
+def _titled(fig, note: str) -> None:
+    if note:
+        fig.suptitle(note, color="#a40000", fontweight="bold")
+
+
 def alignment(old: pd.DataFrame, new: pd.DataFrame, pairs: pd.DataFrame, gens: tuple[str, str],
-              bench: str, path: Path) -> None:
+              bench: str, path: Path, note: str = "") -> None:
     """Cumulative instructions over time for both runs, with the row mapping drawn between them
     (left), and the warping path (right).
 
@@ -23,8 +33,11 @@ def alignment(old: pd.DataFrame, new: pd.DataFrame, pairs: pd.DataFrame, gens: t
     gens : the generations' names ``(old, new)``, for the legend and axis labels.
     bench : the benchmark, for the title.
     path : the figure to write.
+    note : str, default=""
+        Said above the panels (:func:`simulated_note`).
     """
     fig, (ax, ax2) = new_figure(1, 2, figsize=(10, 3.6))
+    _titled(fig, note)
     t_old = old.set_index("interval")["time"]
     t_new = new.set_index("interval")["time"]
     step = max(1, len(pairs) // 150)
@@ -47,11 +60,13 @@ def alignment(old: pd.DataFrame, new: pd.DataFrame, pairs: pd.DataFrame, gens: t
     save_figure(fig, path)
 
 
-def ratio_distribution(train: pd.DataFrame, path: Path) -> None:
-    """IPC-ratio distribution per benchmark (violins with the median marked)."""
+def ratio_distribution(train: pd.DataFrame, path: Path, note: str = "") -> None:
+    """IPC-ratio distribution per benchmark (violins with the median marked); ``note`` above
+    it (:func:`simulated_note`)."""
     benches = sorted(train["benchmark"].unique())
     data = [train.loc[train["benchmark"] == b, "ipc_ratio"].to_numpy() for b in benches]
     fig, ax = new_figure(figsize=(max(6, 0.7 * len(benches) + 2), 3.8))
+    _titled(fig, note)
     parts = ax.violinplot(data, showmedians=True, showextrema=False)
     for body in parts["bodies"]:
         body.set_facecolor(PALETTE[0])
@@ -63,13 +78,15 @@ def ratio_distribution(train: pd.DataFrame, path: Path) -> None:
     save_figure(fig, path)
 
 
-def predicted_vs_measured(ev: pd.DataFrame, path: Path) -> None:
+def predicted_vs_measured(ev: pd.DataFrame, path: Path, note: str = "") -> None:
     """Leave-one-benchmark-out: predicted vs measured new-gen cycles; error per benchmark.
 
     ``ev`` is the evaluation table (:func:`perfcast.model.evaluation.evaluate_lobo`), one block of
     rows per ``training_rows`` label; each label is a colour, the constant-ratio baseline grey.
+    ``note`` is said above the panels (:func:`simulated_note`).
     """
     fig, (ax, ax2) = new_figure(1, 2, figsize=(11, 4.2))
+    _titled(fig, note)
     for k, (label, g) in enumerate(ev.groupby("training_rows", sort=True)):
         if "cycles_lower" in g:  # the prediction interval of each held-out benchmark
             pc = g["predicted_cycles"].to_numpy() / 1e9
