@@ -13,5 +13,6 @@ with rule_logging(snakemake):
                   counters=i.get("counters"),
                   evaluation=i.get("evaluation"), predictions=list(i.get("predictions", [])),
                   warmup=list(i.get("warmup", [])), sensitivity=list(i.get("sensitivity", [])),
-                  sweep=list(i.get("sweep", [])), simulated=snakemake.params.simulated,
+                  sweep=list(i.get("sweep", [])), replay=i.get("replay"),
+                  simulated=snakemake.params.simulated,
                   off=list(snakemake.params.off))

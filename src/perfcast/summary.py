@@ -212,6 +212,27 @@ def sensitivity_section(summaries: Sequence[str | Path]) -> Section:
     return s
 
 
+def replay_rows(summary_csv: str | Path, section: Section) -> None:
+    """The replay of the paper's own measurements (``paper/sensitivity_summary.csv``): per
+    epsilon, the mean whole-grid error of binary sampling beside the paper's (Fig. 11) and the
+    measured points beside the paper's step count (Fig. 12)."""
+    t = pd.read_csv(summary_csv)
+    section.ran.append(f"replay of the paper's measurements: {int(t['programs'].max())} "
+                       f"programs x {len(t)} epsilons")
+    rows = {}
+    for _, r in t.iterrows():
+        eps = float(r["epsilon"])
+        ours, paper = float(r["mae_binary_mean"]), r.get("paper_fig11_mae")
+        steps = int(r["product_points_total"]) + int(r["probes_1d_total"])
+        rows[f"{eps:g}"] = {"mae_binary_mean": ours, "paper_fig11_mae": paper, "steps": steps,
+                            "paper_fig12_steps": r.get("paper_fig12_steps")}
+        section.headline.append(
+            f"Sensitivity replay, epsilon {eps:g}: mean |error| of binary sampling "
+            f"**{fmt(ours, 4)}** (paper: {fmt(paper, 4)}), {steps} runs "
+            f"(paper: {fmt(r.get('paper_fig12_steps'), 0)})")
+    section.numbers["replay"] = rows
+
+
 def sweep_section(models: Sequence[str | Path]) -> Section:
     """Each campaign: runs succeeded against runs planned, and the best model of each effect
     (chosen by cross-validation) with its CV RMSE and adjusted R^2."""
@@ -246,7 +267,7 @@ def build_summary(*, evaluation: str | Path | None = None,
                   predictions: Sequence[str | Path] = (), counters: str | Path | None = None,
                   simulated: bool = False, warmup: Sequence[str | Path] = (),
                   sensitivity: Sequence[str | Path] = (),
-                  sweep: Sequence[str | Path] = (),
+                  sweep: Sequence[str | Path] = (), replay: str | Path | None = None,
                   off: Sequence[str] = ()) -> dict[str, Any]:
     """The whole run's summary (``summary.json``): one section per stage that has outputs,
     the stages switched off (``off``), and every warning.
@@ -264,6 +285,9 @@ def build_summary(*, evaluation: str | Path | None = None,
     warmup, sensitivity, sweep : sequences of paths, default=()
         Each session's ``summary.json``, each program's ``<program>.json``, each campaign's
         ``models.json``.
+    replay : str or Path, default=None
+        ``paper/sensitivity_summary.csv``, the replay of the sensitivity paper's measurements
+        (none: not replayed in this run).
     off : sequence of str, default=()
         Stages switched off in the config, named in the summary.
 
@@ -277,8 +301,11 @@ def build_summary(*, evaluation: str | Path | None = None,
         sections.append(model_section(evaluation, predictions, counters, simulated))
     if warmup:
         sections.append(warmup_section(warmup))
-    if sensitivity:
-        sections.append(sensitivity_section(sensitivity))
+    if sensitivity or replay is not None:
+        sec = sensitivity_section(sensitivity)
+        if replay is not None:
+            replay_rows(replay, sec)
+        sections.append(sec)
     if sweep:
         sections.append(sweep_section(sweep))
     return {
@@ -312,7 +339,8 @@ def to_markdown(summary: dict[str, Any]) -> str:
         lines.append("")
     if summary["stages_off"]:
         lines += ["## Stages switched off", "",
-                  f"- {', '.join(summary['stages_off'])} (their `enabled` in the config)", ""]
+                  f"- {', '.join(summary['stages_off'])} (`enabled: false`, or no section, "
+                  "in the config)", ""]
     return "\n".join(lines)
 
 

@@ -131,3 +131,18 @@ def test_home_page_shows_the_table_and_the_figure_in_place(tmp_path):
     data = re.search(r'src="data:image/png;base64,([^"]+)"', page).group(1)
     assert base64.b64decode(data) == png.read_bytes()
     assert 'alt="nab: predicted IPC"' in page
+
+
+def test_replay_beside_the_paper(tmp_path):
+    pd.DataFrame({"epsilon": [0.3, 0.5], "programs": [8, 8], "product_points_total": [40, 20],
+                  "probes_1d_total": [30, 25], "mae_binary_mean": [0.0123, 0.0456],
+                  "paper_fig11_mae": [0.02, 0.04], "paper_fig12_steps": [80.0, 50.0]}
+                 ).to_csv(tmp_path / "rep.csv", index=False)
+    s = build_summary(replay=tmp_path / "rep.csv")
+    sec = s["sections"][0]
+    assert sec["stage"] == "sensitivity"
+    assert sec["numbers"]["replay"]["0.3"] == {"mae_binary_mean": 0.0123,
+                                               "paper_fig11_mae": 0.02, "steps": 70,
+                                               "paper_fig12_steps": 80.0}
+    assert ("epsilon 0.5: mean |error| of binary sampling **0.0456** (paper: 0.0400), 45 runs "
+            "(paper: 50)") in to_markdown(s)

@@ -21,6 +21,8 @@ def get_summary_inputs(wildcards):
         out["figures"] = [f"{RESULTS}/predict/{b}.png" for b in PREDICT_BENCHMARKS]
     out["warmup"] = [f"{RESULTS}/warmup/{w}/summary.json" for w in warmup_workloads()]
     out["sensitivity"] = [f"{RESULTS}/sensitivity/{p}.json" for p in sensitivity_programs()]
+    if sensitivity_paper_targets(network=False):  # the replay runs offline: in `all`
+        out["replay"] = f"{RESULTS}/paper/sensitivity_summary.csv"
     if is_activated("sweep"):
         out["sweep"] = [f"{SWEEP_DIR}/{n}/models.json"
                         for n in sorted([*SWEEP.campaigns, *SWEEP.imports])]
