@@ -9,9 +9,12 @@ CORES ?= 2
 .PHONY: run test test-fast venv system-deps lint report paper bench clean
 
 # perf (linux-perf) and tc/ip (iproute2) are Debian packages; installed only when missing (root).
-# The SLURM packages for the cluster test are installed by tests/slurm/install.sh.
+# tc and ip live in /usr/sbin or /sbin, which a non-root user's PATH often lacks: looked up there
+# too. The SLURM packages for the cluster test are installed by tests/slurm/install.sh.
+SBIN_PATH := $(PATH):/usr/sbin:/sbin
 system-deps:
-	@command -v perf >/dev/null && command -v tc >/dev/null && command -v ip >/dev/null || \
+	@PATH="$(SBIN_PATH)"; command -v perf >/dev/null && command -v tc >/dev/null && \
+	  command -v ip >/dev/null || \
 	  { [ "$$(id -u)" = 0 ] && apt-get update -q && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	      linux-perf iproute2 ; } || \
@@ -38,8 +41,10 @@ run: venv system-deps
 report: venv
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html
 
+# the whole run plus the paper's artifacts (the replay downloads the paper's measurements): what
+# `make report` then shows exists
 paper: venv
-	$(BIN)/snakemake --cores $(CORES) paper
+	$(BIN)/snakemake --cores $(CORES) all paper
 
 # tests run on $(TEST_WORKERS) pytest-xdist workers (most of a workflow test's time is spent
 # waiting on processes, the scheduler or a throttle); each workflow module stays on one worker

@@ -35,12 +35,14 @@ include: "workflow/rules/common/warmup.smk"
 include: "workflow/rules/common/sensitivity.smk"
 include: "workflow/rules/common/sweep.smk"
 include: "workflow/rules/common/paper.smk"
+include: "workflow/rules/common/summary.smk"
 include: "workflow/rules/counters.smk"
 include: "workflow/rules/model.smk"
 include: "workflow/rules/warmup.smk"
 include: "workflow/rules/sensitivity.smk"
 include: "workflow/rules/sweep.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/summary.smk"
 
 
 rule all:
@@ -52,3 +54,14 @@ rule all:
         sensitivity_targets(),
         sweep_targets(),
         paper_targets(network=False),  # the replay's download is left to `snakemake paper`
+        summary_targets(),
+
+
+# the run's last words: its summary (rule run_summary; the latest one, also after a rerun with
+# nothing to do), so that a missed target or a skipped stage is the first thing a user reads
+onsuccess:
+    from pathlib import Path
+
+    summary_md = Path(RESULTS) / "summary.md"
+    if summary_md.exists():
+        print(f"\n{summary_md}:\n\n{summary_md.read_text()}")

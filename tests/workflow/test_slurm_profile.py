@@ -33,3 +33,39 @@ def test_profile_default_resources_keep_their_units(tmp_path, repo):
     assert res["runtime"] == str(defaults["runtime"]), line
     assert res["mem_mb"] == str(defaults["mem_mb"]), line
     assert res["slurm_partition"] == defaults["slurm_partition"], line
+
+
+def _job_blocks(text: str) -> list[tuple[str, int, dict[str, str]]]:
+    """(rule, threads, resources) of every job a dry run prints (threads 1 when not printed)."""
+    jobs = []
+    for block in re.split(r"\n(?=\s*rule \w+:)", text)[1:]:
+        rule = re.match(r"\s*rule (\w+):", block).group(1)
+        threads = re.search(r"^\s*threads: (\d+)", block, re.M)
+        res = re.search(r"^\s*resources: (.*)$", block, re.M)
+        jobs.append((rule, int(threads.group(1)) if threads else 1,
+                     dict(re.findall(r"(\w+)=([^,\s]+)", res.group(1))) if res else {}))
+    return jobs
+
+
+def test_slurm_profile_gives_measurements_one_thread_and_exclusive_nodes(tmp_path, repo):
+    """As docs/cluster.md says: warmup_run and sensitivity_profile get 1 thread on a cluster
+    (profiles/default's cores: 2, loaded as the workflow profile beside profiles/slurm, would
+    give them 2), and every timing job (warmup_run, sensitivity_profile, sweep_run) a node of its
+    own. A dry run of every stage with both profiles as a user runs them."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "-s", str(repo / "Snakefile"), "--directory",
+         str(tmp_path), "--executor", "slurm", "--profile", str(repo / "profiles" / "slurm"),
+         "--configfile", str(repo / "tests" / "configs" / "stages.yaml"),
+         "--replace-workflow-config"],
+        cwd=repo, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "workflow specific profile profiles/default" in proc.stdout + proc.stderr
+    jobs = _job_blocks(proc.stdout)
+    seen = set()
+    for rule, threads, res in jobs:
+        if rule in ("warmup_run", "sensitivity_profile"):
+            assert threads == 1, (rule, threads)
+        if rule in ("warmup_run", "sensitivity_profile", "sweep_run"):
+            assert "--exclusive" in res.get("slurm_extra", ""), (rule, res)
+            seen.add(rule)
+    assert seen == {"warmup_run", "sensitivity_profile", "sweep_run"}, seen

@@ -98,11 +98,7 @@ rule model_evaluate:
     output:
         table=f"{RESULTS}/model/evaluation.parquet",
         csv=f"{RESULTS}/model/evaluation.csv",
-        md=report(
-            f"{RESULTS}/model/evaluation.md",
-            caption="../report/counters/evaluation.rst",
-            category="3. Model",
-        ),
+        md=f"{RESULTS}/model/evaluation.md",
         figure=report(
             f"{RESULTS}/model/predicted_vs_measured.png",
             caption="../report/counters/predicted_vs_measured.rst",
@@ -150,3 +146,56 @@ rule model_predict:
         CONDA_ENV
     script:
         "../../scripts/model_predict.py"
+
+
+rule model_evaluation_html:
+    input:
+        f"{RESULTS}/model/evaluation.md",
+    output:
+        report(
+            f"{RESULTS}/model/evaluation.html",
+            caption="../report/counters/evaluation.rst",
+            category="3. Model",
+        ),
+    params:
+        title="Leave-one-benchmark-out evaluation",
+    log:
+        f"{LOGS}/model/evaluation_html.log",
+    benchmark:
+        f"{BENCH}/model/evaluation_html.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/markdown_html.py"
+
+
+rule model_predict_figure:
+    input:
+        table=f"{RESULTS}/predict/{{bench}}.parquet",
+        summary=f"{RESULTS}/predict/{{bench}}.json",
+    output:
+        report(
+            f"{RESULTS}/predict/{{bench}}.png",
+            caption="../report/counters/prediction.rst",
+            category="3. Model",
+            subcategory="Predictions",
+            labels={"benchmark": "{bench}"},
+        ),
+    params:
+        note="SIMULATED data" if SIMULATED else "",
+    log:
+        f"{LOGS}/predict/{{bench}}_figure.log",
+    benchmark:
+        f"{BENCH}/predict/{{bench}}_figure.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/model_predict_figure.py"

@@ -29,13 +29,20 @@ def ipc_over_time(runs: dict[str, dict[str, pd.DataFrame]], generations: tuple[s
         for k, gen in enumerate(generations):
             df = runs[bench].get(gen)
             if df is not None:
-                ax.plot(df["time"], df["ipc"], lw=0.8, color=PALETTE[k], label=gen)
+                ax.plot(df["time"], df["ipc"], lw=0.8, color=PALETTE[k],
+                        label=f"{gen} ({('old', 'new')[k]} generation)")
         ax.set_title(bench)
         ax.set_xlabel("time [s]")
     for ax in axes[:, 0]:
         ax.set_ylabel("IPC")
     for ax in list(axes.flat)[len(benches):]:
         ax.set_visible(False)
-    axes.flat[0].legend(loc="upper right")
+    # one legend for every panel, outside them: inside, it covered a line of the first panel
+    # (from every panel: a predict-only benchmark's panel has the old generation only)
+    legend = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            legend.setdefault(label, handle)
+    fig.legend(legend.values(), legend.keys(), loc="outside lower center", ncols=len(legend))
     fig.suptitle("IPC per interval, old vs new generation" + (f" ({note})" if note else ""))
     save_figure(fig, path)

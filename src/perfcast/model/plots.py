@@ -10,8 +10,18 @@ import pandas as pd
 from perfcast.plotting import PALETTE, new_figure, save_figure
 
 
+def simulated_note(simulated: bool) -> str:
+    """What a figure made from simulated counters says in its title (nothing otherwise)."""
+    return "SIMULATED data" if simulated else ""
+
+
+def _titled(fig, note: str) -> None:
+    if note:
+        fig.suptitle(note, color="#a40000", fontweight="bold")
+
+
 def alignment(old: pd.DataFrame, new: pd.DataFrame, pairs: pd.DataFrame, gens: tuple[str, str],
-              bench: str, path: Path) -> None:
+              bench: str, path: Path, note: str = "") -> None:
     """Cumulative instructions over time for both runs, with the row mapping drawn between them
     (left), and the warping path (right).
 
@@ -23,8 +33,11 @@ def alignment(old: pd.DataFrame, new: pd.DataFrame, pairs: pd.DataFrame, gens: t
     gens : the generations' names ``(old, new)``, for the legend and axis labels.
     bench : the benchmark, for the title.
     path : the figure to write.
+    note : str, default=""
+        Said above the panels (:func:`simulated_note`).
     """
     fig, (ax, ax2) = new_figure(1, 2, figsize=(10, 3.6))
+    _titled(fig, note)
     t_old = old.set_index("interval")["time"]
     t_new = new.set_index("interval")["time"]
     step = max(1, len(pairs) // 150)
@@ -47,11 +60,13 @@ def alignment(old: pd.DataFrame, new: pd.DataFrame, pairs: pd.DataFrame, gens: t
     save_figure(fig, path)
 
 
-def ratio_distribution(train: pd.DataFrame, path: Path) -> None:
-    """IPC-ratio distribution per benchmark (violins with the median marked)."""
+def ratio_distribution(train: pd.DataFrame, path: Path, note: str = "") -> None:
+    """IPC-ratio distribution per benchmark (violins with the median marked); ``note`` above
+    it (:func:`simulated_note`)."""
     benches = sorted(train["benchmark"].unique())
     data = [train.loc[train["benchmark"] == b, "ipc_ratio"].to_numpy() for b in benches]
     fig, ax = new_figure(figsize=(max(6, 0.7 * len(benches) + 2), 3.8))
+    _titled(fig, note)
     parts = ax.violinplot(data, showmedians=True, showextrema=False)
     for body in parts["bodies"]:
         body.set_facecolor(PALETTE[0])
@@ -63,13 +78,15 @@ def ratio_distribution(train: pd.DataFrame, path: Path) -> None:
     save_figure(fig, path)
 
 
-def predicted_vs_measured(ev: pd.DataFrame, path: Path) -> None:
+def predicted_vs_measured(ev: pd.DataFrame, path: Path, note: str = "") -> None:
     """Leave-one-benchmark-out: predicted vs measured new-gen cycles; error per benchmark.
 
     ``ev`` is the evaluation table (:func:`perfcast.model.evaluation.evaluate_lobo`), one block of
     rows per ``training_rows`` label; each label is a colour, the constant-ratio baseline grey.
+    ``note`` is said above the panels (:func:`simulated_note`).
     """
     fig, (ax, ax2) = new_figure(1, 2, figsize=(11, 4.2))
+    _titled(fig, note)
     for k, (label, g) in enumerate(ev.groupby("training_rows", sort=True)):
         if "cycles_lower" in g:  # the prediction interval of each held-out benchmark
             pc = g["predicted_cycles"].to_numpy() / 1e9
@@ -106,4 +123,46 @@ def predicted_vs_measured(ev: pd.DataFrame, path: Path) -> None:
     ax2.set_ylabel("error of total cycles [%]")
     ax2.set_title("Error per held-out benchmark")
     ax2.legend(fontsize=8)
+    save_figure(fig, path)
+
+
+def predicted_ipc_over_time(pred: pd.DataFrame, info: dict, path: Path, note: str = "") -> None:
+    """One old-only benchmark: its measured old-generation IPC and the predicted
+    new-generation IPC per interval, with the prediction interval as a band.
+
+    The interval is the split-conformal one of the run's total cycles
+    (``predicted_new_total_cycles_lower`` / ``_upper`` of the prediction's summary, relative
+    half-width ``q = ln(upper / predicted)`` in log space); IPC is instructions / cycles, so the
+    band is ``IPC e^-q`` to ``IPC e^q``: the total's uncertainty drawn on every interval, not a
+    per-interval interval (single intervals scatter more).
+
+    Parameters
+    ----------
+    pred : the per-interval prediction (:func:`perfcast.model.knn.predict_run`: ``time``,
+        ``ipc_old``, ``ipc_new_pred``).
+    info : the prediction's summary (``benchmark``, the total cycles and their bounds,
+        ``interval_coverage``, ``predicted_mean_ipc_new``).
+    path : the figure to write.
+    note : str, default=""
+        Added to the title (the default config: "SIMULATED data").
+    """
+    value = info["predicted_new_total_cycles"]
+    q = float(np.log(info["predicted_new_total_cycles_upper"] / value))
+    fig, ax = new_figure(figsize=(9, 3.8))
+    t = pred["time"].to_numpy()
+    ax.plot(t, pred["ipc_old"], color="grey", lw=0.9, label="old generation, measured")
+    ax.fill_between(t, pred["ipc_new_pred"] * np.exp(-q), pred["ipc_new_pred"] * np.exp(q),
+                    color=PALETTE[0], alpha=0.25, lw=0,
+                    label=f"{100 * info['interval_coverage']:.0f} % prediction interval "
+                          "(of the run's total)")
+    ax.plot(t, pred["ipc_new_pred"], color=PALETTE[0], lw=1.1,
+            label="new generation, predicted")
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("old-generation time [s]")
+    ax.set_ylabel("IPC")
+    mean = info["predicted_mean_ipc_new"]
+    ax.set_title(f"{info['benchmark']}: predicted new-generation IPC (mean {mean:.3f})"
+                 + (f" ({note})" if note else ""))
+    # below the axes: a legend inside would cover the lines
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=3, fontsize=8)
     save_figure(fig, path)

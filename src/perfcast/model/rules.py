@@ -112,7 +112,8 @@ def align_files(old: str, new: str, out: str, figure: str | None, settings: Alig
             "old": old, "new": new, "simulated": parquet_metadata(old).get("simulated", False)}
     write_parquet(pairs, out, metadata=meta)
     if figure:
-        plots.alignment(o, n, pairs, generations, benchmark, Path(figure))
+        plots.alignment(o, n, pairs, generations, benchmark, Path(figure),
+                        note=plots.simulated_note(meta["simulated"]))
     return pairs, cost
 
 
@@ -176,7 +177,8 @@ def trainset_files(aligned: Sequence[str], old_counters: Sequence[str], out: str
     write_parquet(train, out, metadata={"benchmarks": list(benchmarks),
                                         "stable_only": bool(phases),
                                         "features": feature_columns(train)})
-    plots.ratio_distribution(train, Path(figure))
+    plots.ratio_distribution(train, Path(figure), note=plots.simulated_note(
+        any(parquet_metadata(p).get("simulated", False) for p in old_counters)))
 
 
 def train_files(trainset: str, old: Sequence[str], new: Sequence[str], model_out: str,
@@ -285,7 +287,7 @@ def evaluate_files(trainset: str, old: Sequence[str], new: Sequence[str], out: s
     write_csv(ev, csv)
     write_text(evaluation_markdown(ev, simulated, None if phases else stable_not_run,
                                    granularity=grain), md)
-    plots.predicted_vs_measured(ev, Path(figure))
+    plots.predicted_vs_measured(ev, Path(figure), note=plots.simulated_note(simulated))
 
 
 def granularity(tables: Sequence[str | Path]) -> str:

@@ -210,7 +210,12 @@ class SessionAnalysis:
             "cooldown": _lengths(cd, [s[1] for s in secs]),
             "setup_s": {"median": _median(setups), "max": max(setups) if setups else None},
             "wps": self.wps.to_dict() if self.wps else None,
-            "warnings": [f"wps: {self.wps.warning}"] if self.wps and self.wps.warning else [],
+            # a stop criterion the session did not meet is a warning here too, not only false
+            # in target_met (the run summary lists every warning)
+            "warnings": ([f"wps: {self.wps.warning}"] if self.wps and self.wps.warning else [])
+            + [f"stop criterion {c} not met (target {target:g} relative CI width); stopped: "
+               f"{stop_reason}" for c in session.limits.stop_on
+               if not self.criterion_met(c, target)],
             "wps_reason": self.wps_reason,
             "settings": session.to_dict(),
             "host": {**host_metadata(), "cpus": os.cpu_count(),

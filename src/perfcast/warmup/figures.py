@@ -20,17 +20,13 @@ PHASE_COLOURS = {"setup": "#BBBBBB", "warmup": PALETTE[4], "stable": PALETTE[2],
 
 
 def pick_round(rounds: pd.DataFrame) -> int | None:
-    """The round to show: of those with a stable phase, the one whose shorter non-stable phase
-    (warm-up or cool-down) is longest, then the longest round; else the longest round."""
+    """The round the warm-up figure draws, as its caption says: the longest round (most
+    readings) with a stable phase, the earliest of equally long ones; the longest round when
+    none has a stable phase; None without rounds."""
     if rounds.empty:
         return None
-    r = rounds.assign(
-        _edge=np.minimum(rounds["warmup_readings"].fillna(0).to_numpy(dtype=float),
-                         rounds["cooldown_readings"].fillna(0).to_numpy(dtype=float)))
-    if r["has_stable"].any():
-        r = r[r["has_stable"]]
-    return int(r.sort_values(["_edge", "readings", "round"],
-                             ascending=[False, False, True])["round"].iloc[0])
+    r = rounds[rounds["has_stable"].astype(bool)] if rounds["has_stable"].any() else rounds
+    return int(r.sort_values(["readings", "round"], ascending=[False, True])["round"].iloc[0])
 
 
 def binned_throughput(times: np.ndarray, start: float, end: float,
@@ -84,8 +80,9 @@ def draw_phases(ax, readings: pd.DataFrame, round_row: pd.Series | None,
 
 
 def phase_figure(rounds: pd.DataFrame, readings: pd.DataFrame, summary: dict[str, Any],
-                 out: str | Path, name: str | None = None) -> None:
-    """Fig. 2-like figure of the most informative round of one workload."""
+                 out: str | Path, name: str | None = None) -> int | None:
+    """Fig. 2-like figure of one workload's round chosen by :func:`pick_round`; returns that
+    round (None: no rounds)."""
     fig, ax = new_figure(figsize=(8, 4.6))
     r = pick_round(rounds)
     name = name or summary.get("workload", "")
@@ -93,9 +90,12 @@ def phase_figure(rounds: pd.DataFrame, readings: pd.DataFrame, summary: dict[str
         ax.text(0.5, 0.5, "no rounds", ha="center", va="center", transform=ax.transAxes)
     else:
         row = rounds[rounds["round"] == r].iloc[0]
+        which = ("the longest with a stable phase" if bool(row["has_stable"])
+                 else "the longest; no round has a stable phase")
         draw_phases(ax, readings[readings["round"] == r], row, summary,
-                    f"{name}: round {r} (work {int(row['work'])}), phases of the throughput")
+                    f"{name}: round {r} ({which}; work {int(row['work'])})")
     save_figure(fig, out)
+    return r
 
 
 def paper_figure(workloads: list[tuple[str, pd.DataFrame, pd.DataFrame, dict]],

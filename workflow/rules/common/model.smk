@@ -33,7 +33,8 @@ def model_targets():
         f"{RESULTS}/model/evaluation.parquet",
         f"{RESULTS}/model/predicted_vs_measured.png",
         f"{RESULTS}/train/ipc_ratio.png",
-    ] + [f"{RESULTS}/predict/{b}.json" for b in PREDICT_BENCHMARKS] + [
+        f"{RESULTS}/model/evaluation.html",
+    ] + [f"{RESULTS}/predict/{b}.{ext}" for b in PREDICT_BENCHMARKS for ext in ("json", "png")] + [
         f"{RESULTS}/aligned/{b}.png" for b in TRAIN_BENCHMARKS
     ]
 

@@ -1,0 +1,393 @@
+"""The run summary: what a user is told at the end of a run.
+
+Read from the stages' own outputs (nothing is recomputed), one section per stage: what ran,
+what did not and why, every target met or missed, and the headline figures. A missed target, a
+stage that did not run, a failed run is a *warning*: listed first in ``summary.md`` and in the
+``warnings`` of ``summary.json``, never left to a log. Rule ``run_summary`` writes it; the
+Snakefile's ``onsuccess`` handler prints ``summary.md`` on the console; the report shows its HTML
+(:mod:`perfcast.mdhtml`) on its first page.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from perfcast.errors import InputError
+
+
+@dataclass
+class Section:
+    """One stage's part of the summary."""
+
+    stage: str
+    title: str
+    ran: list[str] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)
+    targets: list[dict[str, Any]] = field(default_factory=list)
+    headline: list[str] = field(default_factory=list)
+    numbers: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def target(self, what: str, value: Any, target: Any, met: bool, detail: str = "") -> None:
+        """Record a target; a missed one is also a warning."""
+        self.targets.append({"what": what, "value": value, "target": target, "met": bool(met),
+                             "detail": detail})
+        if not met:
+            against = f": {value} against {target}" if target is not None else ""
+            self.warnings.append(f"{self.title}: {what} missed{against}"
+                                 + (f" ({detail})" if detail else ""))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("stage", "title", "ran", "not_run", "targets",
+                                              "headline", "numbers", "warnings")}
+
+
+def _json(path: str | Path) -> dict[str, Any]:
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as err:
+        raise InputError(path, f"cannot be read as JSON: {err}",
+                         expected="a stage's summary") from None
+
+
+def fmt(x: Any, digits: int = 2) -> str:
+    """A number as the summary prints it (``digits`` decimals; ``n/a`` for none or NaN)."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    if isinstance(x, int | bool):
+        return str(x)
+    return f"{x:.{digits}f}"
+
+
+def pct(x: float | None) -> str:
+    """A fraction as a percentage with one decimal."""
+    return "n/a" if x is None else f"{100 * x:.1f} %"
+
+
+# --------------------------------------------------------------------------------- stages
+
+
+def model_section(evaluation: str | Path | None, predictions: Sequence[str | Path],
+                  counters: str | Path | None, simulated: bool) -> Section:
+    """Counters, model and predictions: the leave-one-benchmark-out error with its baseline
+    (medians of |error| of total cycles, per ``training_rows`` block), each old-only
+    benchmark's predicted runtime (or cycles) with its interval."""
+    s = Section("model", "Counters and IPC model" + (" (SIMULATED data)" if simulated else ""))
+    s.numbers["simulated"] = simulated
+    if simulated:
+        s.headline.append("The counters are simulated (counters.backend: simulate): two "
+                          "synthetic CPU generations, not measurements.")
+    if counters is not None:
+        t = pd.read_csv(counters)
+        s.ran.append(f"{len(t)} counter runs collected ({t['generation'].nunique()} generations,"
+                     f" {t['benchmark'].nunique()} benchmarks)"
+                     if {"generation", "benchmark"} <= set(t.columns)
+                     else f"{len(t)} counter runs collected")
+        if "multiplexed_intervals" in t.columns and t["multiplexed_intervals"].sum() > 0:
+            n = int((t["multiplexed_intervals"] > 0).sum())
+            s.warnings.append(f"{s.title}: {n} runs have multiplexed intervals (scaled "
+                              "estimates, not counts; counters/summary.csv)")
+    if evaluation is not None:
+        ev = pd.read_csv(evaluation)
+        for label, g in ev.groupby("training_rows", sort=True):
+            err = float(g["cycles_error_pct"].abs().median())
+            base = float(g["baseline_cycles_error_pct"].abs().median())
+            s.numbers[f"median_error_pct_{label}"] = err
+            s.numbers[f"baseline_median_error_pct_{label}"] = base
+            s.headline.append(
+                f"Prediction error (leave-one-benchmark-out, {len(g)} benchmarks, training on "
+                f"{label} intervals): median |error| of total cycles **{fmt(err)} %** "
+                f"(constant-ratio baseline {fmt(base)} %)")
+            s.target(f"model beats the constant-ratio baseline ({label} intervals)",
+                     f"{fmt(err)} %", f"< {fmt(base)} %", err < base)
+        s.ran.append(f"model evaluated on {ev['benchmark'].nunique()} benchmarks")
+    for path in predictions:
+        p = _json(path)
+        b = p["benchmark"]
+        if p.get("predicted_new_runtime_s") is not None:
+            v, lo, hi = (p["predicted_new_runtime_s"], p["predicted_new_runtime_s_lower"],
+                         p["predicted_new_runtime_s_upper"])
+            unit, what = "s", "runtime"
+        else:
+            v, lo, hi = (p["predicted_new_total_cycles"] / 1e9,
+                         p["predicted_new_total_cycles_lower"] / 1e9,
+                         p["predicted_new_total_cycles_upper"] / 1e9)
+            unit, what = "e9 cycles", "cycles"
+        s.numbers.setdefault("predictions", {})[b] = {"value": v, "lower": lo, "upper": hi,
+                                                      "unit": unit}
+        cov = p.get("interval_coverage")
+        s.headline.append(
+            f"Predicted new-generation {what} of {b} (measured on the old generation only): "
+            f"**{fmt(v)} {unit}** [{fmt(lo)}, {fmt(hi)}]"
+            + (f" ({pct(cov)} prediction interval)" if cov is not None else "")
+            + f", old generation {fmt(p.get('old_runtime_s'))} s")
+    if predictions:
+        s.ran.append(f"{len(predictions)} old-only benchmarks predicted")
+    return s
+
+
+def warmup_section(summaries: Sequence[str | Path]) -> Section:
+    """Each warm-up session: why it stopped, the CI width of the stable throughput against its
+    target, every stop criterion met or missed, rounds and time against their budgets."""
+    s = Section("warmup", "Warm-up and stable throughput")
+    for path in summaries:
+        d = _json(path)
+        w = d["workload"]
+        session = d.get("settings") or {}  # max_rounds, max_time_s: the session's budget
+        s.ran.append(f"{w}: {d['rounds']} rounds ({d.get('rounds_used', 0)} used, "
+                     f"{d.get('rounds_with_stable_phase', 0)} with a stable phase), "
+                     f"{fmt(d.get('total_round_time_s'), 1)} s; stopped: {d['stop_reason']}")
+        tp = d.get("throughput")
+        target = d.get("target_relative_width")
+        num: dict[str, Any] = {"stop_reason": d["stop_reason"], "rounds": d["rounds"],
+                               "throughput": tp, "target_relative_width": target}
+        if tp:
+            s.headline.append(
+                f"Stable throughput of {w}: **{fmt(tp['value'])} {tp.get('unit', '')}** "
+                f"[{fmt(tp['lower'])}, {fmt(tp['upper'])}] ({pct(tp.get('confidence'))} CI, "
+                f"width {pct(tp.get('relative_width'))} of the value)")
+            rel = tp.get("relative_width")
+            if target is not None:
+                s.target(f"{w}: CI width of the stable throughput", pct(rel), f"<= {pct(target)}",
+                         rel is not None and rel <= target)
+        else:
+            s.warnings.append(f"{s.title}: {w}: no stable throughput "
+                              f"({d.get('unit_duration_reason') or 'no stable readings'})")
+        for crit, met in sorted((d.get("target_met") or {}).items()):
+            detail = ""
+            if crit == "wps" and d.get("wps") and d["wps"].get("relative_width") is not None:
+                detail = (f"WPS speed CI width {pct(d['wps']['relative_width'])} of a "
+                          f"{pct(target)} target")
+            elif crit == "wps":
+                detail = (d.get("wps_reason")
+                          or "the WPS speed's CI has no finite upper bound" if d.get("wps")
+                          else d.get("wps_reason") or "no WPS regression")
+            elif crit == "readings":
+                detail = (f"{d.get('stable_readings')} stable readings of "
+                          f"{d.get('required_readings')} required")
+            s.target(f"{w}: stop criterion {crit}", "met" if met else "not met", None, met,
+                     detail)
+        if session.get("max_rounds"):
+            s.ran.append(f"{w}: rounds {d['rounds']} of a budget of {session['max_rounds']}, "
+                         f"time {fmt(d.get('total_round_time_s'), 1)} s of "
+                         f"{session.get('max_time_s')} s")
+        for warning in d.get("warnings") or []:
+            if not warning.startswith("stop criterion "):  # the targets above say so
+                s.warnings.append(f"{s.title}: {w}: {warning}")
+        s.numbers[w] = num
+    return s
+
+
+def sensitivity_section(summaries: Sequence[str | Path]) -> Section:
+    """Each program: profiled (steps, error against brute force when compared) or not, with
+    the reason (typically the cgroup control file that refused: not root)."""
+    s = Section("sensitivity", "Resource sensitivity")
+    for path in summaries:
+        d = _json(path)
+        p = d["program"]
+        if d.get("status") == "not_run":
+            s.not_run.append(f"{p}: not profiled: {d.get('reason')} (needs {d.get('requires')})")
+            s.warnings.append(f"{s.title}: {p} not profiled: {d.get('reason')}")
+            s.numbers[p] = {"status": "not_run"}
+            continue
+        steps = d.get("steps")
+        runs = steps.get("runs_total") if isinstance(steps, dict) else steps
+        line = f"{p}: profiled, {runs} measured runs (epsilon {d.get('epsilon')})"
+        score = d.get("score")
+        if score:
+            line += f", mean |error| against brute force {fmt(score.get('mae'), 3)}"
+        s.ran.append(line)
+        if d.get("failed_runs"):
+            s.warnings.append(f"{s.title}: {p}: {d['failed_runs']} failed runs "
+                              f"({', '.join(d.get('failure_reasons') or [])})")
+        s.numbers[p] = {"status": "profiled", "runs": runs,
+                        "mae": score.get("mae") if score else None}
+    return s
+
+
+def replay_rows(summary_csv: str | Path, section: Section) -> None:
+    """The replay of the paper's own measurements (``paper/sensitivity_summary.csv``): per
+    epsilon, the mean whole-grid error of binary sampling beside the paper's (Fig. 11) and the
+    measured points beside the paper's step count (Fig. 12)."""
+    t = pd.read_csv(summary_csv)
+    section.ran.append(f"replay of the paper's measurements: {int(t['programs'].max())} "
+                       f"programs x {len(t)} epsilons")
+    rows = {}
+    for _, r in t.iterrows():
+        eps = float(r["epsilon"])
+        ours, paper = float(r["mae_binary_mean"]), r.get("paper_fig11_mae")
+        steps = int(r["product_points_total"]) + int(r["probes_1d_total"])
+        rows[f"{eps:g}"] = {"mae_binary_mean": ours, "paper_fig11_mae": paper, "steps": steps,
+                            "paper_fig12_steps": r.get("paper_fig12_steps")}
+        section.headline.append(
+            f"Sensitivity replay, epsilon {eps:g}: mean |error| of binary sampling "
+            f"**{fmt(ours, 4)}** (paper: {fmt(paper, 4)}), {steps} runs "
+            f"(paper: {fmt(r.get('paper_fig12_steps'), 0)})")
+    section.numbers["replay"] = rows
+
+
+def sweep_section(models: Sequence[str | Path]) -> Section:
+    """Each campaign: runs succeeded against runs planned, and the best model of each effect
+    (chosen by cross-validation) with its CV RMSE and adjusted R^2."""
+    s = Section("sweep", "Parameter sweeps")
+    for path in models:
+        d = _json(path)
+        c = d["campaign"]
+        s.ran.append(f"{c}: {d['n_ok']} of {d['n_runs']} runs succeeded")
+        s.target(f"{c}: runs succeeded", d["n_ok"], d["n_runs"], d["n_ok"] == d["n_runs"],
+                 ", ".join(f"{k} {v}" for k, v in sorted((d.get("status") or {}).items())))
+        best_of = {}
+        for e in d.get("effects") or []:
+            best = next((m for m in e.get("models") or [] if m.get("model") == e.get("best")),
+                        None)
+            if best is None:
+                s.warnings.append(f"{s.title}: {c}: no model of {e['effect']} "
+                                  f"({'; '.join(e.get('notes') or [])})")
+                continue
+            best_of[e["effect"]] = {"model": best["model"], "cv_rmse": best.get("cv_rmse"),
+                                    "adj_r2": best.get("adj_r2"), "y": e.get("y")}
+            s.headline.append(
+                f"Best sweep model of {c} {e['effect']}: **{best['model']}** (CV RMSE "
+                f"{fmt(best.get('cv_rmse'), 4)}, adjusted R^2 {fmt(best.get('adj_r2'), 3)})")
+        s.numbers[c] = {"n_runs": d["n_runs"], "n_ok": d["n_ok"], "best": best_of}
+    return s
+
+
+# --------------------------------------------------------------------------------- whole run
+
+
+def build_summary(*, evaluation: str | Path | None = None,
+                  predictions: Sequence[str | Path] = (), counters: str | Path | None = None,
+                  simulated: bool = False, warmup: Sequence[str | Path] = (),
+                  sensitivity: Sequence[str | Path] = (),
+                  sweep: Sequence[str | Path] = (), replay: str | Path | None = None,
+                  off: Sequence[str] = ()) -> dict[str, Any]:
+    """The whole run's summary (``summary.json``): one section per stage that has outputs,
+    the stages switched off (``off``), and every warning.
+
+    Parameters
+    ----------
+    evaluation : str or Path, default=None
+        ``model/evaluation.csv`` (none: the model stage is off).
+    predictions : sequence of paths, default=()
+        ``predict/<benchmark>.json`` of every old-only benchmark.
+    counters : str or Path, default=None
+        ``counters/summary.csv``.
+    simulated : bool, default=False
+        The counters are simulated: said in the model section's title.
+    warmup, sensitivity, sweep : sequences of paths, default=()
+        Each session's ``summary.json``, each program's ``<program>.json``, each campaign's
+        ``models.json``.
+    replay : str or Path, default=None
+        ``paper/sensitivity_summary.csv``, the replay of the sensitivity paper's measurements
+        (none: not replayed in this run).
+    off : sequence of str, default=()
+        Stages switched off in the config, named in the summary.
+
+    Examples
+    --------
+    >>> build_summary(off=["sweep"])["warnings"]
+    []
+    """
+    sections = []
+    if evaluation is not None or predictions or counters is not None:
+        sections.append(model_section(evaluation, predictions, counters, simulated))
+    if warmup:
+        sections.append(warmup_section(warmup))
+    if sensitivity or replay is not None:
+        sec = sensitivity_section(sensitivity)
+        if replay is not None:
+            replay_rows(replay, sec)
+        sections.append(sec)
+    if sweep:
+        sections.append(sweep_section(sweep))
+    return {
+        "warnings": [w for sec in sections for w in sec.warnings],
+        "stages_off": sorted(off),
+        "sections": [sec.to_dict() for sec in sections],
+    }
+
+
+def to_markdown(summary: dict[str, Any]) -> str:
+    """``summary.md``: the warnings first, then per stage what ran, what did not, targets and
+    the headline figures."""
+    lines = ["# perfcast run summary", ""]
+    warnings = summary["warnings"]
+    if warnings:
+        lines += [f"**{len(warnings)} warning{'s' if len(warnings) > 1 else ''}:**", ""]
+        lines += [f"- WARNING: {w}" for w in warnings]
+    else:
+        lines.append("No warnings: every stage ran and met its targets.")
+    lines.append("")
+    for sec in summary["sections"]:
+        lines += [f"## {sec['title']}", ""]
+        lines += [f"- {h}" for h in sec["headline"]]
+        lines += [f"- Ran: {r}" for r in sec["ran"]]
+        lines += [f"- Not run: {r}" for r in sec["not_run"]]
+        for t in sec["targets"]:
+            state = "met" if t["met"] else "MISSED"
+            value = f"{t['value']} (target {t['target']})" if t["target"] is not None else ""
+            lines.append(f"- Target {t['what']}: {state}" + (f", {value}" if value else "")
+                         + (f"; {t['detail']}" if t["detail"] else ""))
+        lines.append("")
+    if summary["stages_off"]:
+        lines += ["## Stages switched off", "",
+                  f"- {', '.join(summary['stages_off'])} (`enabled: false`, or no section, "
+                  "in the config)", ""]
+    return "\n".join(lines)
+
+
+def home_page_extras(evaluation_md: str | Path | None,
+                     figures: Sequence[tuple[str, str | Path]]) -> str:
+    """What the report's home page shows below the summary, so that a reader sees the results
+    without a click: the evaluation table (``evaluation.md`` as HTML) and the figures
+    (``(title, png)``: each embedded as a data URI, the report holds no separate files)."""
+    import base64
+    import html
+
+    from perfcast.mdhtml import to_html
+
+    parts = []
+    if evaluation_md is not None:
+        parts.append("<h2>Leave-one-benchmark-out evaluation</h2>")
+        parts.append(to_html(Path(evaluation_md).read_text(), standalone=False))
+    for title, png in figures:
+        data = base64.b64encode(Path(png).read_bytes()).decode()
+        parts.append(f'<figure><img alt="{html.escape(title)}" style="max-width:100%" '
+                     f'src="data:image/png;base64,{data}"><figcaption>{html.escape(title)}'
+                     "</figcaption></figure>")
+    return "\n".join(parts) + ("\n" if parts else "")
+
+
+def write_summary(out_json: str | Path, out_md: str | Path, out_html: str | Path,
+                  out_fragment: str | Path | None = None, *,
+                  evaluation_md: str | Path | None = None,
+                  figures: Sequence[tuple[str, str | Path]] = (),
+                  **inputs: Any) -> dict[str, Any]:
+    """Rule ``run_summary``: :func:`build_summary` of ``inputs`` written as JSON, Markdown,
+    an HTML page (the report's result) and, when ``out_fragment`` is given, the same HTML
+    without its page around it, followed by :func:`home_page_extras` (the report's home page
+    includes it); each atomically, every warning also logged."""
+    import logging
+
+    from perfcast.io import write_json, write_text
+    from perfcast.mdhtml import to_html
+
+    summary = build_summary(**inputs)
+    md = to_markdown(summary)
+    for w in summary["warnings"]:
+        logging.getLogger(__name__).warning("%s", w)
+    write_json(summary, out_json)
+    write_text(md, out_md)
+    write_text(to_html(md, "perfcast run summary"), out_html)
+    if out_fragment is not None:
+        write_text(to_html(md, standalone=False) + home_page_extras(evaluation_md, figures),
+                   out_fragment)
+    return summary

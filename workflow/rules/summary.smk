@@ -1,0 +1,34 @@
+# The run summary: per stage what ran, what did not and why, every target met or missed, the
+# headline figures (perfcast.summary). Read from the stages' outputs; printed on the console by
+# the Snakefile's onsuccess handler, and the report's first page. Functions: common/summary.smk.
+
+
+rule run_summary:
+    input:
+        unpack(get_summary_inputs),
+    output:
+        json=f"{RESULTS}/summary.json",
+        md=f"{RESULTS}/summary.md",
+        html=report(
+            f"{RESULTS}/summary.html",
+            caption="../report/summary.rst",
+            category="0. Summary",
+        ),
+        # the same without the page around it: the report's home page includes it
+        fragment=f"{RESULTS}/summary.fragment.html",
+    params:
+        simulated=SIMULATED,
+        off=summary_stages_off(),
+        predicted=summary_predicted(),
+    log:
+        f"{LOGS}/summary.log",
+    benchmark:
+        f"{BENCH}/summary.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/run_summary.py"
