@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import event, example, given
+from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
 from perfcast.cli import main
@@ -196,6 +196,8 @@ def _cgroup_ready() -> bool:
 
 
 @pytest.mark.skipif(not _cgroup_ready(), reason="a restricted run needs root and cgroups")
+# each example is a real restricted run of up to 1.5 s: a quarter of the profile's examples
+@settings(max_examples=max(4, settings.default.max_examples // 4))
 @example(signum=signal.SIGTERM, delay=1.5)  # inside the run: what SLURM's time limit does
 @example(signum=signal.SIGHUP, delay=1.5)
 @given(signum=st.sampled_from([signal.SIGTERM, signal.SIGHUP, signal.SIGINT]),
