@@ -47,9 +47,10 @@ paper: venv
 	$(BIN)/snakemake --cores $(CORES) all paper
 
 # tests run on $(TEST_WORKERS) pytest-xdist workers (most of a workflow test's time is spent
-# waiting on processes, the scheduler or a throttle); each workflow module stays on one worker
+# waiting on processes, the scheduler or a throttle); each test file stays on one worker, so that
+# its module- and session-scoped runs of the workflow happen once
 TEST_WORKERS ?= 3
-XDIST := -n $(TEST_WORKERS) --dist loadgroup
+XDIST := -n $(TEST_WORKERS) --dist loadfile
 
 test: venv system-deps
 	$(BIN)/python -m pytest -q $(XDIST) --durations=15

@@ -248,7 +248,12 @@ def test_a_killed_session_resumes_from_its_journal(tmp_path):
     before = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
     assert 3 <= len(before) < 12
     records, an, reason = run_session(_settings(12), journal)
-    assert reason == "max_rounds" and [r.round for r in records] == list(range(12))
+    # 12 rounds, unless the planner ran out of work amounts first: on a busy host the
+    # interpreter's start-up makes the WPS intercept worth more than work_max units, and the
+    # dyadic rounds stay above it (Pilot's rule), leaving work_max alone
+    assert [r.round for r in records] == list(range(len(records)))
+    assert (reason, len(records)) == ("max_rounds", 12) or (
+        reason == "work_max" and len(before) <= len(records) < 12), (reason, len(records))
     # the rounds measured before the kill are kept as they were, not measured again
     assert [r.to_json() for r in records[: len(before)]] == \
         [{k: v for k, v in b.items() if k != "kind"} for b in before]

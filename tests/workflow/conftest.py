@@ -3,6 +3,9 @@ harness of ``harness.py`` as fixtures."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,21 +16,12 @@ import yaml
 HERE = Path(__file__).resolve().parent
 
 
-#: test modules that share a session fixture run on one xdist worker (one copy of the fixture)
-SHARED_FIXTURE_GROUPS = {"test_reproducible": "small_runs", "test_faults": "small_runs"}
-
-
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test collected under ``tests/workflow`` runs Snakemake: mark it ``slow``. Under
-    pytest-xdist (``-n N --dist loadgroup``, as ``make test`` runs) each module's tests stay on
-    one worker, so that its module- and session-scoped runs of the workflow happen once."""
+    """Every test collected under ``tests/workflow`` runs Snakemake: mark it ``slow``."""
     for item in items:
         if item.path.is_relative_to(HERE):
             item.add_marker(pytest.mark.slow)
-            if item.get_closest_marker("xdist_group") is None:  # a test's own group wins
-                group = SHARED_FIXTURE_GROUPS.get(item.path.stem, item.path.stem)
-                item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
@@ -77,17 +71,29 @@ def job_stats():
 def small_runs(tmp_path_factory) -> dict[int, Path]:
     """``tests/configs/small.yaml`` run to the end in two fresh directories at once, with
     ``--cores 2`` and ``--cores 1``: cores -> directory. Shared by the reproducibility tests
-    (the two must agree byte for byte) and the fault tests (the uninterrupted reference)."""
-    small = harness.load_config("small.yaml")
-    runs = {}
-    for cores in (2, 1):
-        work = tmp_path_factory.mktemp(f"small_cores{cores}")
-        cfg = work / "config.yaml"
-        cfg.write_text(yaml.safe_dump(small, sort_keys=False))
-        proc = subprocess.Popen(harness.snakemake_cmd(work, cfg, cores=cores),
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        runs[cores] = (work, proc)
-    for cores, (_, proc) in runs.items():
-        out, _ = proc.communicate(timeout=900)
-        assert proc.returncode == 0, f"--cores {cores} run failed:\n{out[-6000:]}"
-    return {cores: work for cores, (work, _) in runs.items()}
+    (the two must agree byte for byte) and the fault tests (the uninterrupted reference), once
+    per test session: under pytest-xdist the first worker that needs them runs them, under a
+    file lock in the session's shared temporary folder, and the others reuse its directories."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the folder every worker's base temp is in
+    dirs = {cores: shared / f"small_runs_cores{cores}" for cores in (2, 1)}
+    with (shared / "small_runs.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = shared / "small_runs.done"
+        if not done.exists():
+            small = harness.load_config("small.yaml")
+            procs = {}
+            for cores, work in dirs.items():
+                shutil.rmtree(work, ignore_errors=True)
+                work.mkdir()
+                cfg = work / "config.yaml"
+                cfg.write_text(yaml.safe_dump(small, sort_keys=False))
+                procs[cores] = subprocess.Popen(harness.snakemake_cmd(work, cfg, cores=cores),
+                                                stdout=subprocess.PIPE,
+                                                stderr=subprocess.STDOUT, text=True)
+            for cores, proc in procs.items():
+                out, _ = proc.communicate(timeout=900)
+                assert proc.returncode == 0, f"--cores {cores} run failed:\n{out[-6000:]}"
+            done.touch()
+    return dirs
