@@ -115,11 +115,16 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataF
     if path.is_dir():  # pyarrow would read it as a data set of whatever files it holds
         raise InputError(path, "is a directory", expected="a Parquet file")
     try:
+        names = pq.read_schema(path).names
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # (pyarrow reads them, or not, depending on its version)
+            raise InputError(path, f"duplicate column(s) {twice}", expected="each column once")
         return pq.read_table(path, columns=columns).to_pandas()
     except FileNotFoundError as exc:
         raise InputError(path, "file not found") from exc
     except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(path, f"not a readable Parquet file: {exc}") from exc
+        why = " ".join(str(exc).split())  # one line: pyarrow's messages span several
+        raise InputError(path, f"not a readable Parquet file: {why[:300]}") from exc
 
 
 def parquet_metadata(path: str | Path) -> dict[str, Any]:
