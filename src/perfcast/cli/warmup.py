@@ -301,6 +301,16 @@ def _input_options(p: argparse.ArgumentParser) -> None:
                         "that is one column name is a header in every reader")
 
 
+def _detector_options(p: argparse.ArgumentParser, *, min_effect: str) -> None:
+    """The robust change-point detector's options of ``stable`` and ``watch`` (``min_effect``:
+    the default the help names)."""
+    p.add_argument("--min-size", type=int, default=None, help="shortest segment (default 10)")
+    p.add_argument("--alpha", type=_number, default=None,
+                   help="false-alarm probability of the change-point detector (0.01)")
+    p.add_argument("--min-effect", type=_number, default=None,
+                   help=f"drop changes smaller than this fraction of the median ({min_effect})")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this stage's sub-commands to ``sub``."""
     p = sub.add_parser("edm", help="change points and the stable phase of unit readings",
@@ -347,12 +357,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the readings are rates (e.g. ops/s): give the harmonic mean too")
     p.add_argument("--min-samples", type=int, default=None, metavar="N",
                    help="fewest subsession means (default: preset, Pilot's 30/50/200)")
-    p.add_argument("--min-size", type=int, default=None, help="shortest segment (default 10)")
-    p.add_argument("--alpha", type=_number, default=None,
-                   help="false-alarm probability of the change-point detector (0.01)")
-    p.add_argument("--min-effect", type=_number, default=None,
-                   help="drop changes smaller than this fraction of the median (0.05, as the "
-                        "workflow)")
+    _detector_options(p, min_effect="0.05, as the workflow")
     _input_options(p)
     p.set_defaults(func=cmd_stable)
 
@@ -389,10 +394,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="no analysis before N readings (default 30)")
     p.add_argument("--growth", type=_number, default=None, metavar="G",
                    help="next analysis after at most G times the readings so far (1.5)")
-    p.add_argument("--min-size", type=int, default=None, help="shortest segment (default 10)")
-    p.add_argument("--alpha", type=_number, default=None,
-                   help="false-alarm probability of the change-point detector (0.01)")
-    p.add_argument("--min-effect", type=_number, default=None,
-                   help="drop changes smaller than this fraction of the median (0)")
+    _detector_options(p, min_effect="0")
     _input_options(p)
     p.set_defaults(func=cmd_watch)
