@@ -78,9 +78,10 @@ def _unprivileged_python() -> str:
                 "(install python3-venv)")
 
 
-#: uv's package cache for the unprivileged user, kept between test sessions (as a user's own
-#: ~/.cache/uv would be): the venv is built from PyPI once per machine, from the cache after
-UV_CACHE = Path("/var/tmp/perfcast-test-uv-cache")
+#: uv's package cache of the user the export runs as (by uid), kept between test sessions (as
+#: a user's own ~/.cache/uv would be): the venv is built from PyPI once per machine and user,
+#: from the cache after
+UV_CACHE = "/var/tmp/perfcast-test-uv-cache-{uid}"
 
 
 @dataclass
@@ -109,7 +110,7 @@ def unprivileged(tmp_path_factory, repo) -> Iterator[User]:
     top = Path(tempfile.mkdtemp(prefix="perfcast-alone-"))
     top.chmod(0o755)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8",
-           "HOME": str(top), "UV_CACHE_DIR": str(UV_CACHE)}
+           "HOME": str(top)}
     try:
         root = export_repository(top, tracked, repo)
         if os.geteuid() == 0:
@@ -120,13 +121,16 @@ def unprivileged(tmp_path_factory, repo) -> Iterator[User]:
             except KeyError:
                 pytest.skip(f"no user {UNPRIVILEGED!r} on this host to run as")
             python = _unprivileged_python()
-            UV_CACHE.mkdir(mode=0o700, exist_ok=True)
-            for path in [top, *top.rglob("*"), UV_CACHE]:
+            cache = Path(UV_CACHE.format(uid=user.pw_uid))
+            cache.mkdir(mode=0o700, exist_ok=True)
+            for path in [top, *top.rglob("*"), cache]:
                 os.lchown(path, user.pw_uid, user.pw_gid)
             prefix = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
                       "--clear-groups"]
         else:  # already unprivileged: run as ourselves
             python, prefix = sys.executable, []
+            cache = Path(UV_CACHE.format(uid=os.geteuid()))
+        env["UV_CACHE_DIR"] = str(cache)
         yield User(root, prefix, python, env)
     finally:
         shutil.rmtree(top, ignore_errors=True)
