@@ -52,13 +52,17 @@ paper: venv
 TEST_WORKERS ?= 3
 XDIST := -n $(TEST_WORKERS) --dist loadfile
 
+# the docstrings' Examples are tests too (src/perfcast, --doctest-modules)
+DOCTESTS := --doctest-modules src/perfcast
+
 test: venv system-deps
-	$(BIN)/python -m pytest -q $(XDIST) --durations=15
+	$(BIN)/python -m pytest -q $(XDIST) --durations=15 tests $(DOCTESTS)
 
 # the unit tests only (tests/unit: no Snakemake run, no long measurement, no cluster) and the
 # property-based tier (tests/property: generated inputs, a bounded number of examples)
 test-fast: venv
-	$(BIN)/python -m pytest -q $(XDIST) tests/unit tests/property -m "not slow and not slurm"
+	$(BIN)/python -m pytest -q $(XDIST) tests/unit tests/property $(DOCTESTS) \
+	  -m "not slow and not slurm"
 
 # the property-based tier alone; HYPOTHESIS_PROFILE=thorough for many more examples
 .PHONY: test-property

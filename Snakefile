@@ -16,7 +16,7 @@ min_version("9.20")
 configfile: "config/config.yaml"
 
 
-# the one validation: every section against its schema (workflow/schemas/config.schema.yaml and
+# the one validation: every section against its schema (src/perfcast/schemas/config.schema.yaml and
 # the section schemas it references), every default filled in. perfcast.settings.validate is
 # snakemake.utils.validate's check, but it also fills the defaults of referenced schemas; the
 # command line validates through the same function.

@@ -7,9 +7,20 @@ import logging
 import sys
 import traceback
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from perfcast.process import Terminated, exit_for
+from perfcast.settings import build
+
+T = TypeVar("T")
+
+
+def rule_settings(snakemake: Any, cls: type[T]) -> T:
+    """The job's settings: ``cls`` (a frozen settings dataclass) built from the rule's one
+    ``settings`` param, the plain dict :func:`perfcast.settings.as_params` made of the same
+    object in the rule's input function. Every rule script receives its settings this way and
+    hands the object whole to the package."""
+    return build(cls, snakemake.params.settings, where=f"rule {snakemake.rule}: settings")
 
 
 @contextlib.contextmanager

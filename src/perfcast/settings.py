@@ -1,7 +1,7 @@
 """From a config section to a stage's frozen settings: one way, defaults in the schema only.
 
 Each stage's settings are frozen dataclasses whose fields are the keys of its config section.
-The section is first validated against the stage's JSON schema (``workflow/schemas/``), which
+The section is first validated against the stage's JSON schema (``src/perfcast/schemas/``), which
 fills in every default; :func:`build` then constructs the dataclass. A dataclass field has no
 default of its own, so a key the schema does not default is an error here, not a silent second
 default. The workflow passes a stage's settings as one ``params:`` entry (its plain dict, so that
@@ -26,17 +26,63 @@ from perfcast.errors import InputError
 
 T = TypeVar("T")
 
-#: the workflow's schemas; perfcast is installed from its repository (``pip install -e .``)
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "workflow" / "schemas"
+#: the schemas of every config section: package data, read by the workflow and the command line
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 
 
 def schema_path(name: str) -> Path:
-    """``workflow/schemas/<name>.schema.yaml``."""
+    """``perfcast/schemas/<name>.schema.yaml`` (shipped inside the package)."""
     path = SCHEMA_DIR / f"{name}.schema.yaml"
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: schema not found (perfcast runs from its repository: "
-                                "pip install -e .)")
+        raise FileNotFoundError(f"{path}: schema not found (an incomplete perfcast install?)")
     return path
+
+
+def schema_default(name: str, key: str) -> Any:
+    """The default the schema ``name`` gives the setting ``key`` (dotted: ``"fit.cv"``).
+
+    Follows ``properties`` and ``$ref`` (within a schema, ``#/$defs/...``, or to a sibling
+    schema file), so the command line's help names the one default there is.
+
+    Raises
+    ------
+    KeyError
+        when the schema defines no such key or gives it no default (a programming error: the
+        help of a flag names a key that does not exist).
+    """
+    path = schema_path(name)
+    node, doc = _load(path), path
+    for part in key.split("."):
+        node, doc = _resolve(node, doc)
+        props = node.get("properties") or {}
+        if part not in props:
+            raise KeyError(f"{path.name}: no setting {key!r}")
+        node = props[part]
+    node, doc = _resolve(node, doc)
+    if "default" not in node:
+        raise KeyError(f"{path.name}: {key!r} has no default")
+    return copy.deepcopy(node["default"])
+
+
+def _resolve(node: Mapping[str, Any], doc: Path) -> tuple[Mapping[str, Any], Path]:
+    """``node`` with its ``$ref`` chain followed (``file.yaml#/pointer`` or ``#/pointer``);
+    local keys beside a ``$ref`` (e.g. a ``default``) win over the referenced ones."""
+    seen = 0
+    while "$ref" in node and seen < 20:
+        target, _, pointer = node["$ref"].partition("#")
+        doc = doc.with_name(target) if target else doc
+        ref = _load(doc)
+        for part in (p for p in pointer.split("/") if p):
+            ref = ref[part]
+        node = {**ref, **{k: v for k, v in node.items() if k != "$ref"}}
+        seen += 1
+    return node, doc
+
+
+def help_default(name: str, key: str, fmt: Callable[[Any], str] = str) -> str:
+    """``"(default: X)"`` with X the schema's default of ``key``, for a command-line flag's help
+    text (:func:`schema_default`)."""
+    return f"(default: {fmt(schema_default(name, key))})"
 
 
 @functools.cache

@@ -4,6 +4,7 @@ frozen settings objects built from the result without defaults of their own."""
 from __future__ import annotations
 
 from dataclasses import FrozenInstanceError, dataclass
+from pathlib import Path
 
 import pytest
 import yaml
@@ -24,7 +25,7 @@ def test_defaults_are_filled_inside_referenced_section_schemas():
 
 
 def test_the_default_config_is_valid_and_the_input_is_not_modified():
-    raw = yaml.safe_load((schema_path("config").parents[2] / "config/config.yaml").read_text())
+    raw = yaml.safe_load((Path(__file__).parents[2] / "config" / "config.yaml").read_text())
     before = yaml.safe_dump(raw)
     cfg = validate(raw, "config")
     assert yaml.safe_dump(raw) == before and cfg != raw
@@ -61,3 +62,16 @@ def test_build_makes_nested_frozen_objects_and_refuses_missing_keys():
                             "table": {"k": {"a": 2, "b": "z"}}}
     with pytest.raises(InputError, match=r"Outer\.inner: missing setting 'b'"):
         build(Outer, {"inner": {"a": 1}, "names": [], "table": {}})
+
+
+def test_schema_default_reads_the_schema_through_refs():
+    """The one default of a setting, as the command line's help names it: read from the schema
+    (through the config schema's $ref to a section schema) and equal to what validation fills."""
+    from perfcast.settings import help_default, schema_default
+
+    filled = validate({}, "sweep")
+    assert schema_default("sweep", "fit.max_order") == filled["fit"]["max_order"] == 4
+    assert schema_default("config", "sweep.fit.alpha") == filled["fit"]["alpha"]
+    assert help_default("sweep", "fit.cv_folds") == "(default: 10)"
+    with pytest.raises(KeyError, match="no setting"):
+        schema_default("sweep", "fit.no_such_key")

@@ -52,7 +52,7 @@ def test_edm_robust_and_pilot(capsys, warmup_file):
 
 def test_flags_are_settings_of_the_cli_schema(capsys, warmup_file):
     path, _ = warmup_file
-    # the defaults of flags left out are the schema's (workflow/schemas/warmup_cli.schema.yaml)
+    # the defaults of flags left out are the schema's (src/perfcast/schemas/warmup_cli.schema.yaml)
     rc, out, _ = run(capsys, "edm", str(path))
     assert out["settings"] == {"mode": "robust", "min_size": 10, "alpha": 0.01,
                                "min_effect": 0.05}

@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--predict", nargs="+", default=[], metavar="X=V,...",
                    help="points to predict with intervals, e.g. p=128 p=256 or p=128,n=5")
     p.add_argument("--plot", metavar="FILE", help="draw data, best model and intervals (.png)")
-    # defaults (None here): sweep.fit's in workflow/schemas/sweep.schema.yaml
+    # defaults (None here): sweep.fit's in src/perfcast/schemas/sweep.schema.yaml
     p.add_argument("--max-order", type=int, help="highest polynomial order (4)")
     p.add_argument("--cv-folds", type=int,
                    help="folds over configurations; leave-one-out when fewer (10)")

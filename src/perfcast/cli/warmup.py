@@ -21,7 +21,7 @@ Each reads a user's own data and prints JSON on stdout:
   Input that ends first: the last line says ``"end_of_input": true`` and the exit status is 1.
 
 ``FILE`` may be ``-`` for stdin. The flags are settings of
-``workflow/schemas/warmup_cli.schema.yaml``, which gives their defaults and checks them (a value
+``src/perfcast/schemas/warmup_cli.schema.yaml``, which gives their defaults and checks them (a value
 it refuses is an error naming the setting). Bad input (empty, not a number, NaN, negative) is
 one line on stderr and exit status 2; data that cannot support the estimate (fewer than 30
 readings for a CI, autocorrelation that no subsession size removes, fewer than 3 usable rounds)

@@ -1,7 +1,7 @@
 """Settings of the counters stage, from the validated ``counters`` config section.
 
 Frozen dataclasses without defaults: every default lives in the schema
-(``workflow/schemas/counters.schema.yaml`` and ``counters_postprocess.schema.yaml``), which
+(``src/perfcast/schemas/counters.schema.yaml`` and ``counters_postprocess.schema.yaml``), which
 :func:`perfcast.settings.validate` applies before :func:`perfcast.settings.build` makes these
 objects. The fields of :class:`BaseEvents`, :class:`PostprocessSettings`,
 :class:`SimulateSettings` are keys of the section. A collect job gets a :class:`CollectSettings`:

@@ -2,7 +2,7 @@
 sections.
 
 Frozen dataclasses without defaults: every default lives in the schema
-(``workflow/schemas/align.schema.yaml``, ``model.schema.yaml``), which
+(``src/perfcast/schemas/align.schema.yaml``, ``model.schema.yaml``), which
 :func:`perfcast.settings.validate` applies before :func:`perfcast.settings.build` (or
 :func:`perfcast.settings.from_section`, the command line's way) makes these objects. Fields are
 keys of the section.

@@ -1,6 +1,6 @@
 """Settings of the sensitivity stage: the ``sensitivity:`` config section as frozen dataclasses.
 
-Each field is a key of the section as ``workflow/schemas/sensitivity.schema.yaml`` defines it,
+Each field is a key of the section as ``src/perfcast/schemas/sensitivity.schema.yaml`` defines it,
 with no default of its own: the schema fills every default (:func:`perfcast.settings.validate`)
 and :func:`perfcast.settings.build` constructs these classes from the validated mapping. A rule
 gets the part its jobs depend on as one ``params:`` entry:

@@ -5,7 +5,7 @@ parameter, ``iterations`` per configuration, optional ``before``/``after`` comma
 every execution, as ARPE's before.bash/after.bash: https://github.com/martinamaggio/arpe), an
 environment, a timeout, the sensors to record and the models to fit.
 
-The ``sweep:`` section reaches this module validated by ``workflow/schemas/sweep.schema.yaml``
+The ``sweep:`` section reaches this module validated by ``src/perfcast/schemas/sweep.schema.yaml``
 (every default filled in, every key and value checked there); :func:`parse_sweep` builds its
 settings (:mod:`perfcast.sweep.settings`) and checks only what a schema cannot express: a
 placeholder that is not a parameter, a parameter no template uses, what a range gives, a model
@@ -503,7 +503,7 @@ def parse_sweep(section: Mapping[str, Any] | None,
 
     Parameters
     ----------
-    section : the section as validated by ``workflow/schemas/sweep.schema.yaml`` (the
+    section : the section as validated by ``src/perfcast/schemas/sweep.schema.yaml`` (the
         workflow's ``config["sweep"]``, or ``perfcast.settings.validate(section, "sweep")``);
         None: no sweep (no campaigns, no imports).
     programs : the top-level ``programs:`` map.

@@ -1,6 +1,6 @@
 """Settings of the sweep stage: the ``sweep:`` config section as frozen dataclasses.
 
-Each field is a key of the section as ``workflow/schemas/sweep.schema.yaml`` defines it, with no
+Each field is a key of the section as ``src/perfcast/schemas/sweep.schema.yaml`` defines it, with no
 default of its own: the schema fills every default (:func:`perfcast.settings.validate`) and
 :func:`perfcast.settings.build` constructs these classes from the validated mapping. What the
 schema cannot check (a placeholder that is not a parameter, the values a range gives, a model

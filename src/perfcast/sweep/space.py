@@ -7,7 +7,7 @@ factor, > 1). ARPE takes the Cartesian product of the values: every configuratio
 one point, run ``iterations`` times (ARPE: https://github.com/martinamaggio/arpe).
 
 What a value may be (a number, or a word that can name a directory) is the schema's rule
-(``workflow/schemas/sweep.schema.yaml``); here only what it cannot express is checked.
+(``src/perfcast/schemas/sweep.schema.yaml``); here only what it cannot express is checked.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def parameter_values(name: str, spec: Any) -> list[Value]:
     ----------
     name : the parameter's name (for messages).
     spec : a list of values, a single value, or a range ``{start, stop, step, log}`` (every
-        key present, as ``workflow/schemas/sweep.schema.yaml`` validates and fills it).
+        key present, as ``src/perfcast/schemas/sweep.schema.yaml`` validates and fills it).
 
     Returns
     -------

@@ -1,7 +1,7 @@
 """Settings of the warm-up stage: frozen dataclasses built from a validated config section.
 
-Every field is a key of a config section: of ``warmup:`` (``workflow/schemas/warmup.schema.yaml``)
-for the workflow, of ``workflow/schemas/warmup_cli.schema.yaml`` for the ``perfcast edm``,
+Every field is a key of a config section: of ``warmup:`` (``perfcast/schemas/warmup.schema.yaml``)
+for the workflow, of ``src/perfcast/schemas/warmup_cli.schema.yaml`` for the ``perfcast edm``,
 ``perfcast ci`` and ``perfcast wps`` commands (their flags). The defaults live in those schemas
 only: a mapping is validated there (which fills every default) and the dataclass is built with
 :func:`perfcast.settings.build` (:func:`warmup_settings`, :func:`command_settings`).
@@ -354,7 +354,7 @@ class SessionSettings:
 
 
 def warmup_settings(section: Mapping[str, Any] | None) -> WarmupSettings:
-    """The ``warmup`` section validated against ``workflow/schemas/warmup.schema.yaml``, every
+    """The ``warmup`` section validated against ``src/perfcast/schemas/warmup.schema.yaml``, every
     default filled in, as :class:`WarmupSettings`.
 
     Raises
@@ -503,7 +503,7 @@ class InputSettings:
 @dataclass(frozen=True)
 class CommandSettings:
     """The settings of ``perfcast edm``, ``perfcast ci``, ``perfcast wps`` and
-    ``perfcast watch`` (``workflow/schemas/warmup_cli.schema.yaml``)."""
+    ``perfcast watch`` (``src/perfcast/schemas/warmup_cli.schema.yaml``)."""
 
     edm: EdmSettings
     ci: CiCommandSettings
