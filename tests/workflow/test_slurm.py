@@ -343,12 +343,16 @@ def test_collect_partition_comes_from_config_else_from_the_profile(dry_runs, var
 
 # --- job groups: many small jobs in one sbatch job ------------------------------------------
 
-#: the rules profiles/slurm groups (counters_collect joins by itself when its runs are simulated)
-GROUPED_RULES = {"counters_collect", "counters_postprocess", "model_align",
-                 "warmup_counter_phases"}
+#: profiles/slurm's job groups: rule -> group
+PROFILE_GROUPS = yaml.safe_load((PROFILE / "config.yaml").read_text())["groups"]
+#: the rules of group "small" (counters_collect joins by itself when its runs are simulated)
+GROUPED_RULES = {"counters_collect"} | {r for r, g in PROFILE_GROUPS.items() if g == "small"}
+#: the rules of group "aggregate": the counters and model stages' jobs over every benchmark
+AGGREGATE_RULES = {r for r, g in PROFILE_GROUPS.items() if g == "aggregate"}
 #: the grouped run: 4 benchmarks and the predict-only one (5 pieces of the DAG), 3 pieces per
 #: group job (instead of the profile's 25): 2 group jobs, one of them partly filled (every job is
-#: a Python process of a second or two, run twice: through SLURM and in the local reference)
+#: a Python process of a second or two, run twice: through SLURM and in the local reference);
+#: then one aggregate group job and the run's summary
 GROUPS_N = 4
 GROUP_COMPONENTS = 3
 #: the dry runs of the profile's own grouping (no cluster: cheap): 50 benchmarks, 25 per group
@@ -363,8 +367,8 @@ def _any_jobs(log: str) -> dict[int, tuple[str, str]]:
             if "jobid" in fields}
 
 
-def _group_components() -> int:
-    return yaml.safe_load((PROFILE / "config.yaml").read_text())["group-components"]["small"]
+def _group_components(group: str = "small") -> int:
+    return yaml.safe_load((PROFILE / "config.yaml").read_text())["group-components"][group]
 
 
 def _grouped_config(n: int = GROUPS_N) -> dict:
@@ -382,32 +386,40 @@ def _grouped_config(n: int = GROUPS_N) -> dict:
 
 @pytest.fixture(scope="session")
 def grouped_runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
-    """4 benchmarks through SLURM with the profile's groups (3 pieces per group job) and, side
-    by side, locally."""
+    """4 benchmarks through SLURM with the profile's groups (3 pieces per small group job, the
+    profile's value for the aggregate group) and, side by side, locally."""
     return _side_by_side(_grouped_config(), tmp_path_factory.mktemp("slurm_groups"),
                          snakemake_run, timeout=1800,
-                         slurm_extra=("--group-components", f"small={GROUP_COMPONENTS}"))
+                         slurm_extra=("--group-components", f"small={GROUP_COMPONENTS}",
+                                      f"aggregate={_group_components('aggregate')}"))
 
 
 @pytest.mark.slurm
 def test_groups_submit_one_job_per_group_components_pieces(grouped_runs: Runs):
     """Each benchmark's small jobs (collect, post-process, align) are one connected piece; one
-    sbatch job takes group-components of them; the other jobs are one sbatch job each."""
+    sbatch job takes group-components of them; the jobs over every benchmark (figures, training
+    set, model, predictions) are one aggregate group job; the other jobs are one sbatch job
+    each."""
     local_rules = Counter(rule for rule, _ in _any_jobs(grouped_runs.local_log).values())
     grouped = sum(n for rule, n in local_rules.items() if rule in GROUPED_RULES)
+    aggregated = sum(n for rule, n in local_rules.items() if rule in AGGREGATE_RULES)
     singles = sum(n for rule, n in local_rules.items()
-                  if rule not in GROUPED_RULES and rule != "all")
+                  if rule not in GROUPED_RULES | AGGREGATE_RULES and rule != "all")
     # pieces: every training benchmark (both generations, aligned) and each predict-only one
     predict_only = [b for b in grouped_runs.config["predict"]["benchmarks"]
                     if b not in grouped_runs.config["counters"]["benchmarks"]]
     pieces = GROUPS_N + len(predict_only)
     groups = -(-pieces // GROUP_COMPONENTS)
     submitted = dict(SUBMITTED.findall(grouped_runs.slurm_log))
-    assert len(submitted) == groups + singles, (
-        f"{len(submitted)} sbatch jobs, expected {groups} group jobs + {singles} single jobs "
-        f"(without groups: {grouped + singles})")
+    assert len(submitted) == groups + 1 + singles, (
+        f"{len(submitted)} sbatch jobs, expected {groups} small group jobs, 1 aggregate group "
+        f"job and {singles} single jobs (without groups: {grouped + aggregated + singles})")
     assert groups == 2 and grouped >= 5 * GROUPS_N
+    # the training set, training, evaluation and predictions, and the counters' figure
+    assert {"model_trainset", "model_train", "model_evaluate", "model_predict",
+            "counters_figure"} <= {r for r in local_rules if r in AGGREGATE_RULES}
     assert grouped_runs.slurm_log.count("Group job small") == groups
+    assert grouped_runs.slurm_log.count("Group job aggregate") == 1
     states = grouped_runs.states
     assert {states[s][0] for s in submitted.values()} == {"COMPLETED"}, states
     # every job of the local run ran in the SLURM run too, grouped or not
@@ -527,9 +539,13 @@ def test_profile_groups_the_small_jobs_on_a_dry_run(tmp_path, snakemake_run, par
     grouped_rules = {jobs[j][0] for j in grouped}
     want = GROUPED_RULES - {"warmup_counter_phases"} - ({"counters_collect"} if partitions
                                                          else set())
-    assert grouped_rules == want
+    ran = {rule for rule, *_ in jobs.values()}
+    assert grouped_rules == want | (AGGREGATE_RULES & ran)
     assert not {rule for j, (rule, *_) in jobs.items() if j not in grouped} & want
     assert log.count("Group job small") == -(-(DRY_GROUPS_N + 1) // _group_components())  # + nab
+    # the jobs over every benchmark: one group job, however many benchmarks
+    assert {"model_trainset", "model_train", "model_predict"} <= AGGREGATE_RULES & ran
+    assert log.count("Group job aggregate") == 1
     if partitions:
         for rule, _, wildcards, res in jobs.values():
             if rule == "counters_collect":
