@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: run test test-fast venv system-deps lint report paper bench clean
+.PHONY: run test test-fast venv venv-dev system-deps lint report paper bench clean
 
 # perf (linux-perf) and tc/ip (iproute2) are Debian packages; installed only when missing (root).
 # tc and ip live in /usr/sbin or /sbin, which a non-root user's PATH often lacks: looked up there
@@ -26,13 +26,21 @@ export UV_SYSTEM_CERTS ?= 1
 
 # the venv: uv (from PyPI) installs the packages, in parallel and from its cache when it has them
 # (pip alone takes minutes for the same set); its progress is shown
+# `make run` needs the package and its dependencies only (about 245 MB downloaded, 830 MB
+# installed); the tests, the linters and the benchmarks add the dev extras (about 12 MB more)
 $(BIN)/perfcast: pyproject.toml
+	@echo "perfcast: creating $(VENV) (the package and its dependencies, about 245 MB from PyPI)"
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip uv
+	$(BIN)/uv pip install --python $(BIN)/python -e .
+	touch $@
+
+$(VENV)/.dev: $(BIN)/perfcast
 	$(BIN)/uv pip install --python $(BIN)/python -e '.[dev]'
 	touch $@
 
 venv: $(BIN)/perfcast
+venv-dev: $(VENV)/.dev
 
 # ARGS: more options for snakemake, e.g. make run ARGS="--configfile my.yaml"
 run: venv system-deps
@@ -55,25 +63,25 @@ XDIST := -n $(TEST_WORKERS) --dist loadfile
 # the docstrings' Examples are tests too (src/perfcast, --doctest-modules)
 DOCTESTS := --doctest-modules src/perfcast
 
-test: venv system-deps
+test: venv-dev system-deps
 	$(BIN)/python -m pytest -q $(XDIST) --durations=15 tests $(DOCTESTS)
 
 # the unit tests only (tests/unit: no Snakemake run, no long measurement, no cluster) and the
 # property-based tier (tests/property: generated inputs, a bounded number of examples)
-test-fast: venv
+test-fast: venv-dev
 	$(BIN)/python -m pytest -q $(XDIST) tests/unit tests/property $(DOCTESTS) \
 	  -m "not slow and not slurm"
 
 # the property-based tier alone; HYPOTHESIS_PROFILE=thorough for many more examples
 .PHONY: test-property
-test-property: venv
+test-property: venv-dev
 	$(BIN)/python -m pytest -q tests/property
 
-lint: venv
+lint: venv-dev
 	$(BIN)/ruff check .
 	$(BIN)/snakemake --lint
 
-bench: venv
+bench: venv-dev
 	$(BIN)/python -m benchmarks
 
 clean:
@@ -106,5 +114,5 @@ test-lowest: $(LOWEST)/.complete system-deps
 
 # the whole suite with the CPU saturated (busy loops, twice the CPUs): it must pass as on an
 # idle host; no test may depend on the machine's speed or load
-test-loaded: venv system-deps
+test-loaded: venv-dev system-deps
 	$(BIN)/python tests/load.py -- $(BIN)/python -m pytest -q $(XDIST) --durations=15

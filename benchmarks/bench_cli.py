@@ -1,9 +1,10 @@
 """Start-up time of the command line, as ratios to an empty interpreter measured in the same run.
 
-* ``perfcast --version``, ``perfcast --help`` and ``perfcast edm --help`` (the console script of
-  this interpreter's environment, else ``python -m perfcast``), each the median wall time of N
-  fresh processes, against ``python -c pass`` (target: ``--version`` < 0.3 s; parsing imports
-  no numpy, pandas, scipy or numba, which tests/unit/test_cli_startup.py holds).
+* ``perfcast --version``, ``perfcast --help`` and ``perfcast <cmd> --help`` for every
+  sub-command (the console script of this interpreter's environment, else ``python -m
+  perfcast``), each the median wall time of N fresh processes, against ``python -c pass``
+  (target: each < 0.3 s; parsing imports no numpy, pandas, scipy or numba, which
+  tests/unit/test_cli_startup.py holds; the help texts read their defaults from the schemas).
 
 ``python benchmarks/bench_cli.py [--runs N]`` (default 15) prints a table and writes
 benchmarks/out/cli.json.
@@ -48,8 +49,12 @@ def main(argv: list[str] | None = None) -> dict:
         "python -c pass": [sys.executable, "-c", "pass"],
         "perfcast --version": [*cli, "--version"],
         "perfcast --help": [*cli, "--help"],
-        "perfcast edm --help": [*cli, "edm", "--help"],
     }
+    from perfcast.cli import build_parser
+
+    action = next(a for a in build_parser()._actions if a.dest == "command")
+    cases.update({f"perfcast {name} --help": [*cli, name, "--help"]
+                  for name in sorted(action.choices)})
     rows = {}
     for name, cmd in cases.items():
         med, times = median_wall(cmd, args.runs)
@@ -58,15 +63,17 @@ def main(argv: list[str] | None = None) -> dict:
     for row in rows.values():
         row["over_python"] = row["median_s"] / base
 
-    print(f"{'command':<22} {'median s':>9} {'min s':>7} {'max s':>7} {'x python':>9}")
+    print(f"{'command':<34} {'median s':>9} {'min s':>7} {'max s':>7} {'x python':>9}")
     for name, row in rows.items():
-        print(f"{name:<22} {row['median_s']:>9.3f} {row['min_s']:>7.3f} {row['max_s']:>7.3f} "
+        print(f"{name:<34} {row['median_s']:>9.3f} {row['min_s']:>7.3f} {row['max_s']:>7.3f} "
               f"{row['over_python']:>9.1f}")
-    version_s = rows["perfcast --version"]["median_s"]
-    print(f"perfcast --version: {version_s:.3f} s  [target: < 0.3 s] "
-          f"({'met' if version_s < 0.3 else 'NOT met'})")
+    slowest = max((n for n in rows if n != "python -c pass"), key=lambda n: rows[n]["median_s"])
+    slowest_s = rows[slowest]["median_s"]
+    print(f"slowest: {slowest} {slowest_s:.3f} s  [target: < 0.3 s each] "
+          f"({'met' if slowest_s < 0.3 else 'NOT met'})")
     result = {"runs": args.runs, "command": cli, "python": sys.version.split()[0],
-              "commands": rows, "version_target_s": 0.3, "version_target_met": version_s < 0.3}
+              "commands": rows, "target_s": 0.3, "slowest": slowest,
+              "target_met": slowest_s < 0.3}
     save("cli", result)
     return result
 
