@@ -75,7 +75,7 @@ def synthetic(n: int) -> dict:
 
 
 def snakemake_cmd(work: Path, *extra: str, cores: int = 2) -> list[str]:
-    return [sys.executable, "-m", "snakemake", "all", "-s", str(REPO / "Snakefile"),
+    return [sys.executable, "-m", "snakemake", "all", "-s", str(REPO / "workflow" / "Snakefile"),
             "--directory", str(work), "--cores", str(cores), "--workflow-profile", "none",
             "--configfile", str(work / "config.yaml"), *extra]
 

@@ -50,7 +50,7 @@ def snakemake(workdir: Path, configfile: Path | None, *extra: str, cores: int = 
     a shared machine the wall time includes waiting for a core, the CPU time does not."""
     global LAST_CPU_S
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cmd = [sys.executable, "-m", "snakemake", "all", "-s", str(REPO / "Snakefile"),
+    cmd = [sys.executable, "-m", "snakemake", "all", "-s", str(REPO / "workflow" / "Snakefile"),
            "--directory", str(workdir), "--cores", str(cores), "--workflow-profile", "none"]
     if configfile is not None:
         cmd += ["--configfile", str(configfile)]

@@ -8,7 +8,7 @@ import re
 #: what no product file may point at: development material outside the repository
 FORBIDDEN = re.compile(r"\.\./shared|METHODS\.md|\bseed 00[0-3]\b|\bissue \d+\b|-SECTION\b")
 PRODUCT_DIRS = ("src", "workflow", "config", "scripts", "profiles", "docs")
-PRODUCT_FILES = ("Snakefile", "Makefile", "README.md", "pyproject.toml")
+PRODUCT_FILES = ("workflow/Snakefile", "Makefile", "README.md", "pyproject.toml")
 
 
 def test_no_product_file_points_outside_the_repository(tracked_files, repo):

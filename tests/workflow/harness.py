@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-SNAKEFILE = REPO / "Snakefile"
+SNAKEFILE = REPO / "workflow" / "Snakefile"
 CONFIGS = REPO / "tests" / "configs"
 TABLE_SUFFIXES = {".parquet", ".csv", ".json", ".md"}
 FIGURE_SUFFIXES = {".png"}

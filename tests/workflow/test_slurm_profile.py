@@ -53,7 +53,8 @@ def test_slurm_profile_gives_measurements_one_thread_and_exclusive_nodes(tmp_pat
     give them 2), and every timing job (warmup_run, sensitivity_profile, sweep_run) a node of its
     own. A dry run of every stage with both profiles as a user runs them."""
     proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "-s", str(repo / "Snakefile"), "--directory",
+        [sys.executable, "-m", "snakemake", "-n", "-s", str(repo / "workflow" / "Snakefile"),
+         "--directory",
          str(tmp_path), "--executor", "slurm", "--profile", str(repo / "profiles" / "slurm"),
          "--configfile", str(repo / "tests" / "configs" / "stages.yaml"),
          "--replace-workflow-config"],
