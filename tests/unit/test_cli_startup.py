@@ -45,6 +45,7 @@ def subcommands() -> list[str]:
 def test_version_and_help_import_no_scientific_stack(argv):
     rc, modules, out = loaded(*argv)
     assert rc == 0 and out.startswith("perfcast 0." if argv == ["--version"] else "usage:")
+    assert "``" not in out, "reStructuredText markup in the help"
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
 
 
@@ -54,6 +55,7 @@ def test_every_subcommand_help_imports_no_scientific_stack():
     for name in names:
         rc, modules, out = loaded(name, "--help")
         assert rc == 0 and out.startswith(f"usage: perfcast {name}")
+        assert "``" not in out and ":func:`" not in out, f"reStructuredText in {name} --help"
         assert not modules & set(HEAVY), (name, sorted(modules & set(HEAVY)))
 
 

@@ -22,8 +22,16 @@ from perfcast.process import Terminated, exit_for
 STAGES = ["counters", "warmup", "sensitivity", "sweep"]
 
 
+def plain(text: str) -> str:
+    """``text`` without reStructuredText markup (``x``, :func:`x`): docstrings written for the
+    documentation read as plain words in ``--help``."""
+    import re
+
+    return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text).replace("``", "")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="perfcast", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="perfcast", description=plain(__doc__.splitlines()[0]))
     parser.add_argument("--version", action="version", version=f"perfcast {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for stage in STAGES:
