@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _util import save  # noqa: E402
 
 from perfcast.warmup.ci import mean_ci  # noqa: E402
-from perfcast.warmup.settings import command_settings  # noqa: E402
+from perfcast.warmup.cli_settings import command_settings  # noqa: E402
 from perfcast.warmup.watch import watch  # noqa: E402
 
 SD = 0.1

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from perfcast.errors import InputError
-from perfcast.settings import validate
-from perfcast.warmup.settings import SESSION_KEYS, session_params, warmup_settings
+from perfcast.settings import as_params, validate
+from perfcast.warmup.settings import SESSION_KEYS, session_settings, warmup_settings
 
 
 def test_schema_fills_defaults_and_rejects_bad_settings():
@@ -46,7 +46,7 @@ def test_a_session_depends_on_its_workload_and_program_only():
     programs = {"p": {"command": "p {work}"}, "q": {"command": "q {work}"}}
     section = validate({"workloads": {"a": {"program": "p", "work_max": 10},
                                       "b": {"command": "b {work}", "work_max": 10}}}, "warmup")
-    a = session_params("a", section, programs, 1)
+    a = as_params(session_settings("a", section, programs, 1))
     assert set(a) == {"name", "seed", "workload", "programs", *SESSION_KEYS}
     assert a["programs"] == {"p": programs["p"]}  # a change of q reruns nothing of a
-    assert session_params("b", section, programs, 1)["programs"] == {}
+    assert session_settings("b", section, programs, 1).programs == {}

@@ -22,7 +22,7 @@ Modules, one concept each:
   and the stop rule (``perfcast watch``);
 * :mod:`~perfcast.warmup.stable`: the stable segment's mean, median and harmonic mean with
   their CIs in one analysis (``perfcast stable``);
-* :mod:`~perfcast.warmup.counters`: the same phases on the counters stage's traces;
+* :mod:`~perfcast.warmup.counter_phases`: the same phases on the counters stage's traces;
 * :mod:`~perfcast.warmup.figures`: the Fig. 2-like figure and the paper tables;
 * :mod:`~perfcast.warmup.rules` / :mod:`~perfcast.warmup.artifacts`: one function per rule of
   the workflow (the paper's artifacts in the latter).

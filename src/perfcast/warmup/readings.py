@@ -105,7 +105,7 @@ def _open_text(path: str | Path) -> tuple[str, str]:
     return str(path), read_text(path)
 
 
-def parse_reading(line: str, name: str, lineno: int, *, allow_negative: bool = False
+def parse_reading(line: str, name: str, lineno: int, *, allow_negative: bool
                   ) -> float | None:
     """The reading on one line of a readings file or stream: None for a blank line or a ``#``
     comment; otherwise a finite number (>= 0 unless ``allow_negative``).
@@ -144,7 +144,7 @@ def is_header(line: str) -> bool:
     return bool(_HEADER.fullmatch(s)) and _parse_float(s) is None
 
 
-def read_readings(path: str | Path, *, allow_negative: bool = False) -> np.ndarray:
+def read_readings(path: str | Path, *, allow_negative: bool) -> np.ndarray:
     """One reading per line (blank lines and ``#`` comments skipped, a first line that is one
     column name is a header, :func:`is_header`); every other line must be a finite number
     (>= 0 unless ``allow_negative``; :func:`parse_reading`)."""

@@ -1,15 +1,16 @@
-"""Settings of the warm-up stage: frozen dataclasses built from a validated config section.
+"""Settings of the warm-up stage in the workflow: frozen dataclasses built from the validated
+``warmup`` config section (``perfcast/schemas/warmup.schema.yaml``), and the settings of each of
+the stage's jobs.
 
-Every field is a key of a config section: of ``warmup:`` (``perfcast/schemas/warmup.schema.yaml``)
-for the workflow, of ``src/perfcast/schemas/warmup_cli.schema.yaml`` for the ``perfcast edm``,
-``perfcast ci`` and ``perfcast wps`` commands (their flags). The defaults live in those schemas
-only: a mapping is validated there (which fills every default) and the dataclass is built with
-:func:`perfcast.settings.build` (:func:`warmup_settings`, :func:`command_settings`).
-
-The workflow validates its whole config once; the ``warmup_run`` job of a workload gets the part
-of it that its measurement session depends on, as the one plain dict of
-:func:`session_params`, and its script rebuilds :class:`SessionSettings` from that dict. A
-change of any other setting (another workload, the counter-trace phases) does not rerun it.
+Every field of a section dataclass is a key of the section; the defaults live in the schema only:
+the section is validated there (which fills every default) and the dataclass is built with
+:func:`perfcast.settings.build` (:func:`warmup_settings`). A job's settings (:class:`RunSettings`,
+:class:`TraceSettings`, :class:`PaperSettings`) hold what that job depends on and nothing else:
+the workflow passes them as the rule's one ``settings`` param (their plain dict,
+:func:`perfcast.settings.as_params`), so that Snakemake reruns exactly the jobs whose settings
+changed. The settings of the ``perfcast edm|ci|wps|watch|stable`` commands are in
+:mod:`perfcast.warmup.cli_settings`; the pieces both use (:class:`EdmSettings`,
+:class:`PresetLimits`) are here.
 
 This module imports neither numpy nor the detectors, so that the workflow can build and check
 settings when it parses its rules.
@@ -27,7 +28,7 @@ from typing import Any
 
 from perfcast.errors import InputError
 from perfcast.program import Program, check_placeholders
-from perfcast.settings import as_params, build, from_section, validate
+from perfcast.settings import as_params, build, from_section
 from perfcast.warmup.planner import PlannerSettings
 
 #: the keys of the ``warmup`` section that every workload's measurement session depends on
@@ -100,9 +101,11 @@ def resolve_min_samples(min_samples: int | None, preset: str) -> int:
     return PRESET_MIN_SAMPLES[preset]
 
 
-class _PresetLimits:
-    """The autocorrelation limit and the minimum number of subsession means of a settings object
-    with ``preset``, ``ac_limit`` and ``min_samples``: explicit values, else the preset's."""
+class PresetLimits:
+    """Mixin: the autocorrelation limit and the minimum number of subsession means of a settings
+    object with ``preset``, ``ac_limit`` and ``min_samples``: explicit values, else the
+    preset's (:class:`CiSettings`, and the commands' settings of
+    :mod:`perfcast.warmup.cli_settings`)."""
 
     preset: str
     ac_limit: float | None
@@ -120,7 +123,7 @@ class _PresetLimits:
 
 
 @dataclass(frozen=True)
-class CiSettings(_PresetLimits):
+class CiSettings(PresetLimits):
     """Confidence interval of the stable throughput (``warmup.ci``).
 
     Attributes
@@ -201,7 +204,7 @@ class WorkloadSettings:
 @dataclass(frozen=True)
 class CounterPhaseSettings:
     """Phases of the counters stage's traces (``warmup.counters``;
-    :func:`perfcast.warmup.counters.counter_phases`).
+    :func:`perfcast.warmup.counter_phases.counter_phases`).
 
     Attributes
     ----------
@@ -221,6 +224,7 @@ class CounterPhaseSettings:
     edge_fraction: float
     ac_limit: float
     confidence: float
+    target_relative_width: float
 
 
 @dataclass(frozen=True)
@@ -252,7 +256,7 @@ class AnalysisSettings:
 class SessionSettings:
     """Everything the measurement session of one workload depends on (a ``warmup_run`` job).
 
-    Built from the dict of :func:`session_params`: the workload's ``name`` and its settings
+    Built by :func:`session_settings`: the workload's ``name`` and its settings
     (``workload``), the entry of the top-level ``programs:`` it names (``programs``, empty for
     a workload with its own ``command``), the workflow's ``seed``, and the ``warmup`` section's
     ``edm``, ``ci``, ``round_lower_bound_s``, ``wps_max_prediction_error`` and ``session``.
@@ -365,30 +369,42 @@ def warmup_settings(section: Mapping[str, Any] | None) -> WarmupSettings:
     return from_section(WarmupSettings, section, "warmup")
 
 
-def session_params(name: str, section: Mapping[str, Any], programs: Mapping[str, Any],
-                   seed: int) -> dict[str, Any]:
-    """The settings of workload ``name``'s measurement session, as a plain dict (the
-    ``warmup_run`` job's ``params``; :class:`SessionSettings` is built from it).
+def session_settings(name: str, section: Mapping[str, Any], programs: Mapping[str, Any],
+                     seed: int) -> SessionSettings:
+    """The settings of workload ``name``'s measurement session.
 
     Parameters
     ----------
-    name : a key of ``section["workloads"]``.
-    section : the ``warmup`` section, validated (its defaults filled in).
-    programs : the top-level ``programs:`` map; only the entry the workload names is kept.
-    seed : the workflow's seed (``{seed}``).
+    name : str
+        A key of ``section["workloads"]``.
+    section : Mapping[str, Any]
+        The ``warmup`` section, validated (its defaults filled in).
+    programs : Mapping[str, Any]
+        The top-level ``programs:`` map; only the entry the workload names is kept.
+    seed : int
+        The workflow's seed (``{seed}``).
 
     Returns
     -------
-    dict
-        ``name``, ``seed``, ``workload``, ``programs`` and the keys :data:`SESSION_KEYS` of
+    SessionSettings
+        The workload, the one program it names, the seed and the keys :data:`SESSION_KEYS` of
         ``section``: what the session depends on and nothing else, so that Snakemake reruns
-        the job exactly when one of them changes.
+        the ``warmup_run`` job exactly when one of them changes.
 
     Raises
     ------
     InputError
-        the workload names a program that ``programs`` lacks, or :class:`SessionSettings`
-        refuses the settings.
+        The workload names a program that ``programs`` lacks, or :class:`SessionSettings`
+        refuses the settings (``work_min`` above ``work_max``, a command without ``{work}``).
+
+    Examples
+    --------
+    >>> from perfcast.settings import validate
+    >>> section = validate({"workloads": {"kv": {"command": "{python} kv.py {work}",
+    ...                                          "work_max": 100}}}, "warmup")
+    >>> s = session_settings("kv", section, {}, seed=7)
+    >>> s.name, s.seed, s.workload.work_min, s.limits.max_rounds, s.ci.limit
+    ('kv', 7, 1, 200, 0.2)
     """
     workload = section["workloads"][name]
     ref = workload["program"]
@@ -398,138 +414,52 @@ def session_params(name: str, section: Mapping[str, Any], programs: Mapping[str,
     params = {"name": name, "seed": seed, "workload": workload,
               "programs": {} if ref is None else {ref: programs[ref]},
               **{key: section[key] for key in SESSION_KEYS}}
-    build(SessionSettings, params)  # refuses what the schema cannot check
-    return params
+    return build(SessionSettings, params, where=f"warmup.workloads.{name}")
 
 
 @dataclass(frozen=True)
-class CiCommandSettings(_PresetLimits):
-    """``perfcast ci``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags)."""
-
-    preset: str
-    ac_limit: float | None
-    min_samples: int | None
-    confidence: float
-    target_relative_width: float
-    harmonic: bool
-
-
-@dataclass(frozen=True)
-class WpsCommandSettings:
-    """``perfcast wps``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags)."""
-
-    preset: str
-    ac_limit: float | None
-    confidence: float
-    lower_bound_s: float
-    max_prediction_error: float
-
-    @property
-    def limit(self) -> float:
-        """The autocorrelation limit used (:func:`resolve_limit`)."""
-        return resolve_limit(self.ac_limit, self.preset)
-
-
-@dataclass(frozen=True)
-class WatchSettings(_PresetLimits):
-    """``perfcast watch``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags).
+class RunSettings:
+    """The settings of one ``warmup_run`` job (:func:`perfcast.warmup.rules.run_workload`).
 
     Attributes
     ----------
-    target_relative_width, confidence : stop when the stable readings' CI at this level is at
-        most this fraction of their mean wide ...
-    preset, ac_limit, min_samples : ... and they reach its required sample size (subsession
-        analysis: :class:`CiSettings`).
-    min_readings : no analysis before this many readings.
-    growth : the next checkpoint is at most this many times the readings so far
-        (:mod:`perfcast.warmup.watch`).
-    min_size, alpha, min_effect : the robust change-point detector (:class:`EdmSettings`).
+    session : SessionSettings
+        The workload's measurement session (:func:`session_settings`).
+    journal : str
+        The durable journal of the finished rounds: not an output, so that it survives a
+        failed or killed job, which then resumes from it.
     """
 
-    target_relative_width: float
-    confidence: float
-    preset: str
-    ac_limit: float | None
-    min_samples: int | None
-    min_readings: int
-    growth: float
-    min_size: int | None
-    alpha: float
-    min_effect: float
-
-    @property
-    def edm(self) -> EdmSettings:
-        """The change-point detector (robust mode)."""
-        return EdmSettings(mode="robust", min_size=self.min_size, alpha=self.alpha,
-                           min_effect=self.min_effect)
+    session: SessionSettings
+    journal: str
 
 
 @dataclass(frozen=True)
-class StableSettings(_PresetLimits):
-    """``perfcast stable``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags).
+class TraceSettings:
+    """The settings of one ``warmup_counter_phases`` job
+    (:func:`perfcast.warmup.rules.run_counter_phases`).
 
     Attributes
     ----------
-    min_size, alpha, min_effect : the robust change-point detector (:class:`EdmSettings`).
-    preset, ac_limit, min_samples, confidence : the subsession analysis and the CI level
-        (:class:`CiCommandSettings`).
-    rates : the readings are rates: the harmonic mean is given too.
+    phases : CounterPhaseSettings
+        How the phases of a counter trace are found (``warmup.counters``).
+    generation, benchmark : str
+        The trace's CPU generation and benchmark, recorded in its outputs.
     """
 
-    min_size: int | None
-    alpha: float
-    min_effect: float
-    preset: str
-    ac_limit: float | None
-    min_samples: int | None
-    confidence: float
-    rates: bool
-
-    @property
-    def edm(self) -> EdmSettings:
-        """The change-point detector (robust mode)."""
-        return EdmSettings(mode="robust", min_size=self.min_size, alpha=self.alpha,
-                           min_effect=self.min_effect)
+    phases: CounterPhaseSettings
+    generation: str
+    benchmark: str
 
 
 @dataclass(frozen=True)
-class InputSettings:
-    """How ``perfcast edm|ci|stable|watch`` read readings (``warmup_cli.schema.yaml``'s
-    ``input``): ``allow_negative`` accepts readings below 0 (``--allow-negative``)."""
+class PaperSettings:
+    """The settings of the ``warmup_paper`` job (:func:`perfcast.warmup.artifacts.write_paper`).
 
-    allow_negative: bool
-
-
-@dataclass(frozen=True)
-class CommandSettings:
-    """The settings of ``perfcast edm``, ``perfcast ci``, ``perfcast wps`` and
-    ``perfcast watch`` (``src/perfcast/schemas/warmup_cli.schema.yaml``)."""
-
-    edm: EdmSettings
-    ci: CiCommandSettings
-    wps: WpsCommandSettings
-    watch: WatchSettings
-    stable: StableSettings
-    input: InputSettings
-
-
-def command_settings(command: str, values: Mapping[str, Any] | None = None
-                     ) -> (EdmSettings | CiCommandSettings | WpsCommandSettings | WatchSettings
-                           | StableSettings | InputSettings):
-    """The settings of ``perfcast COMMAND`` from the values of its flags.
-
-    Parameters
+    Attributes
     ----------
-    command : ``"edm"``, ``"ci"``, ``"wps"``, ``"watch"``, ``"stable"``, or ``"input"`` (how
-        the readings are read).
-    values : setting -> value for the flags given (a None value counts as not given: the
-        schema's default is used).
-
-    Raises
-    ------
-    InputError
-        a value the schema refuses (naming the setting).
+    workloads : tuple of str
+        The workloads, in the order of the job's input lists (a panel and a row each).
     """
-    given = {k: v for k, v in (values or {}).items() if v is not None}
-    data = validate({command: given}, "warmup_cli", where="command line")
-    return getattr(build(CommandSettings, data, where="warmup_cli"), command)
+
+    workloads: tuple[str, ...]

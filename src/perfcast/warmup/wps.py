@@ -35,6 +35,8 @@ from perfcast.warmup.ci import NotEnoughDataError, t_quantile
 from perfcast.warmup.subsession import block_means, lag1_autocorrelation, subsession_size
 
 MIN_ROUNDS = 3
+#: at most this many fits while rounds below ``alpha * v`` are dropped
+MAX_FITS = 20
 log = logging.getLogger(__name__)
 
 
@@ -145,11 +147,10 @@ def wps_regression(
     work: np.ndarray,
     duration: np.ndarray,
     *,
-    lower_bound_s: float = 0.0,
-    ac_limit: float = 0.2,
-    confidence: float = 0.95,
-    max_iter: int = 20,
-    max_prediction_error: float = 0.1,
+    lower_bound_s: float,
+    ac_limit: float,
+    confidence: float,
+    max_prediction_error: float,
 ) -> WpsResult:
     """Fit ``duration = alpha + work / v`` as the module docstring describes.
 
@@ -159,7 +160,6 @@ def wps_regression(
     lower_bound_s : rounds shorter than this are not used (Pilot: 20 s strict, 3 s quick).
     ac_limit : largest ``|lag-1 autocorrelation|`` of the subsession means of the residuals.
     confidence : confidence level of the interval of ``v``.
-    max_iter : at most this many fits while rounds below ``alpha * v`` are dropped.
     max_prediction_error : warn (:attr:`WpsResult.warning`, and the log) above this prediction
         error.
 
@@ -190,7 +190,7 @@ def wps_regression(
     short = [i for i in range(len(t_all)) if t_all[i] < lower_bound_s]
     used = [i for i in range(len(t_all)) if t_all[i] >= lower_bound_s]
     below: list[int] = []
-    for _ in range(max_iter):
+    for _ in range(MAX_FITS):
         if len(used) < MIN_ROUNDS:
             raise NotEnoughDataError(
                 f"{len(used)} usable rounds (of {len(t_all)}; {len(short)} shorter than "

@@ -33,9 +33,6 @@ from perfcast.warmup.settings import CounterPhaseSettings
 
 COLUMNS = ["interval", "time", "duration_s", "instructions", "cycles", "ipc"]
 
-__all__ = ["COLUMNS", "CounterPhaseSettings", "counter_phases"]
-
-
 def _check(df: pd.DataFrame, path: str | Path) -> pd.DataFrame:
     require_columns(df, COLUMNS, path)
     if df.empty:
@@ -120,7 +117,8 @@ def counter_phases(df: pd.DataFrame, settings: CounterPhaseSettings,
         summary["stable_instruction_rate"] = float(inst.sum() / dur[stable].sum())
         finite = ipc[stable][np.isfinite(ipc[stable])]
         try:
-            ci = mean_ci(finite, ac_limit=settings.ac_limit, confidence=settings.confidence)
+            ci = mean_ci(finite, ac_limit=settings.ac_limit, confidence=settings.confidence,
+                         target_relative_width=settings.target_relative_width)
             summary["stable_ipc"] = ci.to_dict()
         except NotEnoughDataError as exc:
             summary["stable_ipc_reason"] = str(exc)
