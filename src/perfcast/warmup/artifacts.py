@@ -38,7 +38,7 @@ def write_paper(settings: PaperSettings, *, summaries: list[str], rounds: list[s
     >>> from perfcast.warmup.rules import run_workload
     >>> from perfcast.warmup.settings import PaperSettings, RunSettings, session_settings
     >>> command = "{python} -c 'print(*[0.001] * {work}, sep=chr(10))'"
-    >>> section = validate({"session": {"max_rounds": 2, "min_rounds": 2},
+    >>> section = validate({"session": {"max_rounds": 1, "min_rounds": 1},
     ...                     "workloads": {"w": {"command": command, "work_max": 64}}}, "warmup")
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     out = Path(tmp)

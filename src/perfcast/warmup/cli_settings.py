@@ -51,14 +51,26 @@ class WatchSettings(PresetLimits):
 
     Attributes
     ----------
-    target_relative_width, confidence : stop when the stable readings' CI at this level is at
-        most this fraction of their mean wide ...
-    preset, ac_limit, min_samples : ... and they reach its required sample size (subsession
-        analysis: :class:`CiSettings`).
-    min_readings : no analysis before this many readings.
-    growth : the next checkpoint is at most this many times the readings so far
+    target_relative_width, confidence : float
+        Stop when the stable readings' CI at this level is at most this fraction of their mean
+        wide ...
+    preset : str
+        ... and they reach its required sample size (subsession analysis,
+        :class:`perfcast.warmup.settings.CiSettings`): Pilot's preset, ...
+    ac_limit : float or None
+        ... or an explicit autocorrelation limit, ...
+    min_samples : int or None
+        ... and smallest number of subsession means.
+    min_readings : int
+        No analysis before this many readings.
+    growth : float
+        The next checkpoint is at most this many times the readings so far
         (:mod:`perfcast.warmup.watch`).
-    min_size, alpha, min_effect : the robust change-point detector (:class:`EdmSettings`).
+    min_size : int or None
+        The robust change-point detector's shortest segment (None: its own), ...
+    alpha, min_effect : float
+        ... false-alarm probability and smallest effect
+        (:class:`perfcast.warmup.settings.EdmSettings`).
     """
 
     target_relative_width: float
@@ -85,10 +97,23 @@ class StableSettings(PresetLimits):
 
     Attributes
     ----------
-    min_size, alpha, min_effect : the robust change-point detector (:class:`EdmSettings`).
-    preset, ac_limit, min_samples, confidence : the subsession analysis and the CI level
-        (:class:`CiCommandSettings`).
-    rates : the readings are rates: the harmonic mean is given too.
+    min_size : int or None
+        The robust change-point detector's shortest segment (None: its own), ...
+    alpha, min_effect : float
+        ... false-alarm probability and smallest effect
+        (:class:`perfcast.warmup.settings.EdmSettings`).
+    preset : str
+        The subsession analysis (:class:`CiCommandSettings`): Pilot's preset, ...
+    ac_limit : float or None
+        ... or an explicit autocorrelation limit, ...
+    min_samples : int or None
+        ... and smallest number of subsession means.
+    confidence : float
+        The level of every interval.
+    target_relative_width : float
+        The width, relative to the mean, that ``required_readings`` is for.
+    rates : bool
+        The readings are rates: the harmonic mean is given too.
     """
 
     min_size: int | None

@@ -94,7 +94,7 @@ def write_phase_figure(*, rounds: str | Path, readings: str | Path, summary: str
     >>> from perfcast.settings import validate
     >>> from perfcast.warmup.settings import RunSettings, session_settings
     >>> command = "{python} -c 'print(*[0.001] * {work}, sep=chr(10))'"
-    >>> section = validate({"session": {"max_rounds": 2, "min_rounds": 2},
+    >>> section = validate({"session": {"max_rounds": 1, "min_rounds": 1},
     ...                     "workloads": {"w": {"command": command, "work_max": 64}}}, "warmup")
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     out = Path(tmp)

@@ -43,13 +43,17 @@ class EdmSettings:
 
     Attributes
     ----------
-    mode : ``"robust"`` (the calibrated rank-based detector of
+    mode : str
+        ``"robust"`` (the calibrated rank-based detector of
         :mod:`perfcast.warmup.edm_robust`) or ``"pilot"`` (Pilot's EDM_percent,
         :mod:`perfcast.warmup.edm_pilot`).
-    min_size : shortest segment in readings; None for the mode's own
+    min_size : int or None
+        Shortest segment in readings; None for the mode's own
         (:attr:`segment_min`).
-    alpha : robust mode: probability of reporting a change point in a series without one.
-    min_effect : robust mode: smallest change of the median (a fraction of the overall median)
+    alpha : float
+        Robust mode: probability of reporting a change point in a series without one.
+    min_effect : float
+        Robust mode: smallest change of the median (a fraction of the overall median)
         kept as a change point.
     """
 
@@ -128,13 +132,18 @@ class CiSettings(PresetLimits):
 
     Attributes
     ----------
-    preset : Pilot's autocorrelation limit of subsession means and smallest number of them:
+    preset : str
+        Pilot's autocorrelation limit of subsession means and smallest number of them:
         quick, normal or strict.
-    ac_limit : an explicit limit instead of the preset's, or None.
-    min_samples : an explicit smallest number of subsession means instead of the preset's, or
+    ac_limit : float or None
+        An explicit limit instead of the preset's, or None.
+    min_samples : int or None
+        An explicit smallest number of subsession means instead of the preset's, or
         None.
-    confidence : confidence level of every interval.
-    target_relative_width : a session stops when its CIs are at most this fraction of the
+    confidence : float
+        Confidence level of every interval.
+    target_relative_width : float
+        A session stops when its CIs are at most this fraction of the
         estimate wide.
     """
 
@@ -152,15 +161,21 @@ class SessionLimits:
 
     Attributes
     ----------
-    max_rounds, min_rounds : at most this many rounds; never stop on the target before
+    max_rounds, min_rounds : int
+        At most this many rounds; never stop on the target before
         ``min_rounds``.
-    max_time_s : stop when the rounds took this long (the next round's predicted time
+    max_time_s : float
+        Stop when the rounds took this long (the next round's predicted time
         included).
-    first_estimate_s, first_estimate_rounds : Pilot's ``t`` and ``n``: the first rounds should
-        give a first estimate in ``t`` seconds from ``n`` rounds (the planner's ramp).
-    stop_on : the CIs that must meet the target: ``"readings"`` (unit readings), ``"wps"``
+    first_estimate_s : float
+        Pilot's ``t``: the first rounds should give a first estimate in ``t`` seconds ...
+    first_estimate_rounds : int
+        ... from Pilot's ``n`` rounds (the planner's ramp).
+    stop_on : tuple of str
+        The CIs that must meet the target: ``"readings"`` (unit readings), ``"wps"``
         (the work-per-second regression).
-    allow_other_host : resume a journal whose rounds were measured on another host or CPU
+    allow_other_host : bool
+        Resume a journal whose rounds were measured on another host or CPU
         model (:mod:`perfcast.warmup.journal`; refused by default).
     """
 
@@ -179,15 +194,23 @@ class WorkloadSettings:
 
     Attributes
     ----------
-    command : the shell command of one round (``{work}``, ``{python}``, ``{seed}``
+    command : str or None
+        The shell command of one round (``{work}``, ``{python}``, ``{seed}``
         placeholders, :mod:`perfcast.program`), or None when ``program`` names one.
-    program : a name under the top-level ``programs:``, or None.
-    env : extra environment variables (over the program's).
-    work_min, work_max : work amount of the first round, and the largest (Pilot's ``b``).
-    readings_regex, readings_scale : how unit readings are picked out of output lines
-        (:class:`perfcast.warmup.readings.ReadingParser`).
-    timeout_s : a round running longer fails the job.
-    session : overrides of the stage's :class:`SessionLimits` (some of its keys).
+    program : str or None
+        A name under the top-level ``programs:``, or None.
+    env : Mapping[str, str or float]
+        Extra environment variables (over the program's).
+    work_min, work_max : int
+        Work amount of the first round, and the largest (Pilot's ``b``).
+    readings_regex : str or None
+        How unit readings are picked out of output lines, and ...
+    readings_scale : float
+        ... what multiplies them into seconds (:class:`perfcast.warmup.readings.ReadingParser`).
+    timeout_s : float
+        A round running longer fails the job.
+    session : Mapping[str, Any]
+        Overrides of the stage's :class:`SessionLimits` (some of its keys).
     """
 
     command: str | None
@@ -208,14 +231,21 @@ class CounterPhaseSettings:
 
     Attributes
     ----------
-    edm : change-point detection on the per-interval instruction rate.
-    setup_fraction : leading intervals whose rate is below this fraction of the median rate
+    edm : EdmSettings
+        Change-point detection on the per-interval instruction rate.
+    setup_fraction : float
+        Leading intervals whose rate is below this fraction of the median rate
         are setup.
-    fallback : ``"edges"`` or ``"none"``: what is stable when no segment holds more than half
+    fallback : str
+        ``"edges"`` or ``"none"``: what is stable when no segment holds more than half
         of the intervals (:func:`perfcast.warmup.segments.detect_phases`).
-    edge_fraction : fallback edges: warm-up and cool-down lie within this fraction of either
+    edge_fraction : float
+        Fallback edges: warm-up and cool-down lie within this fraction of either
         end.
-    ac_limit, confidence : subsession analysis and confidence level of the stable IPC.
+    ac_limit, confidence : float
+        Subsession analysis and confidence level of the stable IPC.
+    target_relative_width : float
+        The stable IPC's ``required_readings`` are for a CI this fraction of its mean wide.
     """
 
     edm: EdmSettings
@@ -358,13 +388,29 @@ class SessionSettings:
 
 
 def warmup_settings(section: Mapping[str, Any] | None) -> WarmupSettings:
-    """The ``warmup`` section validated against ``src/perfcast/schemas/warmup.schema.yaml``, every
+    """The ``warmup`` section validated against ``perfcast/schemas/warmup.schema.yaml``, every
     default filled in, as :class:`WarmupSettings`.
+
+    Parameters
+    ----------
+    section : Mapping[str, Any] or None
+        The ``warmup`` section of a config (None: all defaults).
+
+    Returns
+    -------
+    WarmupSettings
+        The whole section.
 
     Raises
     ------
     InputError
-        a value the schema refuses (naming its key).
+        A value the schema refuses (naming its key).
+
+    Examples
+    --------
+    >>> s = warmup_settings({"ci": {"preset": "strict"}})
+    >>> s.ci.limit, s.ci.samples_min, s.edm.mode, s.counters.fallback, s.session.stop_on
+    (0.1, 200, 'robust', 'edges', ('readings', 'wps'))
     """
     return from_section(WarmupSettings, section, "warmup")
 
