@@ -86,6 +86,9 @@ def _settings(args: argparse.Namespace, **values: Any) -> Any:
 
 
 def cmd_edm(args: argparse.Namespace) -> int:
+    """``perfcast edm``: change points, segments and the stable segment of readings
+    (:func:`perfcast.warmup.segments.detect_phases` with the ``edm`` settings of
+    ``warmup_cli.schema.yaml``); JSON on stdout. Returns the exit status (0)."""
     from perfcast.warmup.ci import MIN_READINGS
     from perfcast.warmup.readings import read_readings
     from perfcast.warmup.segments import detect_phases, segments
@@ -123,6 +126,9 @@ def _median(x) -> float:
 
 
 def cmd_ci(args: argparse.Namespace) -> int:
+    """``perfcast ci``: the mean of readings with its subsession-analysis CI
+    (:func:`perfcast.warmup.ci.mean_ci` with the ``ci`` settings), and a warning when the
+    readings are not one stable phase; JSON on stdout. Returns the exit status (0)."""
     from perfcast.warmup.ci import NotEnoughDataError, mean_ci
     from perfcast.warmup.readings import read_readings
 
@@ -171,6 +177,9 @@ def _command_settings(command: str) -> Any:
 
 
 def cmd_stable(args: argparse.Namespace) -> int:
+    """``perfcast stable``: the stable segment's mean, median (and harmonic mean) with their
+    CIs (:func:`perfcast.warmup.stable.stable_throughput` with the ``stable`` settings); JSON on
+    stdout. Returns the exit status: 0, or 1 when there is no stable phase."""
     from perfcast.warmup.readings import read_readings
     from perfcast.warmup.stable import stable_throughput
 
@@ -193,6 +202,9 @@ def cmd_stable(args: argparse.Namespace) -> int:
 
 
 def cmd_wps(args: argparse.Namespace) -> int:
+    """``perfcast wps``: the work-per-second regression of rounds
+    (:func:`perfcast.warmup.wps.wps_regression` with the ``wps`` settings); JSON on stdout.
+    Returns the exit status (0)."""
     from perfcast.warmup.ci import NotEnoughDataError
     from perfcast.warmup.readings import read_rounds
     from perfcast.warmup.wps import wps_regression
@@ -235,6 +247,9 @@ def _lines(path: str) -> Any:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    """``perfcast watch``: live phases of readings as they arrive, one JSON line per analysis
+    (:func:`perfcast.warmup.watch.watch` with the ``watch`` settings). Returns the exit status:
+    0 on a stop, 1 when the input ends first."""
     from perfcast.warmup.readings import is_header, parse_reading
     from perfcast.warmup.watch import watch
 
