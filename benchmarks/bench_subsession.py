@@ -46,7 +46,8 @@ def main() -> dict:
         rows.append({
             "n": n, "q": q, "r": r,
             "search_s": best_of(lambda x=x: subsession_size(x, 0.2)),
-            "mean_ci_s": best_of(lambda x=x: mean_ci(x, ac_limit=0.2)),
+            "mean_ci_s": best_of(lambda x=x: mean_ci(x, ac_limit=0.2, confidence=0.95,
+                                                     target_relative_width=0.1)),
             "sort_s": best_of(lambda x=x: np.sort(x)),
             "sum_s": best_of(lambda x=x: np.sum(x)),
         })

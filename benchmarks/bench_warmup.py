@@ -107,7 +107,7 @@ def watch_bench() -> dict:
     import subprocess
     import tempfile
 
-    from perfcast.warmup.settings import command_settings
+    from perfcast.warmup.cli_settings import command_settings
     from perfcast.warmup.watch import assess, watch
 
     exe = Path(sys.executable).with_name("perfcast")

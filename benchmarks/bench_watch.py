@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _util import save  # noqa: E402
 
 from perfcast.warmup.ci import mean_ci  # noqa: E402
-from perfcast.warmup.settings import command_settings  # noqa: E402
+from perfcast.warmup.cli_settings import command_settings  # noqa: E402
 from perfcast.warmup.watch import watch  # noqa: E402
 
 SD = 0.1
@@ -126,7 +126,8 @@ def part_nowarmup(series: int) -> dict:
         for _ in range(series):
             x = 1.0 + SD * rng.normal(size=n)
             up = run(x, settings)
-            offline = mean_ci(x, ac_limit=settings.limit, target_relative_width=target,
+            offline = mean_ci(x, ac_limit=settings.limit, confidence=settings.confidence,
+                              target_relative_width=target,
                               min_samples=settings.samples_min).required_readings
             ratios.append(up.n / offline if up.stop else np.inf)
         r = np.array(ratios)
@@ -207,7 +208,8 @@ def part_offline(series: int) -> dict:
                     mean += r.mean.lower <= 1.0 <= r.mean.upper
                     median += r.median.lower <= 1.0 <= r.median.upper
                     a, b = detect_phases(x, edm).stable
-                    ci = mean_ci(x[a:b], ac_limit=stable.limit)
+                    ci = mean_ci(x[a:b], ac_limit=stable.limit, confidence=stable.confidence,
+                                 target_relative_width=stable.target_relative_width)
                     plain += ci.lower <= 1.0 <= ci.upper
                 rows.append({"n": n, "warmup_fraction": frac, "height_sd": height,
                              "series": series, "stable_mean": mean / series,

@@ -4,5 +4,5 @@ from perfcast.rulekit import rule_logging
 from perfcast.warmup.rules import write_phase_figure
 
 with rule_logging(snakemake):
-    i = snakemake.input
-    write_phase_figure(i.rounds, i.readings, i.summary, snakemake.output[0])
+    write_phase_figure(rounds=snakemake.input.rounds, readings=snakemake.input.readings,
+                       summary=snakemake.input.summary, figure=snakemake.output.figure)

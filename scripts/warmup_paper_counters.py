@@ -4,4 +4,4 @@ from perfcast.rulekit import rule_logging
 from perfcast.warmup.artifacts import write_counters_paper
 
 with rule_logging(snakemake):
-    write_counters_paper(list(snakemake.input), snakemake.output[0])
+    write_counters_paper(summaries=list(snakemake.input.summaries), table=snakemake.output.table)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from perfcast.errors import InputError
-from perfcast.settings import as_params, build, schema_path, validate
+from perfcast.settings import as_params, build, schema_default, schema_path, validate
 
 
 def test_defaults_are_filled_inside_referenced_section_schemas():
@@ -19,9 +19,10 @@ def test_defaults_are_filled_inside_referenced_section_schemas():
     assert replay["enabled"] is True and len(replay["source"]["sha256"]) == 64
     assert cfg["paper"] == {"enabled": True}
     assert cfg["sensitivity"]["cgroup"]["if_unavailable"] == "report"
-    assert cfg["warmup"]["edm"]["alpha"] == \
-        yaml.safe_load(schema_path("warmup").read_text())["properties"]["edm"]["properties"][
-            "alpha"]["default"]
+    # (warmup.edm is a $ref to definitions.schema.yaml: a default two references deep)
+    assert cfg["warmup"]["edm"]["alpha"] == schema_default("warmup", "edm.alpha") == \
+        yaml.safe_load(schema_path("definitions").read_text())["$defs"]["warmup_edm"][
+            "properties"]["alpha"]["default"]
 
 
 def test_the_default_config_is_valid_and_the_input_is_not_modified():

@@ -12,6 +12,7 @@ import pytest
 
 from perfcast.cli import main
 from perfcast.warmup.ci import mean_ci
+from perfcast.warmup.cli_settings import command_settings
 from perfcast.warmup.edm_pilot import edm_percent
 
 PERFCAST = Path(sys.executable).with_name("perfcast")
@@ -85,7 +86,9 @@ def test_ci_arithmetic_and_harmonic(capsys, tmp_path):
     x = rng.uniform(1, 3, size=300)
     path = write(tmp_path / "r.txt", x)
     rc, out, _ = run(capsys, "ci", str(path), "--cl", "0.9")
-    ref = mean_ci(np.loadtxt(path), confidence=0.9)
+    ci = command_settings("ci", {"confidence": 0.9})
+    ref = mean_ci(np.loadtxt(path), ac_limit=ci.limit, confidence=ci.confidence,
+                  target_relative_width=ci.target_relative_width)
     assert rc == 0 and out["mean"] == pytest.approx(ref.mean) and out["q"] == ref.q
     assert out["width"] == pytest.approx(ref.width) and out["confidence"] == 0.9
     for key in ("variance", "autocorrelation", "required_readings", "lower", "upper"):

@@ -9,10 +9,11 @@ import pytest
 
 from perfcast.errors import InputError
 from perfcast.warmup.changepoint import change_points
+from perfcast.warmup.cli_settings import command_settings
 from perfcast.warmup.edm_pilot import edm_percent
 from perfcast.warmup.edm_robust import _refine, critical_value, edm_robust, rank_scan
 from perfcast.warmup.segments import detect_phases, dominant_segment, segments
-from perfcast.warmup.settings import command_settings, warmup_settings
+from perfcast.warmup.settings import warmup_settings
 
 #: ``perfcast edm``'s defaults without the effect-size filter (robust)
 EDM = command_settings("edm", {"min_effect": 0.0})

@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from perfcast.settings import build, validate
+from perfcast.settings import validate
 from perfcast.warmup.analysis import analyze_session
 from perfcast.warmup.figures import phase_figure, pick_round
 from perfcast.warmup.runner import RoundRecord
-from perfcast.warmup.settings import SessionSettings, session_params
+from perfcast.warmup.settings import session_settings
 
 
 def _analysis():
     sec = validate({"workloads": {"w": {"command": "w {work}", "work_max": 5000}}}, "warmup")
-    return build(SessionSettings, session_params("w", sec, {}, 0)).analysis
+    return session_settings("w", sec, {}, 0).analysis
 
 
 def _record(i: int, x: np.ndarray) -> RoundRecord:

@@ -15,15 +15,16 @@ import pytest
 
 from perfcast.errors import InputError
 from perfcast.process import run_measured
-from perfcast.settings import build, validate
+from perfcast.settings import validate
 from perfcast.warmup.analysis import analyze_session, setup_seconds
+from perfcast.warmup.cli_settings import command_settings
 from perfcast.warmup.journal import Journal
 from perfcast.warmup.planner import PlannedRound
 from perfcast.warmup.readings import ReadingParser
 from perfcast.warmup.runner import RoundFailedError, RoundRecord, round_command, run_round
 from perfcast.warmup.segments import detect_phases
 from perfcast.warmup.session import run_session
-from perfcast.warmup.settings import SessionSettings, command_settings, session_params
+from perfcast.warmup.settings import SessionSettings, session_settings
 from perfcast.workloads.kvstore import shares
 
 # a real command that does `work` units of 2 ms each and reports each one as it finishes
@@ -36,7 +37,7 @@ UNITS = ("{python} -c \"import sys, time\n"
 def session(workload, programs=None, seed=0, name="w", **section) -> SessionSettings:
     """The settings of workload ``name``'s session; the schema's defaults for the rest."""
     sec = validate({**section, "workloads": {name: {"work_max": 1000, **workload}}}, "warmup")
-    return build(SessionSettings, session_params(name, sec, programs or {}, seed))
+    return session_settings(name, sec, programs or {}, seed)
 
 
 def test_round_command_renders_the_workload_or_its_program():
@@ -110,19 +111,19 @@ def _record(i, work=10):
 
 def test_journal_appends_durably_and_survives_a_torn_line(tmp_path):
     path = tmp_path / "j.jsonl"
-    j = Journal(path, "k1")
+    j = Journal(path, "k1", allow_other_host=False)
     assert j.load() == []
     j.append(_record(0))
     j.append(_record(1))
     with open(path, "a") as fh:
         fh.write('{"kind": "round", "round": 2, "wo')  # killed in the middle of a write
-    recs = Journal(path, "k1").load()
+    recs = Journal(path, "k1", allow_other_host=False).load()
     assert [r.round for r in recs] == [0, 1] and recs[1] == _record(1)
     assert path.read_text().endswith("\n")  # the torn line is gone
-    Journal(path, "k1").append(_record(2))
-    assert [r.round for r in Journal(path, "k1").load()] == [0, 1, 2]
+    Journal(path, "k1", allow_other_host=False).append(_record(2))
+    assert [r.round for r in Journal(path, "k1", allow_other_host=False).load()] == [0, 1, 2]
     # another command or planner: the old journal is set aside, a new one started
-    assert Journal(path, "k2").load() == []
+    assert Journal(path, "k2", allow_other_host=False).load() == []
     assert (tmp_path / "j.jsonl.stale").exists()
 
 
@@ -135,8 +136,7 @@ def _section(max_rounds):
 
 def _settings(max_rounds):
     """Rounds of UNITS until max_rounds (the CI target is unreachable)."""
-    return build(SessionSettings,
-                 session_params("units", validate(_section(max_rounds), "warmup"), {}, 0))
+    return session_settings("units", validate(_section(max_rounds), "warmup"), {}, 0)
 
 
 @pytest.mark.parametrize("preset,blocks", [("quick", 30), ("normal", 50), ("strict", 200)])
@@ -178,20 +178,21 @@ def test_journal_records_the_host_and_refuses_rounds_of_another(tmp_path):
 
     path = tmp_path / "j.jsonl"
     here = host_metadata()
-    j = Journal(path, "k1")
+    j = Journal(path, "k1", allow_other_host=False)
     j.load()
     j.append(_record(0))
     header = json.loads(path.read_text().splitlines()[0])
     assert header["host"] == here and header["host"]["cpu_model"]
     other = {**here, "hostname": here["hostname"] + "-other"}
     with pytest.raises(HostMismatchError) as err:
-        Journal(path, "k1", host=other).load()
+        Journal(path, "k1", host=other, allow_other_host=False).load()
     msg = str(err.value)
     assert str(path) in msg and repr(here["hostname"]) in msg and "allow_other_host" in msg
     assert "\n" not in msg
     # the same name on another CPU model is another machine too
     with pytest.raises(HostMismatchError, match="cpu_model"):
-        Journal(path, "k1", host={**here, "cpu_model": "Other CPU 9000"}).load()
+        Journal(path, "k1", host={**here, "cpu_model": "Other CPU 9000"},
+                allow_other_host=False).load()
     # allowed: resumed, and the switch is recorded before the new rounds
     allowed = Journal(path, "k1", host=other, allow_other_host=True)
     assert [r.round for r in allowed.load()] == [0]
@@ -201,8 +202,9 @@ def test_journal_records_the_host_and_refuses_rounds_of_another(tmp_path):
     assert kinds == ["header", "round", "host", "round"]
     # back on the first host, the last recorded host (the other one) no longer matches
     with pytest.raises(HostMismatchError):
-        Journal(path, "k1").load()
-    assert [r.round for r in Journal(path, "k1", host=other).load()] == [0, 1]
+        Journal(path, "k1", allow_other_host=False).load()
+    back = Journal(path, "k1", host=other, allow_other_host=False)
+    assert [r.round for r in back.load()] == [0, 1]
     from perfcast.warmup.settings import warmup_settings
 
     assert warmup_settings({}).session.allow_other_host is False  # refused unless allowed
@@ -210,7 +212,7 @@ def test_journal_records_the_host_and_refuses_rounds_of_another(tmp_path):
     old = tmp_path / "old.jsonl"
     old.write_text(json.dumps({"kind": "header", "key": "k1", "version": 1}) + "\n" +
                    json.dumps({"kind": "round", **_record(0).to_json()}) + "\n")
-    assert Journal(old, "k1").load() == []
+    assert Journal(old, "k1", allow_other_host=False).load() == []
     assert (tmp_path / "old.jsonl.stale").exists()
 
 
@@ -231,11 +233,11 @@ def test_cpu_model_from_cpuinfo(tmp_path):
 
 def test_a_killed_session_resumes_from_its_journal(tmp_path):
     journal = tmp_path / "units.jsonl"
-    code = ("from perfcast.settings import build, validate\n"
-            "from perfcast.warmup.settings import SessionSettings, session_params\n"
+    code = ("from perfcast.settings import validate\n"
+            "from perfcast.warmup.settings import session_settings\n"
             "from perfcast.warmup.session import run_session\n"
             f"section = validate({_section(12)!r}, 'warmup')\n"
-            "settings = build(SessionSettings, session_params('units', section, {}, 0))\n"
+            "settings = session_settings('units', section, {}, 0)\n"
             f"run_session(settings, {str(journal)!r})\n")
     proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     deadline = time.monotonic() + 60

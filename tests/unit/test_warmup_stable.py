@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from perfcast.cli import main
-from perfcast.warmup.settings import command_settings
+from perfcast.warmup.cli_settings import command_settings
 from perfcast.warmup.stable import median_ci, stable_throughput
 
 

@@ -11,6 +11,7 @@ from scipy.signal import lfilter
 
 from perfcast.errors import InputError
 from perfcast.warmup.ci import NotEnoughDataError, mean_ci, required_sample_size, t_quantile
+from perfcast.warmup.cli_settings import command_settings
 from perfcast.warmup.planner import (
     PlannerSettings,
     dyadic_fraction,
@@ -25,6 +26,23 @@ from perfcast.warmup.subsession import (
     subsession_size,
 )
 from perfcast.warmup.wps import ols, wps_regression
+
+
+def ci_of(x, **given):
+    """:func:`mean_ci` with ``perfcast ci``'s settings (its schema's defaults) for what a test
+    does not give."""
+    s = command_settings("ci")
+    return mean_ci(x, **{"ac_limit": s.limit, "confidence": s.confidence,
+                         "target_relative_width": s.target_relative_width, **given})
+
+
+def wps_of(work, duration, **given):
+    """:func:`wps_regression` with ``perfcast wps``'s settings (its schema's defaults) for what a
+    test does not give."""
+    s = command_settings("wps")
+    return wps_regression(work, duration, **{
+        "lower_bound_s": s.lower_bound_s, "ac_limit": s.limit, "confidence": s.confidence,
+        "max_prediction_error": s.max_prediction_error, **given})
 
 
 def ar1(rng, n, rho, mean=10.0):
@@ -95,7 +113,7 @@ def test_batched_subsession_search_finds_the_same_q_as_trying_them_one_by_one():
 def test_ci_of_independent_readings_is_the_t_interval():
     rng = np.random.default_rng(1)
     x = rng.normal(5, 2, size=200)
-    ci = mean_ci(x, ac_limit=0.2)
+    ci = ci_of(x, ac_limit=0.2)
     assert ci.q == 1 and ci.blocks == 200
     lo, hi = stats.t.interval(0.95, 199, loc=x.mean(), scale=stats.sem(x))
     assert (ci.lower, ci.upper) == pytest.approx((lo, hi))
@@ -111,8 +129,8 @@ def test_residual_correction_restores_coverage_under_ar1():
     plain = corrected = 0
     for _ in range(400):
         x = ar1(rng, 600, 0.5, mean=0.0) + 10.0
-        a = mean_ci(x, ac_limit=0.2)
-        b = mean_ci(x, ac_limit=0.2, residual_correction=True)
+        a = ci_of(x, ac_limit=0.2)
+        b = ci_of(x, ac_limit=0.2, residual_correction=True)
         assert b.q == a.q and b.mean == a.mean
         if a.autocorrelation > 0:
             factor = (1 + a.autocorrelation) / (1 - a.autocorrelation)
@@ -130,7 +148,7 @@ def test_ci_covers_the_mean_of_correlated_readings():
     covered = naive = 0
     for _ in range(300):
         x = ar1(rng, 600, 0.6)
-        ci = mean_ci(x)
+        ci = ci_of(x)
         covered += ci.lower <= 10 <= ci.upper
         lo, hi = stats.t.interval(0.95, 599, loc=x.mean(), scale=stats.sem(x))
         naive += lo <= 10 <= hi
@@ -141,17 +159,17 @@ def test_ci_covers_the_mean_of_correlated_readings():
 def test_harmonic_mean_ci_maps_the_reciprocal_interval():
     rng = np.random.default_rng(3)
     rates = 1.0 / rng.uniform(0.5, 1.5, size=300)
-    h = mean_ci(rates, harmonic=True)
-    a = mean_ci(1.0 / rates)
+    h = ci_of(rates, harmonic=True)
+    a = ci_of(1.0 / rates)
     assert h.mean == pytest.approx(stats.hmean(rates))
     assert (h.lower, h.upper) == pytest.approx((1 / a.upper, 1 / a.lower))
     assert h.lower < h.mean < h.upper
     covered = sum(
-        (c := mean_ci(1.0 / rng.uniform(0.5, 1.5, size=200), harmonic=True)).lower <= 1.0
+        (c := ci_of(1.0 / rng.uniform(0.5, 1.5, size=200), harmonic=True)).lower <= 1.0
         <= c.upper for _ in range(300))
     assert covered / 300 >= 0.92  # the harmonic mean of 1/U(0.5, 1.5) rates is 1
     with pytest.raises(ValueError):
-        mean_ci(np.r_[rates, 0.0], harmonic=True)
+        ci_of(np.r_[rates, 0.0], harmonic=True)
 
 
 def test_required_sample_size_formula():
@@ -160,11 +178,11 @@ def test_required_sample_size_formula():
     assert required_sample_size(1e-6, 3, 2.0, 1.0) == 3 * 30
     rng = np.random.default_rng(4)
     x = rng.normal(100, 20, size=100)
-    ci = mean_ci(x, target_relative_width=0.01)
+    ci = ci_of(x, target_relative_width=0.01)
     need = ci.required_readings
     y = rng.normal(100, 20, size=need)
-    assert mean_ci(y).relative_width <= 0.0105  # that many readings do reach the target
-    assert mean_ci(x, target_relative_width=0.5).required_readings == 30
+    assert ci_of(y).relative_width <= 0.0105  # that many readings do reach the target
+    assert ci_of(x, target_relative_width=0.5).required_readings == 30
 
 
 def test_required_sample_size_uses_pilots_preset_minimums():
@@ -172,8 +190,8 @@ def test_required_sample_size_uses_pilots_preset_minimums():
 
     rng = np.random.default_rng(6)
     x = rng.normal(100, 1, size=120)  # tiny variance: the minimum number of blocks decides
-    normal = mean_ci(x, target_relative_width=0.5, min_samples=50)
-    strict = mean_ci(x, target_relative_width=0.5, min_samples=200)
+    normal = ci_of(x, target_relative_width=0.5, min_samples=50)
+    strict = ci_of(x, target_relative_width=0.5, min_samples=200)
     assert normal.required_readings == normal.q * 50 and normal.enough
     assert strict.required_readings == strict.q * 200 and not strict.enough
     assert strict.to_dict()["enough"] is False
@@ -186,9 +204,9 @@ def test_required_sample_size_uses_pilots_preset_minimums():
 
 def test_ci_refuses_too_few_or_too_correlated_readings():
     with pytest.raises(NotEnoughDataError, match="at least 30"):
-        mean_ci(np.ones(29))
+        ci_of(np.ones(29))
     with pytest.raises(NotEnoughDataError, match="autocorrelation"):
-        mean_ci(np.cumsum(np.random.default_rng(9).normal(size=60)), ac_limit=0.1)
+        ci_of(np.cumsum(np.random.default_rng(9).normal(size=60)), ac_limit=0.1)
     assert t_quantile(0.95, 10) == pytest.approx(stats.t.ppf(0.975, 10))
 
 
@@ -199,7 +217,7 @@ def test_wps_recovers_alpha_and_v_and_matches_ols_reference():
     rng = np.random.default_rng(5)
     w = rng.uniform(1000, 10000, size=40).round()
     t = 2.0 + w / 500.0 + rng.normal(0, 0.3, size=40)
-    res = wps_regression(w, t)
+    res = wps_of(w, t)
     assert res.q == 1 and res.blocks == 40 and res.rounds_used == list(range(40))
     fit = sm.OLS(t, sm.add_constant(w)).fit()
     (a_lo, a_hi), (b_lo, b_hi) = fit.conf_int(0.05)
@@ -216,7 +234,7 @@ def test_wps_drops_short_rounds_and_rounds_below_alpha():
     w = np.r_[[10, 20, 40], rng.uniform(2000, 9000, size=30).round()]
     t = 5.0 + w / 1000.0 + rng.normal(0, 0.05, size=w.size)
     t[:3] = [0.1, 0.2, 0.3]  # crashed or trivially short rounds
-    res = wps_regression(w, t, lower_bound_s=1.0)
+    res = wps_of(w, t, lower_bound_s=1.0)
     assert res.rounds_short == [0, 1, 2]
     assert res.v == pytest.approx(1000, rel=0.1)
     # alpha (5 s) is worth 5000 units: rounds with less work than that are dropped
@@ -232,7 +250,7 @@ def test_wps_merges_correlated_rounds_into_block_means():
     w = rng.uniform(2000, 8000, size=n).round()
     drift = lfilter([1], [1, -0.9], rng.normal(0, 0.2, size=n))  # slowly drifting durations
     t = 1.0 + w / 2000 + drift
-    res = wps_regression(w, t)
+    res = wps_of(w, t)
     assert res.q > 1 and res.blocks == n // res.q
     # the fit is OLS on block means: intercept stays alpha (not q * alpha as with block sums)
     bw, bt = block_means(w, res.q), block_means(t, res.q)
@@ -245,27 +263,27 @@ def test_wps_prediction_error_is_the_residual_se_over_the_mean_duration():
     rng = np.random.default_rng(15)
     w = rng.uniform(1000, 10000, size=40).round()
     t = 2.0 + w / 500.0 + rng.normal(0, 0.3, size=40)
-    res = wps_regression(w, t)
+    res = wps_of(w, t)
     fit = sm.OLS(t, sm.add_constant(w)).fit()
     assert res.residual_se == pytest.approx(np.sqrt(fit.scale))  # statsmodels' s^2 = SSR/(n-2)
     assert res.prediction_error == pytest.approx(np.sqrt(fit.scale) / t.mean())
     assert res.prediction_error < 0.05 and res.warning is None  # a line fits: no warning
     # durations that are not linear in the work (a quadratic term): high error, a warning
     t2 = 2.0 + w / 500.0 + (w / 2500.0) ** 2 * rng.choice([0.2, 3.0], size=40)
-    bad = wps_regression(w, t2)
+    bad = wps_of(w, t2)
     assert bad.prediction_error > 0.1
     assert bad.warning and f"{bad.prediction_error:.1%}" in bad.warning
     assert bad.to_dict()["warning"] == bad.warning
-    assert wps_regression(w, t2, max_prediction_error=0.9).warning is None
+    assert wps_of(w, t2, max_prediction_error=0.9).warning is None
 
 
 def test_wps_refuses_what_it_cannot_fit():
     with pytest.raises(NotEnoughDataError, match="WPS needs 3"):
-        wps_regression([1, 2], [1.0, 2.0])
+        wps_of([1, 2], [1.0, 2.0])
     with pytest.raises(NotEnoughDataError, match="equal"):
-        wps_regression([5, 5, 5, 5], [1.0, 1.1, 0.9, 1.0])
+        wps_of([5, 5, 5, 5], [1.0, 1.1, 0.9, 1.0])
     with pytest.raises(NotEnoughDataError, match="grow"):
-        wps_regression([1, 2, 3, 4, 5, 6], [6.0, 5, 4, 3, 2, 1])
+        wps_of([1, 2, 3, 4, 5, 6], [6.0, 5, 4, 3, 2, 1])
 
 
 # ---------------------------------------------------------------------------------- planner

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from perfcast.cli import main
-from perfcast.warmup.settings import command_settings
+from perfcast.warmup.cli_settings import command_settings
 from perfcast.warmup.truncation import mser_truncation, stationarity_test
 from perfcast.warmup.watch import EVIDENCE, MIN_STEP, PHASES, Watcher, assess, watch
 

@@ -95,3 +95,21 @@ def test_counter_traces_are_targets_when_the_counters_stage_runs(tmp_path, snake
     # both generations of each benchmark, the predict-only one on the old generation
     assert jobs["warmup_counter_phases"] == "5" and jobs["warmup_paper_counters"] == "1"
     assert "warmup_run" not in jobs  # no workloads configured
+
+
+def test_a_disabled_counters_stage_is_a_visible_note(tmp_path, snakemake_run):
+    # the phases of counter traces need the counters stage: switched off, planning says so,
+    # naming the keys, and plans none of them
+    config = {
+        "counters": {"enabled": False, "generations": {"old": "g1", "new": "g2"},
+                     "events": ["l1d_cache"], "benchmarks": ["mcf"]},
+        "warmup": {"workloads": {}},
+    }
+    p = snakemake_run(tmp_path, config, targets=["all"], extra=["-n", "--quiet", "rules"])
+    out = p.stdout + p.stderr
+    assert "note" in out and "counters.enabled" in out and "warmup.counters" in out
+    assert "warmup_counter_phases" not in p.stdout
+    # both stages on: no note
+    config["counters"]["enabled"] = True
+    p = snakemake_run(tmp_path, config, targets=["all"], extra=["-n", "--quiet", "rules"])
+    assert "counters.enabled" not in p.stdout + p.stderr

@@ -12,7 +12,6 @@ rule warmup_run:
         summary=f"{RESULTS}/warmup/{{workload}}/summary.json",
     params:
         settings=get_warmup_run_settings,
-        journal=get_warmup_journal,
     log:
         f"{LOGS}/warmup/{{workload}}.log",
     benchmark:
@@ -35,7 +34,7 @@ rule warmup_figure:
         readings=f"{RESULTS}/warmup/{{workload}}/readings.parquet",
         summary=f"{RESULTS}/warmup/{{workload}}/summary.json",
     output:
-        report(
+        figure=report(
             f"{RESULTS}/warmup/{{workload}}/phases.png",
             caption="../report/warmup/phases.rst",
             category="4. Warm-up",
@@ -60,12 +59,12 @@ rule warmup_figure:
 
 rule warmup_counter_phases:
     input:
-        counters_table("{gen}", "{bench}"),
+        counters=counters_table("{gen}", "{bench}"),
     output:
         phases=warmup_counter_phases_path("{gen}", "{bench}"),
         summary=f"{RESULTS}/warmup/counters/{{gen}}/{{bench}}.json",
     params:
-        settings=warmup_counter_settings(),
+        settings=get_warmup_counter_phases_settings,
     log:
         f"{LOGS}/warmup/counters/{{gen}}/{{bench}}.log",
     benchmark:
@@ -97,7 +96,7 @@ rule warmup_paper:
         ),
         table=f"{RESULTS}/paper/warmup_throughput.csv",
     params:
-        names=warmup_workloads(),
+        settings=warmup_paper_settings(),
     log:
         f"{LOGS}/paper/warmup.log",
     benchmark:
@@ -114,9 +113,9 @@ rule warmup_paper:
 
 rule warmup_paper_counters:
     input:
-        [f"{RESULTS}/warmup/counters/{g}/{b}.json" for g, b in warmup_counter_traces()],
+        summaries=[f"{RESULTS}/warmup/counters/{g}/{b}.json" for g, b in warmup_counter_traces()],
     output:
-        f"{RESULTS}/paper/warmup_counters_stable_ipc.csv",
+        table=f"{RESULTS}/paper/warmup_counters_stable_ipc.csv",
     log:
         f"{LOGS}/paper/warmup_counters.log",
     benchmark:

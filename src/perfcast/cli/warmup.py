@@ -63,7 +63,7 @@ def _print(obj: dict[str, Any]) -> None:
 
 def _allow_negative(args: argparse.Namespace) -> bool:
     """``--allow-negative`` (the ``input`` settings of the CLI schema)."""
-    from perfcast.warmup.settings import command_settings
+    from perfcast.warmup.cli_settings import command_settings
 
     given = True if args.allow_negative else None
     return command_settings("input", {"allow_negative": given}).allow_negative
@@ -79,13 +79,16 @@ def _number(text: str) -> float:
 
 def _settings(args: argparse.Namespace, **values: Any) -> Any:
     """The settings of sub-command ``args.command`` from its flags (None: the schema's default;
-    :func:`perfcast.warmup.settings.command_settings`)."""
-    from perfcast.warmup.settings import command_settings
+    :func:`perfcast.warmup.cli_settings.command_settings`)."""
+    from perfcast.warmup.cli_settings import command_settings
 
     return command_settings(args.command, values)
 
 
 def cmd_edm(args: argparse.Namespace) -> int:
+    """``perfcast edm``: change points, segments and the stable segment of readings
+    (:func:`perfcast.warmup.segments.detect_phases` with the ``edm`` settings of
+    ``warmup_cli.schema.yaml``); JSON on stdout. Returns the exit status (0)."""
     from perfcast.warmup.ci import MIN_READINGS
     from perfcast.warmup.readings import read_readings
     from perfcast.warmup.segments import detect_phases, segments
@@ -123,6 +126,9 @@ def _median(x) -> float:
 
 
 def cmd_ci(args: argparse.Namespace) -> int:
+    """``perfcast ci``: the mean of readings with its subsession-analysis CI
+    (:func:`perfcast.warmup.ci.mean_ci` with the ``ci`` settings), and a warning when the
+    readings are not one stable phase; JSON on stdout. Returns the exit status (0)."""
     from perfcast.warmup.ci import NotEnoughDataError, mean_ci
     from perfcast.warmup.readings import read_readings
 
@@ -165,18 +171,22 @@ def _phases_warning(x, name: str) -> str | None:
 
 
 def _command_settings(command: str) -> Any:
-    from perfcast.warmup.settings import command_settings
+    from perfcast.warmup.cli_settings import command_settings
 
     return command_settings(command, {})
 
 
 def cmd_stable(args: argparse.Namespace) -> int:
+    """``perfcast stable``: the stable segment's mean, median (and harmonic mean) with their
+    CIs (:func:`perfcast.warmup.stable.stable_throughput` with the ``stable`` settings); JSON on
+    stdout. Returns the exit status: 0, or 1 when there is no stable phase."""
     from perfcast.warmup.readings import read_readings
     from perfcast.warmup.stable import stable_throughput
 
     settings = _settings(args, min_size=args.min_size, alpha=args.alpha,
                          min_effect=args.min_effect, preset=args.preset, ac_limit=args.ac_limit,
-                         min_samples=args.min_samples, confidence=args.cl, rates=args.rates)
+                         min_samples=args.min_samples, confidence=args.cl,
+                         target_relative_width=args.target, rates=args.rates)
     x = read_readings(args.file, allow_negative=_allow_negative(args))
     if settings.rates and (x <= 0).any():
         i = int((x <= 0).argmax())
@@ -192,6 +202,9 @@ def cmd_stable(args: argparse.Namespace) -> int:
 
 
 def cmd_wps(args: argparse.Namespace) -> int:
+    """``perfcast wps``: the work-per-second regression of rounds
+    (:func:`perfcast.warmup.wps.wps_regression` with the ``wps`` settings); JSON on stdout.
+    Returns the exit status (0)."""
     from perfcast.warmup.ci import NotEnoughDataError
     from perfcast.warmup.readings import read_rounds
     from perfcast.warmup.wps import wps_regression
@@ -234,6 +247,9 @@ def _lines(path: str) -> Any:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    """``perfcast watch``: live phases of readings as they arrive, one JSON line per analysis
+    (:func:`perfcast.warmup.watch.watch` with the ``watch`` settings). Returns the exit status:
+    0 on a stop, 1 when the input ends first."""
     from perfcast.warmup.readings import is_header, parse_reading
     from perfcast.warmup.watch import watch
 
@@ -285,30 +301,52 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return 0 if pending.stop else 1
 
 
-def _stats_options(p: argparse.ArgumentParser) -> None:
+def _default(command: str, key: str) -> str:
+    """``"(default: X)"``: the default of flag ``key`` of ``perfcast COMMAND``, read from its
+    section of ``warmup_cli.schema.yaml`` (a null default is the preset's or the mode's own)."""
+    from perfcast.settings import help_default
+
+    own = {"ac_limit": "the preset's", "min_samples": "the preset's, Pilot's quick 30, normal 50, "
+           "strict 200", "min_size": "the mode's own, 10 robust, 30 pilot"}
+    return help_default("warmup_cli", f"{command}.{key}",
+                        lambda v: own.get(key, "none") if v is None else str(v))
+
+
+def _stats_options(p: argparse.ArgumentParser, command: str) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--ac-limit", type=_number, default=None, metavar="X",
-                   help="largest |lag-1 autocorrelation| of subsession means (default: preset)")
+                   help="largest |lag-1 autocorrelation| of subsession means "
+                        f"{_default(command, 'ac_limit')}")
     g.add_argument("--preset", choices=PRESET_NAMES, default=None,
-                   help="Pilot's limits: quick 0.8, normal 0.2 (default), strict 0.1")
+                   help="Pilot's limits: quick 0.8, normal 0.2, strict 0.1 "
+                        f"{_default(command, 'preset')}")
     p.add_argument("--cl", type=_number, default=None, metavar="X",
-                   help="confidence level (default 0.95)")
+                   help=f"confidence level {_default(command, 'confidence')}")
 
 
 def _input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-negative", action="store_true",
                    help="accept readings below 0 (centred or differenced data); a first line "
-                        "that is one column name is a header in every reader")
+                        "that is one column name is a header in every reader "
+                        f"{_default('input', 'allow_negative')}")
 
 
-def _detector_options(p: argparse.ArgumentParser, *, min_effect: str) -> None:
-    """The robust change-point detector's options of ``stable`` and ``watch`` (``min_effect``:
-    the default the help names)."""
-    p.add_argument("--min-size", type=int, default=None, help="shortest segment (default 10)")
+def _detector_options(p: argparse.ArgumentParser, command: str) -> None:
+    """The robust change-point detector's options of ``stable`` and ``watch``."""
+    p.add_argument("--min-size", type=int, default=None,
+                   help=f"shortest segment {_default(command, 'min_size')}")
     p.add_argument("--alpha", type=_number, default=None,
-                   help="false-alarm probability of the change-point detector (0.01)")
+                   help="false-alarm probability of the change-point detector "
+                        f"{_default(command, 'alpha')}")
     p.add_argument("--min-effect", type=_number, default=None,
-                   help=f"drop changes smaller than this fraction of the median ({min_effect})")
+                   help="drop changes smaller than this fraction of the median "
+                        f"{_default(command, 'min_effect')}")
+
+
+def _min_samples_option(p: argparse.ArgumentParser, command: str) -> None:
+    p.add_argument("--min-samples", type=int, default=None, metavar="N",
+                   help="fewest subsession means the required sample size asks for "
+                        f"{_default(command, 'min_samples')}")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -318,14 +356,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "(dominant) segment; JSON on stdout.")
     p.add_argument("file", help="readings, one per line ('-' for stdin)")
     p.add_argument("--mode", choices=MODES, default=None,
-                   help="robust (default) or pilot (Pilot's EDM_percent, O(n^2 log n))")
+                   help="robust or pilot (Pilot's EDM_percent, O(n^2 log n)) "
+                        f"{_default('edm', 'mode')}")
     p.add_argument("--min-size", type=int, default=None,
-                   help="shortest segment (default 10 robust, 30 pilot)")
+                   help=f"shortest segment {_default('edm', 'min_size')}")
     p.add_argument("--alpha", type=_number, default=None,
-                   help="robust: false-alarm probability on a series without change")
+                   help="robust: false-alarm probability on a series without change "
+                        f"{_default('edm', 'alpha')}")
     p.add_argument("--min-effect", type=_number, default=None,
                    help="robust: drop changes of the median or spread smaller than this "
-                        "fraction of the overall median (default 0.05, as the workflow)")
+                        f"fraction of the overall median {_default('edm', 'min_effect')}")
     _input_options(p)
     p.set_defaults(func=cmd_edm)
 
@@ -333,14 +373,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Mean of readings (one per line), subsession size q, CI, "
                                    "variance, autocorrelation, required sample size; JSON.")
     p.add_argument("file", help="readings, one per line ('-' for stdin)")
-    _stats_options(p)
+    _stats_options(p, "ci")
     p.add_argument("--harmonic", action="store_true",
-                   help="harmonic mean (for rates), CI by the reciprocal of the 1/x interval")
+                   help="harmonic mean (for rates), CI by the reciprocal of the 1/x interval "
+                        f"{_default('ci', 'harmonic')}")
     p.add_argument("--target", type=_number, default=None, metavar="X",
-                   help="target CI width as a fraction of the mean (default 0.1)")
-    p.add_argument("--min-samples", type=int, default=None, metavar="N",
-                   help="fewest subsession means the required sample size asks for "
-                        "(default: preset, Pilot's quick 30, normal 50, strict 200)")
+                   help="target CI width as a fraction of the mean "
+                        f"{_default('ci', 'target_relative_width')}")
+    _min_samples_option(p, "ci")
     _input_options(p)
     p.set_defaults(func=cmd_ci)
 
@@ -352,12 +392,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "the harmonic mean; one JSON naming the segment used. "
                                    "Exit 1 when there is no stable phase.")
     p.add_argument("file", help="readings, one per line ('-' for stdin)")
-    _stats_options(p)
+    _stats_options(p, "stable")
     p.add_argument("--rates", action="store_true",
-                   help="the readings are rates (e.g. ops/s): give the harmonic mean too")
-    p.add_argument("--min-samples", type=int, default=None, metavar="N",
-                   help="fewest subsession means (default: preset, Pilot's 30/50/200)")
-    _detector_options(p, min_effect="0.05, as the workflow")
+                   help="the readings are rates (e.g. ops/s): give the harmonic mean too "
+                        f"{_default('stable', 'rates')}")
+    p.add_argument("--target", type=_number, default=None, metavar="X",
+                   help="CI width as a fraction of the mean that required_readings is for "
+                        f"{_default('stable', 'target_relative_width')}")
+    _min_samples_option(p, "stable")
+    _detector_options(p, "stable")
     _input_options(p)
     p.set_defaults(func=cmd_stable)
 
@@ -365,12 +408,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Stable speed v from rounds (CSV with work,duration_s); "
                                    "JSON on stdout.")
     p.add_argument("file", help="CSV with columns work,duration_s ('-' for stdin)")
-    _stats_options(p)
+    _stats_options(p, "wps")
     p.add_argument("--lower-bound", type=_number, default=None, metavar="S",
-                   help="drop rounds shorter than S seconds (Pilot: 20 strict, 3 quick)")
+                   help="drop rounds shorter than S seconds (Pilot: 20 strict, 3 quick) "
+                        f"{_default('wps', 'lower_bound_s')}")
     p.add_argument("--max-prediction-error", type=_number, default=None, metavar="X",
                    help="warn when a round's residual standard error is above this fraction of "
-                        "the mean duration (default 0.1)")
+                        f"the mean duration {_default('wps', 'max_prediction_error')}")
     p.set_defaults(func=cmd_wps)
 
     p = sub.add_parser("watch", help="live phases of a running benchmark's readings; says stop",
@@ -385,15 +429,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "plateau before it ends: --min-readings N waits for N.")
     p.add_argument("file", nargs="?", default="-", help="readings, one per line ('-' or none: "
                                                         "stdin)")
-    _stats_options(p)
+    _stats_options(p, "watch")
     p.add_argument("--target", type=_number, default=None, metavar="REL",
-                   help="CI width as a fraction of the mean to stop at (default 0.1)")
-    p.add_argument("--min-samples", type=int, default=None, metavar="N",
-                   help="fewest subsession means (default: preset, Pilot's 30/50/200)")
+                   help="CI width as a fraction of the mean to stop at "
+                        f"{_default('watch', 'target_relative_width')}")
+    _min_samples_option(p, "watch")
     p.add_argument("--min-readings", type=int, default=None, metavar="N",
-                   help="no analysis before N readings (default 30)")
+                   help=f"no analysis before N readings {_default('watch', 'min_readings')}")
     p.add_argument("--growth", type=_number, default=None, metavar="G",
-                   help="next analysis after at most G times the readings so far (1.5)")
-    _detector_options(p, min_effect="0")
+                   help="next analysis after at most G times the readings so far "
+                        f"{_default('watch', 'growth')}")
+    _detector_options(p, "watch")
     _input_options(p)
     p.set_defaults(func=cmd_watch)

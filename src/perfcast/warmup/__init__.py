@@ -3,7 +3,8 @@
 Modules, one concept each:
 
 * :mod:`~perfcast.warmup.settings`: the stage's settings, built from the validated ``warmup``
-  config section (or the flags of ``perfcast edm|ci|wps|watch|stable``);
+  config section, and the settings of each of its jobs; :mod:`~perfcast.warmup.cli_settings`:
+  those of ``perfcast edm|ci|wps|watch|stable``, built from their flags;
 * :mod:`~perfcast.warmup.edm_pilot` / :mod:`~perfcast.warmup.edm_robust` /
   :mod:`~perfcast.warmup.changepoint`: change points of unit readings (Pilot's EDM_percent, and
   the calibrated robust default);
@@ -22,14 +23,14 @@ Modules, one concept each:
   and the stop rule (``perfcast watch``);
 * :mod:`~perfcast.warmup.stable`: the stable segment's mean, median and harmonic mean with
   their CIs in one analysis (``perfcast stable``);
-* :mod:`~perfcast.warmup.counters`: the same phases on the counters stage's traces;
+* :mod:`~perfcast.warmup.counter_phases`: the same phases on the counters stage's traces;
 * :mod:`~perfcast.warmup.figures`: the Fig. 2-like figure and the paper tables;
 * :mod:`~perfcast.warmup.rules` / :mod:`~perfcast.warmup.artifacts`: one function per rule of
   the workflow (the paper's artifacts in the latter).
 
-The names below are imported on first use, so that importing a light module of the package
-(:mod:`~perfcast.warmup.settings`, which the workflow reads when it parses its rules) does not
-import numpy, scipy and numba.
+Import from the module that defines a name (nothing is re-exported here), so that importing a
+light module (:mod:`~perfcast.warmup.settings`, which the workflow reads when it parses its
+rules) does not import numpy, scipy and numba.
 
 References
 ----------
@@ -38,28 +39,3 @@ Performance Benchmarks the Right Way", Proc. 24th IEEE Int. Symp. on Modeling, A
 Simulation of Computer and Telecommunication Systems (MASCOTS 2016), 2016,
 doi:10.1109/MASCOTS.2016.31.
 """
-
-from __future__ import annotations
-
-import importlib
-from typing import Any
-
-_EXPORTS = {
-    "EdmSettings": "settings", "change_points": "changepoint",
-    "MeanCI": "ci", "NotEnoughDataError": "ci", "mean_ci": "ci", "required_sample_size": "ci",
-    "PlannerSettings": "planner", "dyadic_fraction": "planner", "next_round": "planner",
-    "Phases": "segments", "detect_phases": "segments", "dominant_segment": "segments",
-    "PRESETS": "subsession", "PRESET_MIN_SAMPLES": "subsession", "subsession_size": "subsession",
-    "WpsResult": "wps", "wps_regression": "wps",
-    "Watcher": "watch", "assess": "watch",
-    "StableThroughput": "stable", "stable_throughput": "stable", "median_ci": "stable",
-    "mser_truncation": "truncation", "stationarity_test": "truncation", "settle": "truncation",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)

@@ -245,9 +245,12 @@ def analyze_session(
 
     Parameters
     ----------
-    records : the session's rounds, in order.
-    settings : change-point detection, CI and the rounds' lower bound.
-    cache : round number -> its analysis, re-used and filled (a round's analysis does not
+    records : list of RoundRecord
+        The session's rounds, in order.
+    settings : AnalysisSettings
+        Change-point detection, CI and the rounds' lower bound.
+    cache : dict[int, RoundAnalysis] or None, default=None
+        Round number -> its analysis, re-used and filled (a round's analysis does not
         change as later rounds come).
 
     Returns
@@ -262,6 +265,29 @@ def analyze_session(
     Do Performance Benchmarks the Right Way", Proc. 24th IEEE Int. Symp. on Modeling, Analysis,
     and Simulation of Computer and Telecommunication Systems (MASCOTS 2016), 2016,
     doi:10.1109/MASCOTS.2016.31.
+
+    Examples
+    --------
+    Three rounds of 100, 200 and 400 unit readings, each with a warm-up of 10 slow readings
+    (0.2 s of setup before the first):
+
+    >>> import numpy as np
+    >>> from perfcast.settings import validate
+    >>> from perfcast.warmup.runner import RoundRecord
+    >>> from perfcast.warmup.settings import session_settings
+    >>> section = validate({"round_lower_bound_s": 0,
+    ...                     "workloads": {"w": {"command": "w {work}", "work_max": 400}}}, "warmup")
+    >>> settings = session_settings("w", section, {}, seed=0).analysis
+    >>> rng = np.random.default_rng(5)
+    >>> def round_of(i, work):
+    ...     x = np.r_[np.full(10, 0.03), np.full(work - 10, 0.01)] + 1e-4 * rng.random(work)
+    ...     return RoundRecord(i, work, "dyadic", 0.2 + x.sum(), 0, 0.0, 0.0, 0, x.tolist(),
+    ...                        (0.2 + np.cumsum(x)).tolist())
+    >>> an = analyze_session([round_of(i, w) for i, w in enumerate((100, 200, 400))], settings)
+    >>> [(r.phases.stable, r.phases.warmup_len) for r in an.rounds]
+    [((10, 100), 10), ((10, 200), 10), ((10, 400), 10)]
+    >>> round(an.unit_ci.mean, 4), an.unit_ci.n, an.wps is None  # (WPS: too few rounds)
+    (0.01, 670, True)
     """
     cache = {} if cache is None else cache
     rounds = []

@@ -36,13 +36,24 @@ def change_points(x: np.ndarray, settings: EdmSettings) -> list[int]:
 
     Parameters
     ----------
-    x : the readings, in order.
-    settings : the detector (``mode``) and its parameters.
+    x : numpy.ndarray
+        The readings, in order.
+    settings : EdmSettings
+        The detector (``mode``) and its parameters.
 
     Raises
     ------
     ValueError
         an unknown ``settings.mode`` (the schemas allow :data:`MODES` only).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from perfcast.warmup.cli_settings import command_settings
+    >>> noise = 0.02 * np.random.default_rng(2).standard_normal(500)
+    >>> x = np.r_[np.full(50, 2.0), np.full(400, 1.0), np.full(50, 1.5)] + noise
+    >>> change_points(x, command_settings("edm"))
+    [50, 450]
     """
     x = np.asarray(x, dtype=float)
     # each detector imported where it is used: Pilot's loads numba (about a second)

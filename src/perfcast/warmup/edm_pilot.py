@@ -142,10 +142,14 @@ def edm_percent(
 
     Parameters
     ----------
-    x : the readings, in order.
-    min_size : shortest segment (Pilot: 30).
-    percent : a new change point must raise the statistic by this fraction (Pilot: 0.25) ...
-    degree : ... times ``G`` = 0, 1 or ``2k + 1`` for degree 0, 1, 2 (Pilot: 1).
+    x : numpy.ndarray
+        The readings, in order.
+    min_size : int, default=PILOT_MIN_SIZE
+        Shortest segment (Pilot: 30).
+    percent : float, default=PILOT_PERCENT
+        A new change point must raise the statistic by this fraction (Pilot: 0.25) ...
+    degree : int, default=PILOT_DEGREE
+        ... times ``G`` = 0, 1 or ``2k + 1`` for degree 0, 1, 2 (Pilot: 1).
 
     Returns
     -------

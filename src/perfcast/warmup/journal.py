@@ -64,7 +64,7 @@ class Journal:
     """The journal at ``path`` of the rounds measured under ``key``
     (:meth:`perfcast.warmup.settings.SessionSettings.measurement_key`)."""
 
-    def __init__(self, path: str | Path, key: str, *, allow_other_host: bool = False,
+    def __init__(self, path: str | Path, key: str, *, allow_other_host: bool,
                  host: dict[str, str] | None = None) -> None:
         self.path = Path(path)
         self.key = key

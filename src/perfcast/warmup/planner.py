@@ -71,9 +71,12 @@ def next_round(
 
     Parameters
     ----------
-    history : ``(work, duration_s)`` of every round so far, in order.
-    settings : the planner's settings.
-    alpha_work : the work the WPS intercept stands for (``alpha * v``; 0 while unknown): the
+    history : Sequence[tuple[float, float]]
+        ``(work, duration_s)`` of every round so far, in order.
+    settings : PlannerSettings
+        The planner's settings.
+    alpha_work : float, default=0.0
+        The work the WPS intercept stands for (``alpha * v``; 0 while unknown): the
         dyadic rounds stay above it.
 
     Returns

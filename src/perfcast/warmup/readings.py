@@ -40,9 +40,11 @@ class ReadingParser:
 
     Attributes
     ----------
-    regex : a workload's ``readings_regex``: picks the reading out of a line (group ``value``,
+    regex : str or None
+        A workload's ``readings_regex``: picks the reading out of a line (group ``value``,
         else the first group); None: a line that is a number is a reading.
-    scale : a workload's ``readings_scale`` (> 0): multiplies each reading into seconds.
+    scale : float
+        A workload's ``readings_scale`` (> 0): multiplies each reading into seconds.
 
     Raises
     ------
@@ -105,7 +107,7 @@ def _open_text(path: str | Path) -> tuple[str, str]:
     return str(path), read_text(path)
 
 
-def parse_reading(line: str, name: str, lineno: int, *, allow_negative: bool = False
+def parse_reading(line: str, name: str, lineno: int, *, allow_negative: bool
                   ) -> float | None:
     """The reading on one line of a readings file or stream: None for a blank line or a ``#``
     comment; otherwise a finite number (>= 0 unless ``allow_negative``).
@@ -144,10 +146,37 @@ def is_header(line: str) -> bool:
     return bool(_HEADER.fullmatch(s)) and _parse_float(s) is None
 
 
-def read_readings(path: str | Path, *, allow_negative: bool = False) -> np.ndarray:
+def read_readings(path: str | Path, *, allow_negative: bool) -> np.ndarray:
     """One reading per line (blank lines and ``#`` comments skipped, a first line that is one
     column name is a header, :func:`is_header`); every other line must be a finite number
-    (>= 0 unless ``allow_negative``; :func:`parse_reading`)."""
+    (>= 0 unless ``allow_negative``; :func:`parse_reading`).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file, or ``-`` for stdin.
+    allow_negative : bool
+        Accept readings below 0 (``perfcast``'s ``--allow-negative``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The readings, in file order.
+
+    Raises
+    ------
+    InputError
+        No readings, or a line that is not a reading (naming the file and line).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "r.txt").write_text("duration_s\\n0.5\\n# a comment\\n\\n0.25\\n")
+    ...     read_readings(Path(tmp) / "r.txt", allow_negative=False).tolist()
+    [0.5, 0.25]
+    """
     name, text = _open_text(path)
     values: list[float] = []
     first = True
@@ -165,7 +194,33 @@ def read_readings(path: str | Path, *, allow_negative: bool = False) -> np.ndarr
 
 
 def read_rounds(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """``(work, duration_s)`` from a CSV with a header naming ``work`` and ``duration_s``."""
+    """``(work, duration_s)`` from a CSV with a header naming ``work`` and ``duration_s``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV (other columns are ignored), or ``-`` for stdin.
+
+    Returns
+    -------
+    work, duration_s : numpy.ndarray
+        One value per round, in file order.
+
+    Raises
+    ------
+    InputError
+        No rounds, a missing column, or a value that is not a positive number (naming the
+        file and row).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "rounds.csv").write_text("work,duration_s\\n100,0.6\\n200,0.7\\n")
+    ...     read_rounds(Path(tmp) / "rounds.csv")
+    (array([100., 200.]), array([0.6, 0.7]))
+    """
     name, text = _open_text(path)
     rows = list(csv.reader(io.StringIO(text)))
     rows = [(i, r) for i, r in enumerate(rows, start=1) if any(c.strip() for c in r)]

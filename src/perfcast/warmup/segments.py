@@ -100,12 +100,17 @@ def detect_phases(
 
     Parameters
     ----------
-    x : the readings, in order.
-    edm : how change points are found (:func:`perfcast.warmup.changepoint.change_points`).
-    min_readings : fewer readings are not split; all of them are stable (Pilot's rule).
-    fallback : when no segment dominates: ``"none"`` (no stable phase, Pilot's rule) or
+    x : numpy.ndarray
+        The readings, in order.
+    edm : EdmSettings
+        How change points are found (:func:`perfcast.warmup.changepoint.change_points`).
+    min_readings : int, default=MIN_READINGS
+        Fewer readings are not split; all of them are stable (Pilot's rule).
+    fallback : str, default='none'
+        When no segment dominates: ``"none"`` (no stable phase, Pilot's rule) or
         ``"edges"`` (warm-up and cool-down at the edges only; ``warmup.counters.fallback``).
-    edge_fraction : with ``fallback="edges"``: warm-up and cool-down lie within this fraction of
+    edge_fraction : float or None, default=None
+        With ``fallback="edges"``: warm-up and cool-down lie within this fraction of
         either end (``warmup.counters.edge_fraction``).
 
     Returns
@@ -123,6 +128,18 @@ def detect_phases(
     Y. Li, Y. Gupta, E. L. Miller, D. D. E. Long, "Pilot: A Framework that Understands How to
     Do Performance Benchmarks the Right Way", Proc. 24th IEEE MASCOTS, 2016,
     doi:10.1109/MASCOTS.2016.31 (the dominant-segment rule).
+
+    Examples
+    --------
+    A warm-up of 50 readings, 400 stable ones and a cool-down of 50:
+
+    >>> import numpy as np
+    >>> from perfcast.warmup.cli_settings import command_settings
+    >>> noise = 0.02 * np.random.default_rng(2).standard_normal(500)
+    >>> x = np.r_[np.full(50, 2.0), np.full(400, 1.0), np.full(50, 1.5)] + noise
+    >>> ph = detect_phases(x, command_settings("edm"))
+    >>> ph.change_points, ph.stable, ph.rule, ph.warmup_len, ph.cooldown_len
+    ((50, 450), (50, 450), 'dominant', 50, 50)
     """
     if fallback not in FALLBACKS:
         raise ValueError(f"unknown fallback {fallback!r} (expected one of {FALLBACKS})")

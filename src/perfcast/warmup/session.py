@@ -61,8 +61,10 @@ def run_session(settings: SessionSettings, journal_path: str | Path
 
     Parameters
     ----------
-    settings : the session's settings.
-    journal_path : the durable journal (:class:`perfcast.warmup.journal.Journal`): rounds found
+    settings : SessionSettings
+        The session's settings.
+    journal_path : str or Path
+        The durable journal (:class:`perfcast.warmup.journal.Journal`): rounds found
         there under the same :meth:`~perfcast.warmup.settings.SessionSettings.measurement_key`
         are kept, not measured again; each new round is appended as it finishes.
 

@@ -1,15 +1,16 @@
-"""Settings of the warm-up stage: frozen dataclasses built from a validated config section.
+"""Settings of the warm-up stage in the workflow: frozen dataclasses built from the validated
+``warmup`` config section (``perfcast/schemas/warmup.schema.yaml``), and the settings of each of
+the stage's jobs.
 
-Every field is a key of a config section: of ``warmup:`` (``perfcast/schemas/warmup.schema.yaml``)
-for the workflow, of ``src/perfcast/schemas/warmup_cli.schema.yaml`` for the ``perfcast edm``,
-``perfcast ci`` and ``perfcast wps`` commands (their flags). The defaults live in those schemas
-only: a mapping is validated there (which fills every default) and the dataclass is built with
-:func:`perfcast.settings.build` (:func:`warmup_settings`, :func:`command_settings`).
-
-The workflow validates its whole config once; the ``warmup_run`` job of a workload gets the part
-of it that its measurement session depends on, as the one plain dict of
-:func:`session_params`, and its script rebuilds :class:`SessionSettings` from that dict. A
-change of any other setting (another workload, the counter-trace phases) does not rerun it.
+Every field of a section dataclass is a key of the section; the defaults live in the schema only:
+the section is validated there (which fills every default) and the dataclass is built with
+:func:`perfcast.settings.build` (:func:`warmup_settings`). A job's settings (:class:`RunSettings`,
+:class:`TraceSettings`, :class:`PaperSettings`) hold what that job depends on and nothing else:
+the workflow passes them as the rule's one ``settings`` param (their plain dict,
+:func:`perfcast.settings.as_params`), so that Snakemake reruns exactly the jobs whose settings
+changed. The settings of the ``perfcast edm|ci|wps|watch|stable`` commands are in
+:mod:`perfcast.warmup.cli_settings`; the pieces both use (:class:`EdmSettings`,
+:class:`PresetLimits`) are here.
 
 This module imports neither numpy nor the detectors, so that the workflow can build and check
 settings when it parses its rules.
@@ -27,7 +28,7 @@ from typing import Any
 
 from perfcast.errors import InputError
 from perfcast.program import Program, check_placeholders
-from perfcast.settings import as_params, build, from_section, validate
+from perfcast.settings import as_params, build, from_section
 from perfcast.warmup.planner import PlannerSettings
 
 #: the keys of the ``warmup`` section that every workload's measurement session depends on
@@ -42,13 +43,17 @@ class EdmSettings:
 
     Attributes
     ----------
-    mode : ``"robust"`` (the calibrated rank-based detector of
+    mode : str
+        ``"robust"`` (the calibrated rank-based detector of
         :mod:`perfcast.warmup.edm_robust`) or ``"pilot"`` (Pilot's EDM_percent,
         :mod:`perfcast.warmup.edm_pilot`).
-    min_size : shortest segment in readings; None for the mode's own
+    min_size : int or None
+        Shortest segment in readings; None for the mode's own
         (:attr:`segment_min`).
-    alpha : robust mode: probability of reporting a change point in a series without one.
-    min_effect : robust mode: smallest change of the median (a fraction of the overall median)
+    alpha : float
+        Robust mode: probability of reporting a change point in a series without one.
+    min_effect : float
+        Robust mode: smallest change of the median (a fraction of the overall median)
         kept as a change point.
     """
 
@@ -100,9 +105,11 @@ def resolve_min_samples(min_samples: int | None, preset: str) -> int:
     return PRESET_MIN_SAMPLES[preset]
 
 
-class _PresetLimits:
-    """The autocorrelation limit and the minimum number of subsession means of a settings object
-    with ``preset``, ``ac_limit`` and ``min_samples``: explicit values, else the preset's."""
+class PresetLimits:
+    """Mixin: the autocorrelation limit and the minimum number of subsession means of a settings
+    object with ``preset``, ``ac_limit`` and ``min_samples``: explicit values, else the
+    preset's (:class:`CiSettings`, and the commands' settings of
+    :mod:`perfcast.warmup.cli_settings`)."""
 
     preset: str
     ac_limit: float | None
@@ -120,18 +127,23 @@ class _PresetLimits:
 
 
 @dataclass(frozen=True)
-class CiSettings(_PresetLimits):
+class CiSettings(PresetLimits):
     """Confidence interval of the stable throughput (``warmup.ci``).
 
     Attributes
     ----------
-    preset : Pilot's autocorrelation limit of subsession means and smallest number of them:
+    preset : str
+        Pilot's autocorrelation limit of subsession means and smallest number of them:
         quick, normal or strict.
-    ac_limit : an explicit limit instead of the preset's, or None.
-    min_samples : an explicit smallest number of subsession means instead of the preset's, or
+    ac_limit : float or None
+        An explicit limit instead of the preset's, or None.
+    min_samples : int or None
+        An explicit smallest number of subsession means instead of the preset's, or
         None.
-    confidence : confidence level of every interval.
-    target_relative_width : a session stops when its CIs are at most this fraction of the
+    confidence : float
+        Confidence level of every interval.
+    target_relative_width : float
+        A session stops when its CIs are at most this fraction of the
         estimate wide.
     """
 
@@ -149,15 +161,21 @@ class SessionLimits:
 
     Attributes
     ----------
-    max_rounds, min_rounds : at most this many rounds; never stop on the target before
+    max_rounds, min_rounds : int
+        At most this many rounds; never stop on the target before
         ``min_rounds``.
-    max_time_s : stop when the rounds took this long (the next round's predicted time
+    max_time_s : float
+        Stop when the rounds took this long (the next round's predicted time
         included).
-    first_estimate_s, first_estimate_rounds : Pilot's ``t`` and ``n``: the first rounds should
-        give a first estimate in ``t`` seconds from ``n`` rounds (the planner's ramp).
-    stop_on : the CIs that must meet the target: ``"readings"`` (unit readings), ``"wps"``
+    first_estimate_s : float
+        Pilot's ``t``: the first rounds should give a first estimate in ``t`` seconds ...
+    first_estimate_rounds : int
+        ... from Pilot's ``n`` rounds (the planner's ramp).
+    stop_on : tuple of str
+        The CIs that must meet the target: ``"readings"`` (unit readings), ``"wps"``
         (the work-per-second regression).
-    allow_other_host : resume a journal whose rounds were measured on another host or CPU
+    allow_other_host : bool
+        Resume a journal whose rounds were measured on another host or CPU
         model (:mod:`perfcast.warmup.journal`; refused by default).
     """
 
@@ -176,15 +194,23 @@ class WorkloadSettings:
 
     Attributes
     ----------
-    command : the shell command of one round (``{work}``, ``{python}``, ``{seed}``
+    command : str or None
+        The shell command of one round (``{work}``, ``{python}``, ``{seed}``
         placeholders, :mod:`perfcast.program`), or None when ``program`` names one.
-    program : a name under the top-level ``programs:``, or None.
-    env : extra environment variables (over the program's).
-    work_min, work_max : work amount of the first round, and the largest (Pilot's ``b``).
-    readings_regex, readings_scale : how unit readings are picked out of output lines
-        (:class:`perfcast.warmup.readings.ReadingParser`).
-    timeout_s : a round running longer fails the job.
-    session : overrides of the stage's :class:`SessionLimits` (some of its keys).
+    program : str or None
+        A name under the top-level ``programs:``, or None.
+    env : Mapping[str, str or float]
+        Extra environment variables (over the program's).
+    work_min, work_max : int
+        Work amount of the first round, and the largest (Pilot's ``b``).
+    readings_regex : str or None
+        How unit readings are picked out of output lines, and ...
+    readings_scale : float
+        ... what multiplies them into seconds (:class:`perfcast.warmup.readings.ReadingParser`).
+    timeout_s : float
+        A round running longer fails the job.
+    session : Mapping[str, Any]
+        Overrides of the stage's :class:`SessionLimits` (some of its keys).
     """
 
     command: str | None
@@ -201,18 +227,25 @@ class WorkloadSettings:
 @dataclass(frozen=True)
 class CounterPhaseSettings:
     """Phases of the counters stage's traces (``warmup.counters``;
-    :func:`perfcast.warmup.counters.counter_phases`).
+    :func:`perfcast.warmup.counter_phases.counter_phases`).
 
     Attributes
     ----------
-    edm : change-point detection on the per-interval instruction rate.
-    setup_fraction : leading intervals whose rate is below this fraction of the median rate
+    edm : EdmSettings
+        Change-point detection on the per-interval instruction rate.
+    setup_fraction : float
+        Leading intervals whose rate is below this fraction of the median rate
         are setup.
-    fallback : ``"edges"`` or ``"none"``: what is stable when no segment holds more than half
+    fallback : str
+        ``"edges"`` or ``"none"``: what is stable when no segment holds more than half
         of the intervals (:func:`perfcast.warmup.segments.detect_phases`).
-    edge_fraction : fallback edges: warm-up and cool-down lie within this fraction of either
+    edge_fraction : float
+        Fallback edges: warm-up and cool-down lie within this fraction of either
         end.
-    ac_limit, confidence : subsession analysis and confidence level of the stable IPC.
+    ac_limit, confidence : float
+        Subsession analysis and confidence level of the stable IPC.
+    target_relative_width : float
+        The stable IPC's ``required_readings`` are for a CI this fraction of its mean wide.
     """
 
     edm: EdmSettings
@@ -221,6 +254,7 @@ class CounterPhaseSettings:
     edge_fraction: float
     ac_limit: float
     confidence: float
+    target_relative_width: float
 
 
 @dataclass(frozen=True)
@@ -252,7 +286,7 @@ class AnalysisSettings:
 class SessionSettings:
     """Everything the measurement session of one workload depends on (a ``warmup_run`` job).
 
-    Built from the dict of :func:`session_params`: the workload's ``name`` and its settings
+    Built by :func:`session_settings`: the workload's ``name`` and its settings
     (``workload``), the entry of the top-level ``programs:`` it names (``programs``, empty for
     a workload with its own ``command``), the workflow's ``seed``, and the ``warmup`` section's
     ``edm``, ``ci``, ``round_lower_bound_s``, ``wps_max_prediction_error`` and ``session``.
@@ -354,41 +388,69 @@ class SessionSettings:
 
 
 def warmup_settings(section: Mapping[str, Any] | None) -> WarmupSettings:
-    """The ``warmup`` section validated against ``src/perfcast/schemas/warmup.schema.yaml``, every
+    """The ``warmup`` section validated against ``perfcast/schemas/warmup.schema.yaml``, every
     default filled in, as :class:`WarmupSettings`.
+
+    Parameters
+    ----------
+    section : Mapping[str, Any] or None
+        The ``warmup`` section of a config (None: all defaults).
+
+    Returns
+    -------
+    WarmupSettings
+        The whole section.
 
     Raises
     ------
     InputError
-        a value the schema refuses (naming its key).
+        A value the schema refuses (naming its key).
+
+    Examples
+    --------
+    >>> s = warmup_settings({"ci": {"preset": "strict"}})
+    >>> s.ci.limit, s.ci.samples_min, s.edm.mode, s.counters.fallback, s.session.stop_on
+    (0.1, 200, 'robust', 'edges', ('readings', 'wps'))
     """
     return from_section(WarmupSettings, section, "warmup")
 
 
-def session_params(name: str, section: Mapping[str, Any], programs: Mapping[str, Any],
-                   seed: int) -> dict[str, Any]:
-    """The settings of workload ``name``'s measurement session, as a plain dict (the
-    ``warmup_run`` job's ``params``; :class:`SessionSettings` is built from it).
+def session_settings(name: str, section: Mapping[str, Any], programs: Mapping[str, Any],
+                     seed: int) -> SessionSettings:
+    """The settings of workload ``name``'s measurement session.
 
     Parameters
     ----------
-    name : a key of ``section["workloads"]``.
-    section : the ``warmup`` section, validated (its defaults filled in).
-    programs : the top-level ``programs:`` map; only the entry the workload names is kept.
-    seed : the workflow's seed (``{seed}``).
+    name : str
+        A key of ``section["workloads"]``.
+    section : Mapping[str, Any]
+        The ``warmup`` section, validated (its defaults filled in).
+    programs : Mapping[str, Any]
+        The top-level ``programs:`` map; only the entry the workload names is kept.
+    seed : int
+        The workflow's seed (``{seed}``).
 
     Returns
     -------
-    dict
-        ``name``, ``seed``, ``workload``, ``programs`` and the keys :data:`SESSION_KEYS` of
+    SessionSettings
+        The workload, the one program it names, the seed and the keys :data:`SESSION_KEYS` of
         ``section``: what the session depends on and nothing else, so that Snakemake reruns
-        the job exactly when one of them changes.
+        the ``warmup_run`` job exactly when one of them changes.
 
     Raises
     ------
     InputError
-        the workload names a program that ``programs`` lacks, or :class:`SessionSettings`
-        refuses the settings.
+        The workload names a program that ``programs`` lacks, or :class:`SessionSettings`
+        refuses the settings (``work_min`` above ``work_max``, a command without ``{work}``).
+
+    Examples
+    --------
+    >>> from perfcast.settings import validate
+    >>> section = validate({"workloads": {"kv": {"command": "{python} kv.py {work}",
+    ...                                          "work_max": 100}}}, "warmup")
+    >>> s = session_settings("kv", section, {}, seed=7)
+    >>> s.name, s.seed, s.workload.work_min, s.limits.max_rounds, s.ci.limit
+    ('kv', 7, 1, 200, 0.2)
     """
     workload = section["workloads"][name]
     ref = workload["program"]
@@ -398,138 +460,52 @@ def session_params(name: str, section: Mapping[str, Any], programs: Mapping[str,
     params = {"name": name, "seed": seed, "workload": workload,
               "programs": {} if ref is None else {ref: programs[ref]},
               **{key: section[key] for key in SESSION_KEYS}}
-    build(SessionSettings, params)  # refuses what the schema cannot check
-    return params
+    return build(SessionSettings, params, where=f"warmup.workloads.{name}")
 
 
 @dataclass(frozen=True)
-class CiCommandSettings(_PresetLimits):
-    """``perfcast ci``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags)."""
-
-    preset: str
-    ac_limit: float | None
-    min_samples: int | None
-    confidence: float
-    target_relative_width: float
-    harmonic: bool
-
-
-@dataclass(frozen=True)
-class WpsCommandSettings:
-    """``perfcast wps``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags)."""
-
-    preset: str
-    ac_limit: float | None
-    confidence: float
-    lower_bound_s: float
-    max_prediction_error: float
-
-    @property
-    def limit(self) -> float:
-        """The autocorrelation limit used (:func:`resolve_limit`)."""
-        return resolve_limit(self.ac_limit, self.preset)
-
-
-@dataclass(frozen=True)
-class WatchSettings(_PresetLimits):
-    """``perfcast watch``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags).
+class RunSettings:
+    """The settings of one ``warmup_run`` job (:func:`perfcast.warmup.rules.run_workload`).
 
     Attributes
     ----------
-    target_relative_width, confidence : stop when the stable readings' CI at this level is at
-        most this fraction of their mean wide ...
-    preset, ac_limit, min_samples : ... and they reach its required sample size (subsession
-        analysis: :class:`CiSettings`).
-    min_readings : no analysis before this many readings.
-    growth : the next checkpoint is at most this many times the readings so far
-        (:mod:`perfcast.warmup.watch`).
-    min_size, alpha, min_effect : the robust change-point detector (:class:`EdmSettings`).
+    session : SessionSettings
+        The workload's measurement session (:func:`session_settings`).
+    journal : str
+        The durable journal of the finished rounds: not an output, so that it survives a
+        failed or killed job, which then resumes from it.
     """
 
-    target_relative_width: float
-    confidence: float
-    preset: str
-    ac_limit: float | None
-    min_samples: int | None
-    min_readings: int
-    growth: float
-    min_size: int | None
-    alpha: float
-    min_effect: float
-
-    @property
-    def edm(self) -> EdmSettings:
-        """The change-point detector (robust mode)."""
-        return EdmSettings(mode="robust", min_size=self.min_size, alpha=self.alpha,
-                           min_effect=self.min_effect)
+    session: SessionSettings
+    journal: str
 
 
 @dataclass(frozen=True)
-class StableSettings(_PresetLimits):
-    """``perfcast stable``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags).
+class TraceSettings:
+    """The settings of one ``warmup_counter_phases`` job
+    (:func:`perfcast.warmup.rules.run_counter_phases`).
 
     Attributes
     ----------
-    min_size, alpha, min_effect : the robust change-point detector (:class:`EdmSettings`).
-    preset, ac_limit, min_samples, confidence : the subsession analysis and the CI level
-        (:class:`CiCommandSettings`).
-    rates : the readings are rates: the harmonic mean is given too.
+    phases : CounterPhaseSettings
+        How the phases of a counter trace are found (``warmup.counters``).
+    generation, benchmark : str
+        The trace's CPU generation and benchmark, recorded in its outputs.
     """
 
-    min_size: int | None
-    alpha: float
-    min_effect: float
-    preset: str
-    ac_limit: float | None
-    min_samples: int | None
-    confidence: float
-    rates: bool
-
-    @property
-    def edm(self) -> EdmSettings:
-        """The change-point detector (robust mode)."""
-        return EdmSettings(mode="robust", min_size=self.min_size, alpha=self.alpha,
-                           min_effect=self.min_effect)
+    phases: CounterPhaseSettings
+    generation: str
+    benchmark: str
 
 
 @dataclass(frozen=True)
-class InputSettings:
-    """How ``perfcast edm|ci|stable|watch`` read readings (``warmup_cli.schema.yaml``'s
-    ``input``): ``allow_negative`` accepts readings below 0 (``--allow-negative``)."""
+class PaperSettings:
+    """The settings of the ``warmup_paper`` job (:func:`perfcast.warmup.artifacts.write_paper`).
 
-    allow_negative: bool
-
-
-@dataclass(frozen=True)
-class CommandSettings:
-    """The settings of ``perfcast edm``, ``perfcast ci``, ``perfcast wps`` and
-    ``perfcast watch`` (``src/perfcast/schemas/warmup_cli.schema.yaml``)."""
-
-    edm: EdmSettings
-    ci: CiCommandSettings
-    wps: WpsCommandSettings
-    watch: WatchSettings
-    stable: StableSettings
-    input: InputSettings
-
-
-def command_settings(command: str, values: Mapping[str, Any] | None = None
-                     ) -> (EdmSettings | CiCommandSettings | WpsCommandSettings | WatchSettings
-                           | StableSettings | InputSettings):
-    """The settings of ``perfcast COMMAND`` from the values of its flags.
-
-    Parameters
+    Attributes
     ----------
-    command : ``"edm"``, ``"ci"``, ``"wps"``, ``"watch"``, ``"stable"``, or ``"input"`` (how
-        the readings are read).
-    values : setting -> value for the flags given (a None value counts as not given: the
-        schema's default is used).
-
-    Raises
-    ------
-    InputError
-        a value the schema refuses (naming the setting).
+    workloads : tuple of str
+        The workloads, in the order of the job's input lists (a panel and a row each).
     """
-    given = {k: v for k, v in (values or {}).items() if v is not None}
-    data = validate({command: given}, "warmup_cli", where="command line")
-    return getattr(build(CommandSettings, data, where="warmup_cli"), command)
+
+    workloads: tuple[str, ...]

@@ -40,8 +40,8 @@ import numpy as np
 from scipy import special
 
 from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci
+from perfcast.warmup.cli_settings import StableSettings
 from perfcast.warmup.segments import detect_phases
-from perfcast.warmup.settings import StableSettings
 from perfcast.warmup.truncation import settle
 
 
@@ -153,7 +153,7 @@ def stable_throughput(x: np.ndarray, settings: StableSettings) -> StableThroughp
     Examples
     --------
     >>> import numpy as np
-    >>> from perfcast.warmup.settings import command_settings
+    >>> from perfcast.warmup.cli_settings import command_settings
     >>> rng = np.random.default_rng(0)
     >>> x = 1.0 + 0.05 * rng.normal(size=1000)
     >>> x[:200] += 0.3  # a warm-up of 200 readings
@@ -176,10 +176,12 @@ def stable_throughput(x: np.ndarray, settings: StableSettings) -> StableThroughp
     mean = harmonic = None
     try:
         mean = mean_ci(y, ac_limit=settings.limit, confidence=settings.confidence,
+                       target_relative_width=settings.target_relative_width,
                        min_samples=settings.samples_min, residual_correction=True,
                        min_readings=min(30, y.shape[0]))
         if settings.rates:
             harmonic = mean_ci(y, ac_limit=settings.limit, confidence=settings.confidence,
+                               target_relative_width=settings.target_relative_width,
                                min_samples=settings.samples_min, residual_correction=True,
                                harmonic=True, min_readings=min(30, y.shape[0]))
     except NotEnoughDataError as exc:

@@ -55,8 +55,8 @@ from typing import Any
 import numpy as np
 
 from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci
+from perfcast.warmup.cli_settings import WatchSettings
 from perfcast.warmup.segments import detect_phases
-from perfcast.warmup.settings import WatchSettings
 from perfcast.warmup.truncation import settle
 
 #: a checkpoint is at least this fraction of the readings so far after the previous one
@@ -141,7 +141,7 @@ def assess(x: np.ndarray, settings: WatchSettings) -> Update:
     Examples
     --------
     >>> import numpy as np
-    >>> from perfcast.warmup.settings import command_settings
+    >>> from perfcast.warmup.cli_settings import command_settings
     >>> rng = np.random.default_rng(0)
     >>> x = 1.0 + 0.05 * rng.normal(size=2000)
     >>> x[:200] += 0.1  # a step warm-up of 200 readings (+2 sd)

@@ -35,6 +35,8 @@ from perfcast.warmup.ci import NotEnoughDataError, t_quantile
 from perfcast.warmup.subsession import block_means, lag1_autocorrelation, subsession_size
 
 MIN_ROUNDS = 3
+#: at most this many fits while rounds below ``alpha * v`` are dropped
+MAX_FITS = 20
 log = logging.getLogger(__name__)
 
 
@@ -145,22 +147,25 @@ def wps_regression(
     work: np.ndarray,
     duration: np.ndarray,
     *,
-    lower_bound_s: float = 0.0,
-    ac_limit: float = 0.2,
-    confidence: float = 0.95,
-    max_iter: int = 20,
-    max_prediction_error: float = 0.1,
+    lower_bound_s: float,
+    ac_limit: float,
+    confidence: float,
+    max_prediction_error: float,
 ) -> WpsResult:
     """Fit ``duration = alpha + work / v`` as the module docstring describes.
 
     Parameters
     ----------
-    work, duration : work amount and wall time (seconds) of each round, in round order.
-    lower_bound_s : rounds shorter than this are not used (Pilot: 20 s strict, 3 s quick).
-    ac_limit : largest ``|lag-1 autocorrelation|`` of the subsession means of the residuals.
-    confidence : confidence level of the interval of ``v``.
-    max_iter : at most this many fits while rounds below ``alpha * v`` are dropped.
-    max_prediction_error : warn (:attr:`WpsResult.warning`, and the log) above this prediction
+    work, duration : numpy.ndarray
+        Work amount and wall time (seconds) of each round, in round order.
+    lower_bound_s : float
+        Rounds shorter than this are not used (Pilot: 20 s strict, 3 s quick).
+    ac_limit : float
+        Largest ``|lag-1 autocorrelation|`` of the subsession means of the residuals.
+    confidence : float
+        Confidence level of the interval of ``v``.
+    max_prediction_error : float
+        Warn (:attr:`WpsResult.warning`, and the log) above this prediction
         error.
 
     Returns
@@ -182,6 +187,19 @@ def wps_regression(
     Do Performance Benchmarks the Right Way", Proc. 24th IEEE Int. Symp. on Modeling, Analysis,
     and Simulation of Computer and Telecommunication Systems (MASCOTS 2016), 2016,
     doi:10.1109/MASCOTS.2016.31.
+
+    Examples
+    --------
+    Rounds of a program that starts in 0.5 s and then does 1,000 units of work per second:
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> work = rng.integers(100, 3200, size=40).astype(float)
+    >>> duration = 0.5 + work / 1000 + 0.01 * rng.standard_normal(work.size)
+    >>> r = wps_regression(work, duration, lower_bound_s=0.0, ac_limit=0.2, confidence=0.95,
+    ...                    max_prediction_error=0.1)
+    >>> round(r.alpha, 2), round(r.v, -1), r.v_lower < 1000 < r.v_upper, r.warning
+    (0.49, 1000.0, True, None)
     """
     w_all = np.asarray(work, dtype=float)
     t_all = np.asarray(duration, dtype=float)
@@ -190,7 +208,7 @@ def wps_regression(
     short = [i for i in range(len(t_all)) if t_all[i] < lower_bound_s]
     used = [i for i in range(len(t_all)) if t_all[i] >= lower_bound_s]
     below: list[int] = []
-    for _ in range(max_iter):
+    for _ in range(MAX_FITS):
         if len(used) < MIN_ROUNDS:
             raise NotEnoughDataError(
                 f"{len(used)} usable rounds (of {len(t_all)}; {len(short)} shorter than "

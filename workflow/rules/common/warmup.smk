@@ -1,11 +1,21 @@
 # Settings, targets and input functions of the warmup stage (rules: ../warmup.smk). Other stages
 # use its outputs through warmup_counter_phases_enabled() and get_warmup_counter_phases(); it
-# uses the counters stage's traces through counters_runs().
+# uses the counters stage's traces through counters_runs(). Each job's settings are one frozen
+# dataclass of perfcast.warmup.settings, passed as the rule's one `settings` param (its plain
+# dict, perfcast.settings.as_params: a change reruns exactly the jobs it concerns).
 import os
+import sys
 
 from snakemake.exceptions import WorkflowError
 
-from perfcast.warmup.settings import session_params
+from perfcast.settings import as_params, build
+from perfcast.warmup.settings import (
+    PaperSettings,
+    RunSettings,
+    TraceSettings,
+    WarmupSettings,
+    session_settings,
+)
 
 WARMUP = section("warmup")
 #: generation and benchmark names of a counter trace (any: a trace may come from elsewhere)
@@ -84,31 +94,47 @@ def warmup_paper_targets():
     return out
 
 
-#: workload -> the settings its measurement session depends on, one plain dict each
-#: (perfcast.warmup.settings.session_params: the workload, the one program it names, the seed,
-#: and warmup.edm, .ci, .round_lower_bound_s, .session). A change of anything else (another
-#: workload or program, warmup.counters) reruns no session. Built here, so that a bad workload
-#: (a program not under programs:, a command without {work}) is an error before any job runs.
+#: the validated warmup section as settings (when the stage runs)
+WARMUP_SETTINGS = build(WarmupSettings, WARMUP, where="warmup") if is_activated("warmup") else None
+#: workload -> the settings its measurement session depends on
+#: (perfcast.warmup.settings.session_settings: the workload, the one program it names, the seed,
+#: and warmup.edm, .ci, .round_lower_bound_s, .wps_max_prediction_error, .session). A change of
+#: anything else (another workload or program, warmup.counters) reruns no session. Built here,
+#: so that a bad workload (a program not under programs:, a command without {work}) is an error
+#: before any job runs.
 WARMUP_SESSIONS = {
-    w: session_params(w, WARMUP, config["programs"], config["seed"]) for w in warmup_workloads()
+    w: session_settings(w, WARMUP, config["programs"], config["seed"]) for w in warmup_workloads()
 }
+
+if is_activated("warmup") and not is_activated("counters"):
+    # (visible, not an error: a counter trace written elsewhere may still be asked for by path)
+    print("perfcast: note: warmup is enabled but the counters stage is not (counters.enabled is "
+          "false or there is no counters: section), so no counter trace gets its phases "
+          "(warmup.counters, rule warmup_counter_phases) and results/paper/"
+          "warmup_counters_stable_ipc.csv is not made", file=sys.stderr)
 
 
 def get_warmup_run_settings(wildcards):
-    """The warmup_run job's settings (WARMUP_SESSIONS)."""
-    return WARMUP_SESSIONS[wildcards.workload]
+    """The warmup_run job's settings (perfcast.warmup.settings.RunSettings): the workload's
+    session (WARMUP_SESSIONS) and its durable journal, which is not an output, so that it
+    survives a failed or killed job, which is how a run resumes."""
+    journal = f"{RESULTS}/warmup/{wildcards.workload}/journal.jsonl"
+    return as_params(RunSettings(WARMUP_SESSIONS[wildcards.workload], journal))
 
 
-def get_warmup_journal(wildcards):
-    """The durable journal of a workload's rounds: not an output, so that it survives a failed
-    or killed job, which is how a run resumes."""
-    return f"{RESULTS}/warmup/{wildcards.workload}/journal.jsonl"
+def get_warmup_counter_phases_settings(wildcards):
+    """The warmup_counter_phases job's settings (perfcast.warmup.settings.TraceSettings):
+    warmup.counters, the same for every trace, and the trace's generation and benchmark."""
+    if WARMUP_SETTINGS is None:
+        raise WorkflowError("phase labels of a counter trace need the warmup stage "
+                            "(a warmup: section with warmup.enabled true)")
+    return as_params(TraceSettings(WARMUP_SETTINGS.counters, wildcards.gen, wildcards.bench))
 
 
-def warmup_counter_settings():
-    """warmup.counters: what the phases of a counter trace depend on (one value for every
-    trace)."""
-    return WARMUP.get("counters")
+def warmup_paper_settings():
+    """The warmup_paper job's settings (perfcast.warmup.settings.PaperSettings): the workloads,
+    in the order of its inputs."""
+    return as_params(PaperSettings(tuple(warmup_workloads())))
 
 
 def get_warmup_threads(wildcards):
@@ -122,6 +148,4 @@ def get_warmup_threads(wildcards):
 
 def get_warmup_runtime(wildcards):
     """Minutes: the session's time budget plus start-up and analysis."""
-    session = get_warmup_run_settings(wildcards)
-    limits = {**session["session"], **session["workload"]["session"]}
-    return int(limits["max_time_s"] / 60) + 10
+    return int(WARMUP_SESSIONS[wildcards.workload].limits.max_time_s / 60) + 10

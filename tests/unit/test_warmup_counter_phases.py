@@ -8,9 +8,9 @@ import pytest
 
 from perfcast.errors import InputError
 from perfcast.io import read_parquet
-from perfcast.warmup.counters import counter_phases
+from perfcast.warmup.counter_phases import counter_phases
 from perfcast.warmup.rules import run_counter_phases
-from perfcast.warmup.settings import warmup_settings
+from perfcast.warmup.settings import TraceSettings, warmup_settings
 
 #: warmup.counters with the schema's defaults
 SETTINGS = warmup_settings({}).counters
@@ -66,7 +66,8 @@ def test_rule_function_writes_parquet_and_summary(tmp_path, counters_trace):
     src = tmp_path / "counters" / "gen-a" / "mcf.parquet"
     src.parent.mkdir(parents=True)
     counters_trace().to_parquet(src)
-    s = run_counter_phases(src, SETTINGS, gen="gen-a", bench="mcf", phases=tmp_path / "p.parquet",
+    job = TraceSettings(SETTINGS, generation="gen-a", benchmark="mcf")
+    s = run_counter_phases(job, counters=src, phases=tmp_path / "p.parquet",
                            summary=tmp_path / "s.json")
     assert s["generation"] == "gen-a" and s["benchmark"] == "mcf"
     assert read_parquet(tmp_path / "p.parquet")["phase"].isin(

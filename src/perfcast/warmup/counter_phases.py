@@ -33,9 +33,6 @@ from perfcast.warmup.settings import CounterPhaseSettings
 
 COLUMNS = ["interval", "time", "duration_s", "instructions", "cycles", "ipc"]
 
-__all__ = ["COLUMNS", "CounterPhaseSettings", "counter_phases"]
-
-
 def _check(df: pd.DataFrame, path: str | Path) -> pd.DataFrame:
     require_columns(df, COLUMNS, path)
     if df.empty:
@@ -60,9 +57,12 @@ def counter_phases(df: pd.DataFrame, settings: CounterPhaseSettings,
 
     Parameters
     ----------
-    df : one counter trace: columns :data:`COLUMNS`, a row per interval.
-    settings : ``warmup.counters``.
-    path : names the trace in error messages.
+    df : pandas.DataFrame
+        One counter trace: columns :data:`COLUMNS`, a row per interval.
+    settings : CounterPhaseSettings
+        ``warmup.counters``.
+    path : str or Path, default='<counters>'
+        Names the trace in error messages.
 
     Returns
     -------
@@ -77,6 +77,25 @@ def counter_phases(df: pd.DataFrame, settings: CounterPhaseSettings,
     ------
     InputError
         a missing column, no intervals, a negative or non-finite count, a duration <= 0.
+
+    Examples
+    --------
+    A trace whose first 20 intervals load the program (a tenth of the instruction rate), then
+    warm up from 1 to 2 instructions per cycle, then run steadily:
+
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from perfcast.warmup.settings import warmup_settings
+    >>> ipc = np.r_[np.full(20, 0.1), np.linspace(1.0, 2.0, 40), np.full(340, 2.0)]
+    >>> ipc = ipc + 0.01 * np.random.default_rng(4).standard_normal(400)
+    >>> trace = pd.DataFrame({"interval": np.arange(400), "time": 0.1 * np.arange(400),
+    ...                       "duration_s": 0.1, "instructions": ipc * 1e8, "cycles": 1e8,
+    ...                       "ipc": ipc})
+    >>> labels, summary = counter_phases(trace, warmup_settings({}).counters)
+    >>> [summary[p]["intervals"] for p in ("setup", "warmup", "stable", "cooldown")]
+    [20, 29, 351, 0]
+    >>> summary["phase_rule"], round(summary["stable_ipc"]["mean"], 2), len(labels)
+    ('dominant', 2.0, 400)
     """
     df = _check(df, path)
     n = len(df)
@@ -120,7 +139,8 @@ def counter_phases(df: pd.DataFrame, settings: CounterPhaseSettings,
         summary["stable_instruction_rate"] = float(inst.sum() / dur[stable].sum())
         finite = ipc[stable][np.isfinite(ipc[stable])]
         try:
-            ci = mean_ci(finite, ac_limit=settings.ac_limit, confidence=settings.confidence)
+            ci = mean_ci(finite, ac_limit=settings.ac_limit, confidence=settings.confidence,
+                         target_relative_width=settings.target_relative_width)
             summary["stable_ipc"] = ci.to_dict()
         except NotEnoughDataError as exc:
             summary["stable_ipc_reason"] = str(exc)

@@ -1,0 +1,193 @@
+"""Settings of the warm-up stage's commands ``perfcast edm``, ``ci``, ``wps``, ``watch`` and
+``stable``: frozen dataclasses built from the values of their flags.
+
+Each command's flags are the keys of its section of ``perfcast/schemas/warmup_cli.schema.yaml``,
+which holds their defaults (those of the library on a user's own data) and checks them; a flag
+left out (None) takes the schema's default (:func:`command_settings`). The workflow's settings of
+the stage are in :mod:`perfcast.warmup.settings`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from perfcast.settings import build, validate
+from perfcast.warmup.settings import EdmSettings, PresetLimits, resolve_limit
+
+
+@dataclass(frozen=True)
+class CiCommandSettings(PresetLimits):
+    """``perfcast ci``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags)."""
+
+    preset: str
+    ac_limit: float | None
+    min_samples: int | None
+    confidence: float
+    target_relative_width: float
+    harmonic: bool
+
+
+@dataclass(frozen=True)
+class WpsCommandSettings:
+    """``perfcast wps``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags)."""
+
+    preset: str
+    ac_limit: float | None
+    confidence: float
+    lower_bound_s: float
+    max_prediction_error: float
+
+    @property
+    def limit(self) -> float:
+        """The autocorrelation limit used (:func:`resolve_limit`)."""
+        return resolve_limit(self.ac_limit, self.preset)
+
+
+@dataclass(frozen=True)
+class WatchSettings(PresetLimits):
+    """``perfcast watch``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags).
+
+    Attributes
+    ----------
+    target_relative_width, confidence : float
+        Stop when the stable readings' CI at this level is at most this fraction of their mean
+        wide ...
+    preset : str
+        ... and they reach its required sample size (subsession analysis,
+        :class:`perfcast.warmup.settings.CiSettings`): Pilot's preset, ...
+    ac_limit : float or None
+        ... or an explicit autocorrelation limit, ...
+    min_samples : int or None
+        ... and smallest number of subsession means.
+    min_readings : int
+        No analysis before this many readings.
+    growth : float
+        The next checkpoint is at most this many times the readings so far
+        (:mod:`perfcast.warmup.watch`).
+    min_size : int or None
+        The robust change-point detector's shortest segment (None: its own), ...
+    alpha, min_effect : float
+        ... false-alarm probability and smallest effect
+        (:class:`perfcast.warmup.settings.EdmSettings`).
+    """
+
+    target_relative_width: float
+    confidence: float
+    preset: str
+    ac_limit: float | None
+    min_samples: int | None
+    min_readings: int
+    growth: float
+    min_size: int | None
+    alpha: float
+    min_effect: float
+
+    @property
+    def edm(self) -> EdmSettings:
+        """The change-point detector (robust mode)."""
+        return EdmSettings(mode="robust", min_size=self.min_size, alpha=self.alpha,
+                           min_effect=self.min_effect)
+
+
+@dataclass(frozen=True)
+class StableSettings(PresetLimits):
+    """``perfcast stable``: the keys of its section of ``warmup_cli.schema.yaml`` (its flags).
+
+    Attributes
+    ----------
+    min_size : int or None
+        The robust change-point detector's shortest segment (None: its own), ...
+    alpha, min_effect : float
+        ... false-alarm probability and smallest effect
+        (:class:`perfcast.warmup.settings.EdmSettings`).
+    preset : str
+        The subsession analysis (:class:`CiCommandSettings`): Pilot's preset, ...
+    ac_limit : float or None
+        ... or an explicit autocorrelation limit, ...
+    min_samples : int or None
+        ... and smallest number of subsession means.
+    confidence : float
+        The level of every interval.
+    target_relative_width : float
+        The width, relative to the mean, that ``required_readings`` is for.
+    rates : bool
+        The readings are rates: the harmonic mean is given too.
+    """
+
+    min_size: int | None
+    alpha: float
+    min_effect: float
+    preset: str
+    ac_limit: float | None
+    min_samples: int | None
+    confidence: float
+    target_relative_width: float
+    rates: bool
+
+    @property
+    def edm(self) -> EdmSettings:
+        """The change-point detector (robust mode)."""
+        return EdmSettings(mode="robust", min_size=self.min_size, alpha=self.alpha,
+                           min_effect=self.min_effect)
+
+
+@dataclass(frozen=True)
+class InputSettings:
+    """How ``perfcast edm|ci|stable|watch`` read readings (``warmup_cli.schema.yaml``'s
+    ``input``): ``allow_negative`` accepts readings below 0 (``--allow-negative``)."""
+
+    allow_negative: bool
+
+
+@dataclass(frozen=True)
+class CommandSettings:
+    """The settings of ``perfcast edm``, ``ci``, ``wps``, ``watch`` and ``stable``, and how they
+    read readings (``input``): one attribute per section of ``warmup_cli.schema.yaml``."""
+
+    edm: EdmSettings
+    ci: CiCommandSettings
+    wps: WpsCommandSettings
+    watch: WatchSettings
+    stable: StableSettings
+    input: InputSettings
+
+
+def command_settings(command: str, values: Mapping[str, Any] | None = None
+                     ) -> (EdmSettings | CiCommandSettings | WpsCommandSettings | WatchSettings
+                           | StableSettings | InputSettings):
+    """The settings of ``perfcast COMMAND`` from the values of its flags.
+
+    Parameters
+    ----------
+    command : str
+        ``"edm"``, ``"ci"``, ``"wps"``, ``"watch"``, ``"stable"``, or ``"input"`` (how the
+        readings are read): a section of ``warmup_cli.schema.yaml``.
+    values : Mapping[str, Any] or None
+        Setting -> value for the flags given; a None value (or no mapping) counts as not
+        given: the schema's default is used.
+
+    Returns
+    -------
+    object
+        The command's settings, every default filled in: :class:`EdmSettings`,
+        :class:`CiCommandSettings`, :class:`WpsCommandSettings`, :class:`WatchSettings`,
+        :class:`StableSettings` or :class:`InputSettings`.
+
+    Raises
+    ------
+    InputError
+        A value the schema refuses (naming the setting).
+
+    Examples
+    --------
+    >>> ci = command_settings("ci", {"confidence": 0.9, "preset": None})
+    >>> ci.confidence, ci.preset, ci.limit, ci.samples_min
+    (0.9, 'normal', 0.2, 50)
+    >>> command_settings("edm").mode
+    'robust'
+    """
+    given = {k: v for k, v in (values or {}).items() if v is not None}
+    data = validate({command: given}, "warmup_cli", where="command line")
+    return getattr(build(CommandSettings, data, where="warmup_cli"), command)
