@@ -26,9 +26,13 @@ from _util import run_child, save  # noqa: E402
 OVERHEAD = """
 import time, statistics
 from perfcast.process import run_measured
+from perfcast.sweep.campaign import Sensors
+from perfcast.sweep.job_settings import RunSettings
 from perfcast.sweep.runner import run_point
-p = {"campaign": "b", "point": "x~1", "iteration": 1, "parameters": {"x": 1}, "command": "true",
-     "env": {}, "timeout_s": 30, "sensors": {}}
+p = RunSettings(campaign="b", point="x~1", iteration=1, parameters={"x": 1}, command="true",
+                before="", after="", env={}, timeout_s=30, fail_fast=False,
+                sensors=Sensors(perf_events=(), rapl=False, custom={}, heartbeat=None),
+                stop_marker="STOPPED.json", failed_record="failed.json")
 direct, runner, inner = [], [], []
 for _ in range(15):
     t = time.perf_counter(); run_measured("true"); direct.append(time.perf_counter() - t)
@@ -41,9 +45,13 @@ RESULT = {"direct_s": statistics.median(direct), "runner_s": statistics.median(r
 RSS = """
 import numpy as np
 from perfcast.process import run_measured
+from perfcast.sweep.campaign import Sensors
+from perfcast.sweep.job_settings import RunSettings
 from perfcast.sweep.runner import run_point
-p = {"campaign": "b", "point": "x~1", "iteration": 1, "parameters": {"x": 1}, "command": "true",
-     "env": {}, "timeout_s": 30, "sensors": {}}
+p = RunSettings(campaign="b", point="x~1", iteration=1, parameters={"x": 1}, command="true",
+                before="", after="", env={}, timeout_s=30, fail_fast=False,
+                sensors=Sensors(perf_events=(), rapl=False, custom={}, heartbeat=None),
+                stop_marker="STOPPED.json", failed_record="failed.json")
 small_parent = run_point(p)["max_rss_kb"]
 ballast = np.ones(40_000_000); ballast[::512] = 2
 RESULT = {"true_from_small_parent_kb": small_parent,

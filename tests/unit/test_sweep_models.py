@@ -503,7 +503,7 @@ def test_prediction_bands_of_a_positive_quantity_never_go_below_zero(tmp_path):
 def test_categorical_parameter_of_an_arpe_import_gives_one_model_per_level(tmp_path):
     """ARPE's x264 campaign sweeps the input video: a file name, not a number."""
     from perfcast.sweep import arpe
-    from perfcast.sweep.campaign import parse_import
+    from perfcast.sweep.campaign_parser import parse_import
 
     base = {"blue_sky_1080p25.y4m": 40.0, "pedestrian_area_1080p25.y4m": 20.0}
     for video, work in base.items():

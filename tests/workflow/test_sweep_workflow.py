@@ -135,7 +135,7 @@ def test_a_new_parameter_value_runs_only_its_jobs(tmp_path, snakemake_run):
     before = {p: p.stat().st_mtime_ns for p in runs}
     dry = snakemake_run(tmp_path, config([1, 2, 3]), targets=["all"], extra=["-n"])
     assert job_count(dry, "sweep_run") == 2
-    assert job_count(dry, "sweep_check") == 0
+    assert job_count(dry, "sweep_sensors") == 0
     snakemake_run(tmp_path, config([1, 2, 3]), targets=["all"])
     assert {p: p.stat().st_mtime_ns for p in runs} == before
     assert len(pd.read_parquet(res / "runs.parquet")) == 6

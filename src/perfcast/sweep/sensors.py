@@ -27,7 +27,7 @@ import numpy as np
 
 from perfcast.errors import HostCapabilityError
 from perfcast.process import run_measured
-from perfcast.sweep.campaign import HEARTBEAT_COLUMNS
+from perfcast.sweep.campaign import HEARTBEAT_COLUMNS, Sensors
 
 POWERCAP_ROOT = "/sys/class/powercap"
 #: how long a probe or a custom-sensor reading may take
@@ -275,32 +275,58 @@ def heartbeat_summary(lines: Sequence[tuple[float, str]], pattern: str) -> dict[
 # the pre-campaign check
 
 
-def check_sensors(sensors: Mapping[str, Any], *, env: Mapping[str, str] | None = None,
+def check_sensors(sensors: Sensors, *, env: Mapping[str, str] | None = None,
                   perf_binary: str = "perf",
                   powercap_root: str | Path = POWERCAP_ROOT) -> dict[str, Any]:
     """Try every sensor a campaign asks for once; refuse the campaign if any is unavailable.
 
-    Returns what the host offers (written next to the campaign's results); raises
-    HostCapabilityError listing every unavailable sensor otherwise.
+    Parameters
+    ----------
+    sensors : Sensors
+        The campaign's sensors, custom commands rendered for its first run.
+    env : mapping of str to str, optional
+        The environment the custom sensor commands run in.
+    perf_binary : str, default="perf"
+        The ``perf`` executable probed for the perf events.
+    powercap_root : str or Path, default="/sys/class/powercap"
+        Where RAPL zones are looked for.
+
+    Returns
+    -------
+    dict
+        What the host offers (written next to the campaign's results): each perf event's
+        support, the RAPL zones, each custom sensor's reading, the heartbeat pattern.
+
+    Raises
+    ------
+    HostCapabilityError
+        Listing every unavailable sensor.
+
+    Examples
+    --------
+    >>> from perfcast.sweep.campaign import CustomSensor, Sensors
+    >>> s = Sensors((), False, {"two": CustomSensor("echo 2", "after")}, None)
+    >>> check_sensors(s)["custom"]
+    {'two': 2.0}
     """
     report: dict[str, Any] = {"perf_events": {}, "rapl_zones": [], "custom": {},
-                              "heartbeat": sensors.get("heartbeat")}
+                              "heartbeat": sensors.heartbeat}
     problems = []
-    events = list(sensors.get("perf_events") or [])
+    events = list(sensors.perf_events)
     if events:
         try:
             report["perf_events"] = probe_perf_events(events, perf_binary)
         except HostCapabilityError as exc:
             problems.append(str(exc))
-    if sensors.get("rapl"):
+    if sensors.rapl:
         try:
             zones = rapl_zones(powercap_root)
             report["rapl_zones"] = sorted(zones)
         except HostCapabilityError as exc:
             problems.append(str(exc))
-    for name, spec in (sensors.get("custom") or {}).items():
+    for name, spec in sensors.custom.items():
         try:
-            report["custom"][name] = read_custom(spec["command"], env=env)
+            report["custom"][name] = read_custom(spec.command, env=env)
         except (ValueError, OSError) as exc:
             problems.append(f"custom sensor {name!r}: {exc}")
     if problems:
