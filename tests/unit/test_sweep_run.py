@@ -324,6 +324,37 @@ def test_cli_sweep_import(tmp_path):
     assert pd.read_parquet(out)["threads"].tolist() == [1, 2]
 
 
+def test_cli_sweep_import_writes_what_the_rule_writes(tmp_path, capsys):
+    """perfcast sweep-import and rule sweep_import: the same settings (built through the
+    schema and the campaign parser, passed as the rule's params), the same function, the same
+    table and metadata."""
+    from perfcast.cli import main
+    from perfcast.io import parquet_metadata
+    from perfcast.settings import validate
+    from perfcast.sweep.campaign_parser import parse_sweep
+    from perfcast.sweep.job_settings import ImportTableSettings
+    from perfcast.sweep.rules import import_table
+
+    arpe_campaign(tmp_path / "results", [(1, 2), (2, 2), (4, 8)], iterations=2)
+    section = {"imports": {"old": {"path": str(tmp_path / "results"),
+                                   "parameters": ["threads", "size"]}}}
+    params = as_params(parse_sweep(validate(section, "sweep")).import_settings("old"))
+    rule_out = tmp_path / "rule.parquet"
+    import_table(build(ImportTableSettings, params), out=rule_out)
+    cli_out = tmp_path / "cli.parquet"
+    assert main(["sweep-import", str(tmp_path / "results"), "--parameters", "threads", "size",
+                 "--campaign", "old", "-o", str(cli_out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    meta = parquet_metadata(rule_out)
+    assert parquet_metadata(cli_out) == meta
+    assert meta["source"] == f"ARPE results at {tmp_path / 'results'}"
+    assert meta["parameters"] == ["threads", "size"] and meta["n_runs"] == 6
+    assert printed == {"out": str(cli_out), **{k: meta[k] for k in
+                                               ("n_runs", "status", "n_configurations",
+                                                "wall_s_total")}}
+    pd.testing.assert_frame_equal(pd.read_parquet(cli_out), pd.read_parquet(rule_out))
+
+
 def test_cli_sweep_import_checks_names_as_the_workflow(tmp_path, capsys):
     """The flags go through the sweep schema and the import check, as a config's imports."""
     from perfcast.cli import main

@@ -213,9 +213,7 @@ def _fit(args: argparse.Namespace) -> int:
         raise InputError(args.csv, str(exc).removeprefix("<input>: ")) from None
     groups = df[args.groups].tolist() if args.groups else (
         df["point"].tolist() if "point" in df.columns else None)
-    res = selection.fit_effect(df, y, y, x, groups=groups, max_order=fit.max_order,
-                               cv_folds=fit.cv_folds, forms=list(fit.forms),
-                               normal_form=fit.normal_form)
+    res = selection.fit_effect(df, y, y, x, fit=fit, groups=groups)
     out = selection.result_summary(res)
     out["source"] = str(args.csv)
     out["derived"] = derived

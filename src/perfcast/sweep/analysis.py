@@ -112,9 +112,7 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
         x = [c for c in spec.x if c not in categorical]
         for name, sub in _levels(data, spec.name, categorical):
             groups = sub["point"].tolist() if "point" in sub.columns else None
-            res = selection.fit_effect(
-                sub, name, spec.y, x, groups=groups, max_order=fit.max_order,
-                cv_folds=fit.cv_folds, forms=list(fit.forms), normal_form=fit.normal_form)
+            res = selection.fit_effect(sub, name, spec.y, x, fit=fit, groups=groups)
             results.append(res)
             fitted.append(selection.fitted_frame(res, sub, [c for c in ID_COLUMNS
                                                              if c in sub.columns]))

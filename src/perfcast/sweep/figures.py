@@ -70,8 +70,8 @@ def model_curves(ax, cand: Candidate, data: pd.DataFrame, y: str, col: str, alph
     ax.set_ylabel(y)
 
 
-def plot_fits(results: Sequence[SpecResult], data: pd.DataFrame, path: str | Path,
-              alpha: float = 0.05, title: str = "") -> None:
+def plot_fits(results: Sequence[SpecResult], data: pd.DataFrame, path: str | Path, *,
+              alpha: float, title: str = "") -> None:
     """One row per effect, one panel per regressor: the measured runs and the best model as
     smooth curves with (1 - alpha) prediction bands (:func:`model_curves`), titled with the
     model's formula and family."""

@@ -91,8 +91,15 @@ class LinearFit:
                         "se": float(s), "t": float(t), "p": p})
         return out
 
-    def predict(self, X: np.ndarray, alpha: float = 0.05) -> pd.DataFrame:
+    def predict(self, X: np.ndarray, alpha: float) -> pd.DataFrame:
         """Predictions at the rows of ``X`` (raw regressors, in ``names`` order).
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            One row per point, one column per regressor.
+        alpha : float
+            Intervals at level 1 - ``alpha`` (``sweep.fit.alpha``).
 
         Returns
         -------
@@ -218,7 +225,7 @@ class DesignFit:
             out.append({"term": name, "coef": float(b), "se": float(s), "t": float(t), "p": p})
         return out
 
-    def predict(self, X: np.ndarray, alpha: float = 0.05) -> pd.DataFrame:
+    def predict(self, X: np.ndarray, alpha: float) -> pd.DataFrame:
         """As :meth:`LinearFit.predict` (statsmodels ``get_prediction(...).summary_frame``)."""
         D = self.design(np.atleast_2d(np.asarray(X, dtype=float))) / self.scale
         if self.n - self.k <= 0:  # no residual variance: the mean without intervals

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -33,6 +33,9 @@ from perfcast.errors import InputError
 from perfcast.sweep import design as dz
 from perfcast.sweep import normalform as nf
 from perfcast.sweep.ols import DesignFit, LinearFit, fit_terms
+
+if TYPE_CHECKING:
+    from perfcast.sweep.settings import FitSettings
 
 Folds = list[tuple[np.ndarray, np.ndarray]]
 #: the family of each candidate kind, as the outputs name it
@@ -263,29 +266,32 @@ class SpecResult:
     notes: list[str]
 
 
-def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
-               groups: Sequence[Any] | None = None, max_order: int = 4, cv_folds: int = 10,
-               forms: Sequence[str] = dz.FORMS, normal_form: Any = None) -> SpecResult:
+def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: FitSettings,
+               groups: Sequence[Any] | None = None) -> SpecResult:
     """All candidates for ``y`` over regressors ``x`` on the rows of ``df`` (see the module
     docstring).
 
     Parameters
     ----------
-    df : the data; rows with a missing or non-numeric ``y`` or ``x`` are left out (noted).
-    name : the effect's name in the outputs.
-    y : the effect's column.
-    x : the regressors' columns.
-    groups : one configuration label per row of ``df``, for the CV folds (default: the
-        distinct ``x`` tuples).
-    max_order : highest univariate polynomial order tried (capped per fold, see
-        :func:`polynomial_candidates`).
-    cv_folds : folds over configurations (:func:`make_folds`).
-    forms : the multivariate forms (:data:`perfcast.sweep.design.FORMS`), fitted when ``x``
-        has more than one column.
-    normal_form : :class:`perfcast.sweep.settings.NormalFormSettings` or None
-        the normal-form search (:func:`normal_form_candidates`), when given and enabled;
-        every candidate is then also scored by CV SMAPE over configurations, and the best
-        model is the one of lowest CV SMAPE whatever its family.
+    df : pandas.DataFrame
+        The data; rows with a missing or non-numeric ``y`` or ``x`` are left out (noted).
+    name : str
+        The effect's name in the outputs.
+    y : str
+        The effect's column.
+    x : sequence of str
+        The regressors' columns.
+    fit : FitSettings
+        ``sweep.fit``: ``max_order``, the highest univariate polynomial order tried (capped
+        per fold, see :func:`polynomial_candidates`); ``cv_folds``, folds over
+        configurations (:func:`make_folds`); ``forms``, the multivariate forms
+        (:data:`perfcast.sweep.design.FORMS`), fitted when ``x`` has more than one column;
+        ``normal_form``, the normal-form search (:func:`normal_form_candidates`) when
+        enabled: every candidate is then also scored by CV SMAPE over configurations, and
+        the best model is the one of lowest CV SMAPE whatever its family.
+    groups : sequence, optional
+        One configuration label per row of ``df``, for the CV folds; None: the distinct
+        ``x`` tuples.
 
     Returns
     -------
@@ -299,7 +305,24 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
     ------
     InputError
         a column of ``y`` or ``x`` that ``df`` lacks.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from perfcast.settings import from_section
+    >>> from perfcast.sweep.settings import SweepSettings
+    >>> fit = from_section(SweepSettings, {"fit": {"max_order": 2, "normal_form": {
+    ...     "terms": ["1:0", "1:1", "2:0"], "max_terms": 1}}}, "sweep").fit
+    >>> p = np.repeat([2.0, 4, 8, 16, 32, 64], 2)
+    >>> df = pd.DataFrame({"p": p, "t": 3.0 + 0.5 * p * np.log2(p) + 0.01 * np.tile([-1, 1], 6)})
+    >>> res = fit_effect(df, "t", "t", ["p"], fit=fit)
+    >>> res.n_configurations, FAMILY[res.best.kind]
+    (6, 'performance model normal form')
+    >>> res.best.formula("t", digits=3)
+    't = 3 + 0.5 * p * log2(p)'
     """
+    max_order, cv_folds, forms = fit.max_order, fit.cv_folds, list(fit.forms)
+    normal_form = fit.normal_form
     missing = [c for c in (y, *x) if c not in df.columns]
     if missing:
         raise InputError(None, f"model {name!r}: no column(s) {missing}",
@@ -344,7 +367,7 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
         constant = [col for j, col in enumerate(x) if len(np.unique(X[:, j])) < 2]
         if constant:
             notes.append(f"regressor(s) {constant} take a single value: no polynomial in them")
-        if normal_form is not None and normal_form.enabled:
+        if normal_form.enabled:
             if n_conf >= 3:
                 for c in cands:
                     idx = [list(x).index(v) for v in c.x]
@@ -359,7 +382,7 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
             else:
                 notes.append(f"{n_conf} configurations: no normal-form search (a law with a "
                              "constant and one term needs 3 to be cross-validated)")
-    best = _best(cands, by_smape=normal_form is not None and normal_form.enabled)
+    best = _best(cands, by_smape=normal_form.enabled)
     if best is not None and not np.isfinite(best.cv_mse):
         notes.append(f"best model {best.model!r} by training MSE: no candidate could be "
                      "cross-validated")
