@@ -43,7 +43,28 @@ def prediction_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[s
                       extra: Sequence[Mapping[str, Any]]) -> tuple[pd.DataFrame, list[str]]:
     """Where to predict: every measured configuration (a measured regressor, such as a derived
     time * power, averaged over the configuration's runs) and each ``extra`` point whose
-    regressors follow from its parameter values alone."""
+    regressors follow from its parameter values alone.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The ok runs, derived columns added (:func:`add_derived`).
+    parameters : sequence of str
+        The numeric parameters (one grid row per measured combination).
+    x : sequence of str
+        The model's regressors.
+    derived : mapping of str to str
+        The derived columns, name -> expression (computed on ``extra`` when its parameters
+        suffice).
+    extra : sequence of mapping
+        The config's ``predict`` points.
+
+    Returns
+    -------
+    tuple of pandas.DataFrame and list of str
+        The points (``source`` is ``measured`` or ``predict``) and notes (the extra points
+        skipped when a regressor depends on measurements).
+    """
     measured = [c for c in dict.fromkeys(x) if c not in parameters]
     grid = df.groupby(list(parameters), sort=True)[measured].mean().reset_index() if measured \
         else df[list(parameters)].drop_duplicates().sort_values(list(parameters))
@@ -75,13 +96,18 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
 
     Parameters
     ----------
-    df : the run table (:func:`perfcast.sweep.table.runs_frame`); its ``point`` column names
+    df : pandas.DataFrame
+        The run table (:func:`perfcast.sweep.table.runs_frame`); its ``point`` column names
         the configuration of each run (the cross-validation groups).
-    campaign : the campaign's name (for messages and the summary).
-    parameters : the campaign's parameter names (prediction grid).
-    analysis : derived columns, models and extra prediction points
+    campaign : str
+        The campaign's name (for messages and the summary).
+    parameters : sequence of str
+        The campaign's parameter names (prediction grid).
+    analysis : Analysis
+        Derived columns, models and extra prediction points
         (:class:`perfcast.sweep.campaign.Analysis`).
-    fit : :class:`perfcast.sweep.settings.FitSettings`.
+    fit : FitSettings
+        The stage's fit settings (``sweep.fit``, :class:`perfcast.sweep.settings.FitSettings`).
 
     Returns
     -------

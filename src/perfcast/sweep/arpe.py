@@ -143,9 +143,12 @@ def import_arpe(path: str | Path, parameters: Sequence[str], campaign: str) -> p
 
     Parameters
     ----------
-    path : the directory ARPE's ``execute.bash`` wrote (https://github.com/martinamaggio/arpe).
-    parameters : the parameter names, in ARPE's order (ARPE stores only values).
-    campaign : the campaign name written in the table.
+    path : str or Path
+        The directory ARPE's ``execute.bash`` wrote (https://github.com/martinamaggio/arpe).
+    parameters : sequence of str
+        The parameter names, in ARPE's order (ARPE stores only values).
+    campaign : str
+        The campaign name written in the table.
 
     Returns
     -------

@@ -157,12 +157,18 @@ class Campaign:
 
         Parameters
         ----------
-        template : a command (``shell=True``: values shell-quoted) or an environment value
+        template : str
+            A command (``shell=True``: values shell-quoted) or an environment value
             (``shell=False``).
-        point : the configuration; each value is substituted as the text of its run-directory
+        point : mapping of str to Value
+            The configuration; each value is substituted as the text of its run-directory
             name (``str(value)``: ``1.0`` stays ``1.0``).
-        iteration : the run's iteration (``{iteration}``, from 1).
-        where : the template's key, for an error message.
+        iteration : int
+            The run's iteration (``{iteration}``, from 1).
+        shell : bool, default=True
+            Shell-quote the values (a command), or not (an environment value).
+        where : str, default="command"
+            The template's key, for an error message.
 
         Returns
         -------

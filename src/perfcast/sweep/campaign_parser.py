@@ -101,11 +101,19 @@ def parse_analysis(where: str, derived: Mapping[str, str], models: Sequence[Mode
 
     Parameters
     ----------
-    where : names the campaign in messages.
-    derived, models, predict : the campaign's settings of those keys.
-    parameters, numeric_parameters : all parameter names, and the numeric ones (the default
+    where : str
+        Names the campaign in messages.
+    derived : mapping of str to str
+        The campaign's derived columns, name -> expression.
+    models : sequence of ModelSettings
+        The campaign's models as the config gives them.
+    predict : sequence of mapping
+        The campaign's extra prediction points.
+    parameters, numeric_parameters : sequence of str
+        All parameter names, and the numeric ones (the default
         regressors, and the keys a prediction point gives).
-    columns : the run-table columns the sensors produce.
+    columns : sequence of str
+        The run-table columns the sensors produce.
 
     Returns
     -------
@@ -188,9 +196,12 @@ def parse_campaign(name: str, settings: SweepCampaignSettings,
 
     Parameters
     ----------
-    name : the campaign's name (a results directory; the schema checks it).
-    settings : its settings, built from the validated section.
-    programs : the top-level ``programs:`` map (``program:`` names one of it).
+    name : str
+        The campaign's name (a results directory; the schema checks it).
+    settings : SweepCampaignSettings
+        Its settings, built from the validated section.
+    programs : mapping of str to object, optional
+        The top-level ``programs:`` map (``program:`` names one of it).
 
     Returns
     -------
@@ -271,10 +282,12 @@ def parse_sweep(section: Mapping[str, Any] | None,
 
     Parameters
     ----------
-    section : the section as validated by ``src/perfcast/schemas/sweep.schema.yaml`` (the
+    section : mapping of str to object, optional
+        The section as validated by ``src/perfcast/schemas/sweep.schema.yaml`` (the
         workflow's ``config["sweep"]``, or ``perfcast.settings.validate(section, "sweep")``);
         None: no sweep (no campaigns, no imports).
-    programs : the top-level ``programs:`` map.
+    programs : mapping of str to object, optional
+        The top-level ``programs:`` map.
 
     Returns
     -------

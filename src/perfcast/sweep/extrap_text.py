@@ -150,6 +150,20 @@ def select_series(df: pd.DataFrame, path: str | Path, region: str | None,
                   metric: str | None) -> pd.DataFrame:
     """The rows of one region and metric; either may be omitted when the file has one.
 
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The file's rows (:func:`read_extrap_text`).
+    path : str or Path
+        The file, for messages.
+    region, metric : str, optional
+        The region (call path) and metric to keep; None: the file's only one.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of that series.
+
     Raises
     ------
     InputError

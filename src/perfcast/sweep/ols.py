@@ -122,10 +122,14 @@ def fit_terms(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
 
     Parameters
     ----------
-    X : regressors, one column per name (n rows).
-    y : the effect (n values).
-    terms : exponent tuples (:mod:`perfcast.sweep.design`).
-    names : the regressors' names (for term names).
+    X : numpy.ndarray
+        Regressors, one column per name (n rows).
+    y : numpy.ndarray
+        The effect (n values).
+    terms : sequence of Term
+        Exponent tuples (:mod:`perfcast.sweep.design`).
+    names : sequence of str
+        The regressors' names (for term names).
 
     Returns
     -------

@@ -237,8 +237,32 @@ def run_and_record(settings: RunSettings, out: str | Path, *, session: str | Non
     record goes to ``settings.failed_record`` (a failing job's outputs are deleted), a stop
     marker for this ``session`` is written to ``settings.stop_marker``, and RunFailed fails the
     job; the campaign's other runs of the same invocation then refuse to start
-    (CampaignStopped). ``session`` None: the invocation's (environment variable
-    :data:`SESSION_ENV`).
+    (CampaignStopped).
+
+    Parameters
+    ----------
+    settings : RunSettings
+        The run (:meth:`perfcast.sweep.campaign.Campaign.run_settings`).
+    out : str or Path
+        Its record (JSON).
+    session : str, optional
+        This invocation's name; None: the environment variable :data:`SESSION_ENV`.
+    perf_binary : str, default="perf"
+        The ``perf`` executable.
+    powercap_root : str or Path, default="/sys/class/powercap"
+        Where RAPL zones are read.
+
+    Returns
+    -------
+    dict
+        The record written.
+
+    Raises
+    ------
+    RunFailed
+        The run failed in a ``fail_fast`` campaign.
+    CampaignStopped
+        An earlier run of this invocation failed in a ``fail_fast`` campaign.
     """
     session = session if session is not None else os.environ.get(SESSION_ENV)
     stop_marker, failed_record = settings.stop_marker, settings.failed_record

@@ -47,6 +47,24 @@ def perf_command(command: str, events: Sequence[str], out_csv: str | Path, statu
     (measured here) 0 in about 8 % of runs of ``sh -c 'exit 5'``. So a wrapper shell runs the
     command in its own ``sh -c`` and writes the command's status (128 + signal for a killed
     command, as a shell reports it) to ``status_file``; perf counts the wrapper too (~1 ms).
+
+    Parameters
+    ----------
+    command : str
+        The shell command measured.
+    events : sequence of str
+        The perf events counted.
+    out_csv : str or Path
+        Where ``perf stat -x,`` writes its counts.
+    status_file : str or Path
+        Where the wrapper writes the command's exit status.
+    binary : str, default="perf"
+        The ``perf`` executable.
+
+    Returns
+    -------
+    list of str
+        The argv.
     """
     inner = (f"/bin/sh -c {shlex.quote(command)}\n__perfcast_rc=$?\n"
              f"echo $__perfcast_rc > {shlex.quote(str(status_file))}\nexit $__perfcast_rc")
@@ -83,9 +101,11 @@ def parse_perf_csv(text: str, events: Sequence[str]) -> dict[str, float | None]:
 
     Parameters
     ----------
-    text : the output (columns: value, unit, event, run time, percentage running, metric,
+    text : str
+        The output (columns: value, unit, event, run time, percentage running, metric,
         metric unit; see perf-stat(1), "CSV FORMAT").
-    events : the events asked for, in order.
+    events : sequence of str
+        The events asked for, in order.
 
     Returns
     -------
@@ -207,7 +227,22 @@ def rapl_columns(energy: Mapping[str, float], wall_s: float,
                  top: Sequence[str]) -> dict[str, float]:
     """``energy_<zone>_j`` per zone, ``energy_j`` (the top-level packages, or every top-level
     zone when none is a package: sub-zones and psys would count twice) and
-    ``power_w = energy_j / wall_s``."""
+    ``power_w = energy_j / wall_s``.
+
+    Parameters
+    ----------
+    energy : mapping of str to float
+        Joules per zone over the run (:func:`rapl_energy`).
+    wall_s : float
+        The run's wall time.
+    top : sequence of str
+        The top-level zones (:func:`top_zones`).
+
+    Examples
+    --------
+    >>> rapl_columns({"package-0": 6.0, "package-0/core": 4.0}, 2.0, ["package-0"])
+    {'energy_package_0_j': 6.0, 'energy_package_0_core_j': 4.0, 'energy_j': 6.0, 'power_w': 3.0}
+    """
     cols = {f"energy_{re.sub(r'[^A-Za-z0-9]+', '_', z).lower()}_j": v for z, v in energy.items()}
     packages = [z for z in top if z.startswith("package")]
     total = sum(energy[z] for z in (packages or top))
@@ -222,7 +257,27 @@ def rapl_columns(energy: Mapping[str, float], wall_s: float,
 
 def read_custom(command: str, env: Mapping[str, str] | None = None,
                 timeout_s: float = SENSOR_TIMEOUT_S) -> float:
-    """The number a sensor command prints (first token of its last non-empty line)."""
+    """The number a sensor command prints (first token of its last non-empty line).
+
+    Parameters
+    ----------
+    command : str
+        The sensor's shell command (rendered).
+    env : mapping of str to str, optional
+        Its environment (added to this process's).
+    timeout_s : float, default=SENSOR_TIMEOUT_S
+        How long it may take.
+
+    Raises
+    ------
+    ValueError
+        It failed, timed out or printed no number.
+
+    Examples
+    --------
+    >>> read_custom("echo reading; echo '42 units'")
+    42.0
+    """
     res = run_measured(command, env=env, timeout_s=timeout_s)
     if not res.ok:
         why = "timed out" if res.timed_out else f"exit status {res.returncode}"

@@ -38,10 +38,14 @@ def expand_range(start: float, stop: float, step: float, *, log: bool,
 
     Parameters
     ----------
-    start, stop : first value and bound (finite numbers).
-    step : increment (linear), or factor > 1 (``log``).
-    log : multiply by ``step`` instead of adding it.
-    where : names the parameter in an error message.
+    start, stop : float
+        First value and bound (finite numbers).
+    step : float
+        Increment (linear), or factor > 1 (``log``).
+    log : bool
+        Multiply by ``step`` instead of adding it.
+    where : str
+        Names the parameter in an error message.
 
     Returns
     -------
@@ -100,8 +104,10 @@ def parameter_values(name: str, spec: Any) -> list[Value]:
 
     Parameters
     ----------
-    name : the parameter's name (for messages).
-    spec : a list of values, a single value, or a range ``{start, stop, step, log}`` (every
+    name : str
+        The parameter's name (for messages).
+    spec : object
+        A list of values, a single value, or a range ``{start, stop, step, log}`` (every
         key present, as ``src/perfcast/schemas/sweep.schema.yaml`` validates and fills it).
 
     Returns
