@@ -120,6 +120,25 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
     ------
     InputError
         a model over a column the run table lacks.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from perfcast.settings import from_section
+    >>> from perfcast.sweep.campaign import Analysis, ModelSpec
+    >>> from perfcast.sweep.settings import SweepSettings
+    >>> fit = from_section(SweepSettings, {"fit": {"max_order": 2, "normal_form": {
+    ...     "enabled": False}}}, "sweep").fit
+    >>> n = [1, 1, 2, 2, 4, 4, 8, 8]
+    >>> df = pd.DataFrame({"point": [f"n~{v}" for v in n], "n": n, "status": "ok",
+    ...                    "wall_s": [0.5 + v + d for v, d in zip(n, [0, 0.1] * 4)]})
+    >>> out = analyse(df, campaign="demo", parameters=["n"], fit=fit, analysis=Analysis(
+    ...     {}, (ModelSpec("t", "wall_s", ("n",)),), ({"n": 16},)))
+    >>> effect = out["summary"]["effects"][0]
+    >>> effect["best"], effect["formula"]
+    ('poly[n]^1', 'wall_s = 0.55 + 1 * n')
+    >>> out["predictions"][["source", "n", "mean"]].round(2).values.tolist()[-1]
+    ['predict', 16, 16.55]
     """
     ok = ok_rows(df).reset_index(drop=True)
     derived = dict(analysis.derived)

@@ -300,6 +300,19 @@ def parse_sweep(section: Mapping[str, Any] | None,
         what :func:`parse_campaign` and :func:`parse_import` refuse, a name used both as
         campaign and as import, or a paper campaign that is neither; a section not validated
         (a missing key).
+
+    Examples
+    --------
+    >>> from perfcast.settings import validate
+    >>> section = validate({"campaigns": {"mm": {
+    ...     "command": "mm --size {size} --workers {workers}",
+    ...     "parameters": {"size": {"start": 128, "stop": 512, "step": 2, "log": True},
+    ...                    "workers": [1, 2]}}}}, "sweep")
+    >>> mm = parse_sweep(section).campaigns["mm"]
+    >>> len(mm.points()), mm.iterations, mm.point_ids()[-1]
+    (6, 3, 'size~512_workers~2')
+    >>> [m.name for m in mm.analysis.models]
+    ['wall_s~size+workers', 'user_s~size+workers', 'sys_s~size+workers']
     """
     if section is None:
         return SweepConfig(campaigns={}, imports={}, fit=None, paper_campaigns=())

@@ -82,11 +82,15 @@ def read_extrap_text(path: str | Path) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import tempfile, pathlib
-    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
-    >>> _ = f.write_text("PARAMETER p\\nPOINTS ( 2 ) ( 4 )\\nREGION main\\nDATA 1 1.2\\nDATA 2\\n")
-    >>> read_extrap_text(f)[["p", "value"]].values.tolist()
-    [[2.0, 1.0], [2.0, 1.2], [4.0, 2.0]]
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = Path(d, "t.txt")
+    ...     _ = f.write_text("PARAMETER p\\nPOINTS ( 2 ) ( 4 )\\nREGION main\\n"
+    ...                      "DATA 1 1.2\\nDATA 2\\n")
+    ...     df = read_extrap_text(f)
+    >>> df[["p", "value"]].values.tolist(), extrap_parameters(df)
+    ([[2.0, 1.0], [2.0, 1.2], [4.0, 2.0]], ['p'])
     """
     path = input_file(path)
     params: list[str] = []

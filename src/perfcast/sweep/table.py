@@ -45,6 +45,33 @@ def runs_frame(records: Iterable[Mapping[str, Any]], parameters: Sequence[str]) 
     """Rows sorted by parameter values then iteration (the same records give the same bytes).
 
     None in a sensor column (a failed reading, a failed run) becomes NaN.
+
+    Parameters
+    ----------
+    records : iterable of mapping
+        Run records (:func:`perfcast.sweep.runner.run_point`), in any order.
+    parameters : sequence of str
+        The campaign's parameter names, in order (the sort keys).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per record: ids, parameters, status and time columns first, then every
+        sensor column sorted by name.
+
+    Raises
+    ------
+    InputError
+        a record without one of the parameters.
+
+    Examples
+    --------
+    >>> recs = [{"campaign": "c", "point": f"n~{n}", "iteration": 1, "parameters": {"n": n},
+    ...          "status": "ok", "wall_s": 0.1 * n, "perf": {"perf_page_faults": 9}}
+    ...         for n in (8, 2)]
+    >>> df = runs_frame(recs, ["n"])
+    >>> df[["point", "n", "wall_s", "perf_page_faults"]].values.tolist()
+    [['n~2', 2, 0.2, 9], ['n~8', 8, 0.8, 9]]
     """
     df = pd.DataFrame([record_row(r) for r in records])
     if df.empty:
