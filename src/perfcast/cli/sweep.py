@@ -41,8 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="add a regressor computed from columns, e.g. energy_x=wall_s*power_w "
                         "(repeatable; usable in --x)")
     p.add_argument("--groups", metavar="COLUMN",
-                   help="column naming each row's configuration for the CV folds (default: "
-                        "'point' if present, else the distinct X tuples)")
+                   help="column naming each row's configuration for the CV folds; without "
+                        "it, 'point' if present, else the distinct X tuples")
     p.add_argument("--predict", nargs="+", default=[], metavar="X=V,...",
                    help="points to predict with intervals, e.g. p=128 p=256 or p=128,n=5")
     p.add_argument("--plot", metavar="FILE", help="draw data, best model and intervals (.png)")
@@ -74,7 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("path", metavar="DIR", help="ARPE's results directory")
     q.add_argument("--parameters", required=True, nargs="+", metavar="NAME",
                    help="the parameter names, in ARPE's order")
-    q.add_argument("--campaign", default="arpe", help="campaign name for the table (arpe)")
+    q.add_argument("--campaign", default="arpe",
+                   help="the import's name, written in the table (a name, not a setting: "
+                        "arpe when not given)")
     q.add_argument("-o", "--out", required=True, help="output table (.parquet or .csv)")
     q.set_defaults(func=_import)
 
@@ -89,11 +91,29 @@ def fit_settings(args: argparse.Namespace):
     """The ``sweep.fit`` settings of ``perfcast fit``'s flags, checked and completed by the
     sweep schema (:func:`perfcast.settings.from_section`), as the workflow's.
 
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``perfcast fit``'s parsed flags; a flag left out is None (the schema's default).
+
+    Returns
+    -------
+    FitSettings
+        ``sweep.fit`` (:class:`perfcast.sweep.settings.FitSettings`).
+
     Raises
     ------
     InputError
         a flag value the schema refuses (``--max-order`` below 1 or above 12, ``--cv-folds``
         below 2), naming the flag and the schema key.
+
+    Examples
+    --------
+    >>> args = argparse.Namespace(max_order=3, cv_folds=None, forms=None, alpha=None,
+    ...                           aggregate=None, max_terms=None, no_normal_form=True)
+    >>> fit = fit_settings(args)
+    >>> fit.max_order, fit.cv_folds, fit.alpha, fit.normal_form.enabled
+    (3, 10, 0.05, False)
     """
     from perfcast.settings import from_section
     from perfcast.sweep.settings import SweepSettings
@@ -119,10 +139,25 @@ def fit_settings(args: argparse.Namespace):
 def parse_points(items: list[str]) -> list[dict[str, float]]:
     """``--predict`` values: each ``x=v,z=w`` one point.
 
+    Parameters
+    ----------
+    items : list of str
+        The ``--predict`` values.
+
+    Returns
+    -------
+    list of dict of str to float
+        One point per item.
+
     Raises
     ------
     InputError
         an item that is not NAME=NUMBER pairs separated by commas.
+
+    Examples
+    --------
+    >>> parse_points(["p=128", "p=256,n=5"])
+    [{'p': 128.0}, {'p': 256.0, 'n': 5.0}]
     """
     points = []
     for item in items:
@@ -250,10 +285,26 @@ def import_settings(args: argparse.Namespace):
     settings of rule ``sweep_import`` (:class:`perfcast.sweep.job_settings.ImportTableSettings`),
     built as the workflow builds them.
 
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``perfcast sweep-import``'s parsed flags (``path``, ``parameters``, ``campaign``).
+
+    Returns
+    -------
+    ImportTableSettings
+        What :func:`perfcast.sweep.rules.import_table` takes.
+
     Raises
     ------
     InputError
         a campaign or parameter name the workflow would refuse.
+
+    Examples
+    --------
+    >>> args = argparse.Namespace(path="results", parameters=["threads"], campaign="old")
+    >>> import_settings(args)
+    ImportTableSettings(campaign='old', path='results', parameters=('threads',))
     """
     from perfcast.settings import validate
     from perfcast.sweep.campaign_parser import parse_sweep
