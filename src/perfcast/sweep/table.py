@@ -17,11 +17,12 @@ from perfcast.checks import (
     require_values,
 )
 from perfcast.errors import InputError
+from perfcast.sweep import campaign
 from perfcast.sweep.space import is_numeric
 
 ID_COLUMNS = ["campaign", "point", "iteration"]
 STATUS_COLUMNS = ["status", "returncode", "signal", "timed_out"]
-TIME_COLUMNS = ["wall_s", "user_s", "sys_s", "cpu_s", "cpu_util", "max_rss_kb"]
+TIME_COLUMNS = list(campaign.TIME_COLUMNS)
 
 
 def record_row(record: Mapping[str, Any]) -> dict[str, Any]:
