@@ -348,6 +348,41 @@ def test_embedded_default_config_validates_and_parses(repo):
     assert parsed.fit.normal_form.enabled and parsed.fit.normal_form.aggregate == "mean"
 
 
+def test_every_jobs_settings_survive_the_rule_params(repo):
+    """What common/sweep.smk passes (as_params, a plain dict compared by Snakemake) is what
+    the rule script rebuilds (rulekit.rule_settings: build): the same object, for every job of
+    a campaign with every kind of sensor, an import and the paper; no job setting has a
+    default of its own."""
+    import json
+
+    from perfcast.settings import build
+    from perfcast.sweep import job_settings as js
+
+    for cls in (js.SensorCheckSettings, js.RunSettings, js.RunTableSettings,
+                js.ImportTableSettings, js.ModelsSettings, js.PaperTableSettings):
+        assert all(f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+                   for f in dataclasses.fields(cls)), cls
+    parsed = sweep({"c": campaign(
+        env={"N": "{b}"}, sensors={"perf_events": ["task-clock"], "rapl": True,
+                                   "custom": {"w": "echo {a}", "d": {"command": "echo 1",
+                                                                    "mode": "delta"}},
+                                   "heartbeat": True},
+        derived={"ab": "a * b"}, models=[{"y": "wall_s", "x": ["ab"]}],
+        predict=[{"a": 3, "b": 40}])},
+        imports={"old": {"path": "/nowhere", "parameters": ["t"]}})
+    c = parsed.campaigns["c"]
+    jobs = [c.sensor_check_settings(), parsed.run_table_settings("c"),
+            parsed.import_settings("old"), parsed.models_settings("c"),
+            parsed.models_settings("old"), parsed.paper_table_settings()]
+    jobs += [c.run_settings(pid, i, stop_marker="S", failed_record="F")
+             for pid in c.point_ids() for i in (1, 2)]
+    for job in jobs:
+        params = json.loads(json.dumps(as_params(job)))  # plain data, as a rule's params
+        assert build(type(job), params) == job, type(job).__name__
+    assert parsed.paper_table_settings().campaigns == ("c", "old")
+    assert c.sensor_check_settings().sensors.custom["w"].command == "echo 1"  # first run's
+
+
 def test_schema_refuses_unknown_keys():
     with pytest.raises(InputError, match="iteratons"):
         sweep({"x": {**campaign(), "iteratons": 2}})
