@@ -13,8 +13,8 @@ rule                   function                makes
 ``sweep_paper_table``  :func:`paper_table`     ``results/paper/sweep_models.*``, figure
 =====================  ======================  ==========================================
 
-Imports are local to each function: a campaign is many short jobs, and a run job should not pay
-for statsmodels and matplotlib it never uses.
+Imports are local to each function (but the sensors', which every run needs): a campaign is many
+short jobs, and a run job should not pay for statsmodels and matplotlib it never uses.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from perfcast.sweep.sensors import POWERCAP_ROOT
 
 if TYPE_CHECKING:
     from perfcast.sweep.job_settings import (
@@ -33,8 +35,6 @@ if TYPE_CHECKING:
         RunTableSettings,
         SensorCheckSettings,
     )
-
-POWERCAP_ROOT = "/sys/class/powercap"
 
 log = logging.getLogger(__name__)
 
