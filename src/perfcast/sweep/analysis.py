@@ -29,7 +29,27 @@ ID_COLUMNS = ["point", "iteration"]
 
 def add_derived(df: pd.DataFrame, derived: Mapping[str, str]) -> pd.DataFrame:
     """``df`` with one column per derived expression, in order (a later one may use an
-    earlier one)."""
+    earlier one).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The runs.
+    derived : mapping of str to str
+        New column -> expression (:func:`perfcast.sweep.expressions.evaluate`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``df`` with the new columns (floats).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"size": [1, 2], "workers": [1, 2]})
+    >>> add_derived(df, {"flop": "2 * size**3", "per_worker": "flop / workers"}).values.tolist()
+    [[1.0, 1.0, 2.0, 2.0], [2.0, 2.0, 16.0, 8.0]]
+    """
     out = df.copy()
     for name, expr in derived.items():
         cols = {c: out[c] for c in out.columns if c in expressions.expression_names(expr)}
@@ -185,7 +205,15 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
 
 def categorical_parameters(data: pd.DataFrame, parameters: Sequence[str]) -> list[str]:
     """The parameters whose values are not all numbers (an input file's name, a scheduler
-    policy): ARPE's x264 campaign sweeps the input video."""
+    policy): ARPE's x264 campaign sweeps the input video.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"video": ["a.y4m", "b.y4m"], "threads": [1, 2]})
+    >>> categorical_parameters(df, ["video", "threads"])
+    ['video']
+    """
     return [p for p in parameters if p in data.columns
             and not pd.api.types.is_numeric_dtype(data[p])]
 

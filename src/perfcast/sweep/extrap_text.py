@@ -172,6 +172,14 @@ def select_series(df: pd.DataFrame, path: str | Path, region: str | None,
     ------
     InputError
         an unknown region or metric, or several and none chosen (the choices named).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"p": [2.0, 2.0], "region": ["main", "io"], "metric": "time",
+    ...                    "value": [1.0, 5.0]})
+    >>> select_series(df, "in.txt", "io", None)["value"].tolist()
+    [5.0]
     """
     out = df
     for col, want, flag in (("region", region, "--region"), ("metric", metric, "--metric")):

@@ -408,6 +408,11 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
     (6, 'performance model normal form')
     >>> res.best.formula("t", digits=3)
     't = 3 + 0.5 * p * log2(p)'
+    >>> pred = predict_frame(res, pd.DataFrame({"p": [128.0]}), alpha=0.05)
+    >>> round(float(pred["mean"].iloc[0]))
+    451
+    >>> result_summary(res)["best"] == res.best.model
+    True
     """
     max_order, cv_folds, forms = fit.max_order, fit.cv_folds, list(fit.forms)
     normal_form = fit.normal_form

@@ -126,7 +126,35 @@ def summary(df: pd.DataFrame, parameters: Sequence[str]) -> dict[str, Any]:
 
 def load_table(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
     """A CSV (or Parquet) table to fit: the named columns must exist and hold numbers; rows of
-    a run table whose ``status`` is not ok are left out (failed runs have no timings)."""
+    a run table whose ``status`` is not ok are left out (failed runs have no timings).
+
+    Parameters
+    ----------
+    path : str or Path
+        The table (``.parquet``, else read as CSV with a header row).
+    columns : sequence of str
+        The columns the fit uses.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ok rows, ``columns`` as numbers.
+
+    Raises
+    ------
+    InputError
+        an unreadable table, a column named twice or missing, or a cell that is not a finite
+        number (file, row and column named).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = Path(d, "t.csv").write_text("p,t,status\\n2,1.5,ok\\n4,9,failed\\n8,3.5,ok\\n")
+    ...     load_table(Path(d, "t.csv"), ["p", "t"])[["p", "t"]].values.tolist()
+    [[2.0, 1.5], [8.0, 3.5]]
+    """
     path = input_file(path)
     if path.suffix == ".parquet":
         from perfcast.io import read_parquet
