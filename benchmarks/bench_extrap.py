@@ -107,13 +107,11 @@ def perfcast_predict(df: pd.DataFrame, params: list[str], points: list, fit) -> 
     groups = ["_".join(f"{v:g}" for v in r) for r in df[params].to_numpy(dtype=float)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = selection.fit_effect(df, "value", "value", params, groups=groups,
-                                   max_order=fit.max_order, cv_folds=fit.cv_folds,
-                                   forms=list(fit.forms), normal_form=fit.normal_form)
+        res = selection.fit_effect(df, "value", "value", params, fit=fit, groups=groups)
     if res.best is None:
         return np.full(len(points), np.nan), "no model", ""
     X = pd.DataFrame(points, columns=params)[res.best.x].to_numpy(dtype=float)
-    pred = res.best.fit.predict(X)["mean"].to_numpy()
+    pred = res.best.fit.predict(X, alpha=fit.alpha)["mean"].to_numpy()
     return pred, res.best.formula("value", digits=4), selection.FAMILY[res.best.kind]
 
 

@@ -26,9 +26,13 @@ from _util import run_child, save  # noqa: E402
 OVERHEAD = """
 import time, statistics
 from perfcast.process import run_measured
+from perfcast.sweep.campaign import Sensors
+from perfcast.sweep.job_settings import RunSettings
 from perfcast.sweep.runner import run_point
-p = {"campaign": "b", "point": "x~1", "iteration": 1, "parameters": {"x": 1}, "command": "true",
-     "env": {}, "timeout_s": 30, "sensors": {}}
+p = RunSettings(campaign="b", point="x~1", iteration=1, parameters={"x": 1}, command="true",
+                before="", after="", env={}, timeout_s=30, fail_fast=False,
+                sensors=Sensors(perf_events=(), rapl=False, custom={}, heartbeat=None),
+                stop_marker="STOPPED.json", failed_record="failed.json")
 direct, runner, inner = [], [], []
 for _ in range(15):
     t = time.perf_counter(); run_measured("true"); direct.append(time.perf_counter() - t)
@@ -41,9 +45,13 @@ RESULT = {"direct_s": statistics.median(direct), "runner_s": statistics.median(r
 RSS = """
 import numpy as np
 from perfcast.process import run_measured
+from perfcast.sweep.campaign import Sensors
+from perfcast.sweep.job_settings import RunSettings
 from perfcast.sweep.runner import run_point
-p = {"campaign": "b", "point": "x~1", "iteration": 1, "parameters": {"x": 1}, "command": "true",
-     "env": {}, "timeout_s": 30, "sensors": {}}
+p = RunSettings(campaign="b", point="x~1", iteration=1, parameters={"x": 1}, command="true",
+                before="", after="", env={}, timeout_s=30, fail_fast=False,
+                sensors=Sensors(perf_events=(), rapl=False, custom={}, heartbeat=None),
+                stop_marker="STOPPED.json", failed_record="failed.json")
 small_parent = run_point(p)["max_rss_kb"]
 ballast = np.ones(40_000_000); ballast[::512] = 2
 RESULT = {"true_from_small_parent_kb": small_parent,
@@ -54,7 +62,9 @@ RESULT = {"true_from_small_parent_kb": small_parent,
 FIT = """
 import time, itertools, numpy as np, pandas as pd
 import statsmodels.api as sm
+from perfcast.settings import from_section
 from perfcast.sweep import selection, design as dz
+from perfcast.sweep.settings import SweepSettings
 rng = np.random.default_rng(0)
 vals = [np.arange(1.0, 9.0)] * 3
 rows = [(a, b, c) for a, b, c in itertools.product(*vals) for _ in range(3)]
@@ -62,7 +72,9 @@ df = pd.DataFrame(rows, columns=["a", "b", "c"])
 df["y"] = 1 + df.a * df.b + 0.3 * df.c**2 + rng.normal(0, 0.5, len(df))
 df["point"] = df.a.astype(str) + "_" + df.b.astype(str) + "_" + df.c.astype(str)
 t = time.perf_counter()
-res = selection.fit_effect(df, "y", "y", ["a", "b", "c"], groups=df["point"], max_order=4)
+# ARPE's candidates alone, the schema's orders, folds and forms
+fit = from_section(SweepSettings, {"fit": {"normal_form": {"enabled": False}}}, "sweep").fit
+res = selection.fit_effect(df, "y", "y", ["a", "b", "c"], fit=fit, groups=df["point"])
 t_fit = time.perf_counter() - t
 X = dz.design(df[["a", "b", "c"]].to_numpy(), dz.form_terms("quadratic", 3))
 t = time.perf_counter(); sm.OLS(df["y"].to_numpy(), X).fit(); t_ref = time.perf_counter() - t

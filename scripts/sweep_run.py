@@ -1,9 +1,7 @@
-"""Rule sweep_run: one measured run of one configuration x iteration."""
-
-from perfcast.rulekit import rule_logging
-from perfcast.sweep.rules import run
+"""Rule sweep_run: the record of one measured run of one configuration x iteration."""
+from perfcast.rulekit import rule_logging, rule_settings
+from perfcast.sweep.job_settings import RunSettings
+from perfcast.sweep.rules import run_record
 
 with rule_logging(snakemake):
-    s = snakemake
-    run(dict(s.params.settings), s.output[0], stop_marker=s.params.stop_marker,
-        failed_record=s.params.failed_record)
+    run_record(rule_settings(snakemake, RunSettings), out=snakemake.output[0])

@@ -424,7 +424,7 @@ FORMS = [("printf '%s|' {v}", "{}|"), ("printf '%s|' '{v}'", "{}|"),
 
 
 def _sweep_render(template: str, value: str) -> str:
-    from perfcast.sweep.campaign import parse_campaign
+    from perfcast.sweep.campaign_parser import parse_campaign
     from perfcast.sweep.settings import SweepSettings
 
     s = from_section(SweepSettings, {"campaigns": {"c": {"command": template,

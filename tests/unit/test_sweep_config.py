@@ -13,8 +13,9 @@ import yaml
 from snakemake.utils import Paramspace
 
 from perfcast.errors import InputError
-from perfcast.settings import validate
+from perfcast.settings import as_params, schema_path, validate
 from perfcast.sweep import campaign as cp
+from perfcast.sweep import campaign_parser as cpp
 from perfcast.sweep import expressions, runner, sensors
 from perfcast.sweep import settings as st
 from perfcast.sweep.space import expand_range, parameter_values, point_id, product_points
@@ -23,8 +24,8 @@ PY = shlex.quote(sys.executable)
 
 
 @pytest.fixture(scope="module")
-def sweep_schema(repo):
-    return yaml.safe_load((repo / "workflow" / "schemas" / "sweep.schema.yaml").read_text())
+def sweep_schema():
+    return yaml.safe_load(schema_path("sweep").read_text())
 
 
 def campaign(**overrides):
@@ -36,11 +37,16 @@ def campaign(**overrides):
 def sweep(campaigns=None, programs=None, **section):
     """The campaigns as the workflow checks them: the schema (defaults filled), then the
     package."""
-    return cp.parse_sweep(validate({"campaigns": campaigns or {}, **section}, "sweep"), programs)
+    return cpp.parse_sweep(validate({"campaigns": campaigns or {}, **section}, "sweep"), programs)
 
 
 def parse(spec, programs=None, name="demo"):
     return sweep({name: spec}, programs).campaigns[name]
+
+
+def run(c, pid, iteration):
+    """The settings of rule sweep_run for one run of campaign ``c``."""
+    return c.run_settings(pid, iteration, stop_marker="STOPPED.json", failed_record="f.json")
 
 
 # --- ranges -----------------------------------------------------------------------------------
@@ -118,26 +124,26 @@ def test_campaign_expands_and_renders():
     c = parse(campaign(iterations=2, env={"N": "{b}"}))
     assert c.point_ids()[:2] == ["a~1_b~10", "a~1_b~20"]
     assert len(c.points()) == 6
-    rp = c.run_params("a~2_b~30", 2)
-    assert rp["command"] == "prog --a 2 --b 30"
-    assert rp["env"] == {"N": "30"} and rp["iteration"] == 2
-    assert rp["parameters"] == {"a": 2, "b": 30}
-    assert rp["timeout_s"] == 600.0 and rp["before"] == "" and rp["fail_fast"] is False
+    rp = run(c, "a~2_b~30", 2)
+    assert rp.command == "prog --a 2 --b 30"
+    assert rp.env == {"N": "30"} and rp.iteration == 2
+    assert rp.parameters == {"a": 2, "b": 30}
+    assert rp.timeout_s == 600.0 and rp.before == "" and rp.fail_fast is False
 
 
-def test_run_params_do_not_depend_on_other_configurations():
+def test_run_settings_do_not_depend_on_other_configurations():
     """Adding a value must not change the params of existing runs (Snakemake reruns on a
     params change)."""
     small = parse(campaign())
     grown = parse(campaign(parameters={"a": [1, 2, 3], "b": [10, 20, 30]}))
     for pid in small.point_ids():
-        assert small.run_params(pid, 1) == grown.run_params(pid, 1)
+        assert as_params(run(small, pid, 1)) == as_params(run(grown, pid, 1))
 
 
 def test_float_values_render_as_their_directory_names():
     c = parse(campaign(parameters={"a": {"start": 0.5, "stop": 1.5, "step": 0.5}, "b": [1]}))
     assert c.point_ids() == ["a~0.5_b~1", "a~1.0_b~1", "a~1.5_b~1"]
-    assert c.run_params("a~1.0_b~1", 1)["command"] == "prog --a 1.0 --b 1"
+    assert run(c, "a~1.0_b~1", 1).command == "prog --a 1.0 --b 1"
 
 
 def test_unknown_placeholder_is_refused_with_its_name():
@@ -152,10 +158,10 @@ def test_unknown_placeholder_is_refused_with_its_name():
 
 def test_literal_braces_and_reserved_placeholders():
     c = parse(campaign(command="{python} x {a} {b} ${{HOME}} {{b}} {iteration}"))
-    assert c.run_params("a~1_b~10", 3)["command"] == f"{PY} x 1 10 ${{HOME}} {{b}} 3"
+    assert run(c, "a~1_b~10", 3).command == f"{PY} x 1 10 ${{HOME}} {{b}} 3"
     # braces around anything but a name are literal: shell and awk need no escaping
     c = parse(campaign(command="prog {a} {b} ${HOME} {a.real} {}"))
-    assert c.run_params("a~1_b~10", 1)["command"] == "prog 1 10 ${HOME} {a.real} {}"
+    assert run(c, "a~1_b~10", 1).command == "prog 1 10 ${HOME} {a.real} {}"
 
 
 def test_awk_braces_render_and_run():
@@ -165,9 +171,9 @@ def test_awk_braces_render_and_run():
                "parameters": {"n": [3]}, "iterations": 1, "timeout_s": 30,
                "sensors": {"heartbeat": r"^heartbeat (?P<value>\d+)",
                            "custom": {"first": "echo {n} 9 | awk '{print $2}'"}}})
-    rp = c.run_params("n~3", 1)
-    assert rp["command"] == "echo 3 5 | awk '{print \"heartbeat\", $1 * $2}'"
-    assert rp["sensors"]["custom"]["first"]["command"] == "echo 3 9 | awk '{print $2}'"
+    rp = run(c, "n~3", 1)
+    assert rp.command == "echo 3 5 | awk '{print \"heartbeat\", $1 * $2}'"
+    assert rp.sensors.custom["first"].command == "echo 3 9 | awk '{print $2}'"
     rec = runner.run_point(rp)
     assert rec["status"] == "ok", rec["errors"]
     assert rec["heartbeat"]["hb_value_mean"] == 15.0
@@ -177,9 +183,9 @@ def test_awk_braces_render_and_run():
 def test_values_are_shell_quoted_in_commands_not_in_env(monkeypatch):
     monkeypatch.setattr(sys, "executable", "/opt/my python/bin/python")
     c = parse(campaign(command="{python} -m x {a} {b}", env={"PY": "{python}"}))
-    rp = c.run_params("a~1_b~10", 1)
-    assert rp["command"] == "'/opt/my python/bin/python' -m x 1 10"
-    assert rp["env"] == {"PY": "/opt/my python/bin/python"}
+    rp = run(c, "a~1_b~10", 1)
+    assert rp.command == "'/opt/my python/bin/python' -m x 1 10"
+    assert rp.env == {"PY": "/opt/my python/bin/python"}
 
 
 def test_unused_parameter_and_empty_range_refused():
@@ -197,19 +203,19 @@ def test_reserved_parameter_names_refused():
 def test_program_from_programs_map():
     programs = {"mm": {"command": "mm --n {n} --work {work}", "env": {"X": 1}, "work": 5}}
     c = parse({"program": "mm", "parameters": {"n": [1, 2]}, "env": {"Y": "{n}"}}, programs)
-    rp = c.run_params("n~2", 1)
-    assert rp["command"] == "mm --n 2 --work 5" and rp["env"] == {"X": "1", "Y": "2"}
+    rp = run(c, "n~2", 1)
+    assert rp.command == "mm --n 2 --work 5" and rp.env == {"X": "1", "Y": "2"}
     swept = parse({"program": "mm", "parameters": {"n": [1], "work": [7]}}, programs)
-    assert swept.run_params("n~1_work~7", 1)["command"] == "mm --n 1 --work 7"
+    assert run(swept, "n~1_work~7", 1).command == "mm --n 1 --work 7"
     own = parse({"program": "mm", "command": "other {n}", "parameters": {"n": [1]}}, programs)
-    assert own.run_params("n~1", 1)["command"] == "other 1" and own.env == {"X": "1"}
+    assert run(own, "n~1", 1).command == "other 1" and own.env == {"X": "1"}
     with pytest.raises(InputError, match="refers to 'nope', which is not in the top-level"):
         parse({"program": "nope", "parameters": {"n": [1]}}, programs)
     with pytest.raises(InputError, match="no command"):
         parse({"parameters": {"n": [1]}}, programs)
     # a campaign named like a program, with no command of its own, runs that program
     named = parse({"parameters": {"n": [4]}}, programs, name="mm")
-    assert named.run_params("n~4", 1)["command"] == "mm --n 4 --work 5"
+    assert run(named, "n~4", 1).command == "mm --n 4 --work 5"
 
 
 def test_threads_from_a_parameter():
@@ -311,7 +317,7 @@ def test_expressions_refuse_anything_but_arithmetic(expr):
 
 @pytest.mark.parametrize("cls, path", [
     (st.SweepSettings, []),
-    (st.CampaignSettings, ["$defs", "campaign"]),
+    (st.SweepCampaignSettings, ["$defs", "campaign"]),
     (st.ImportSettings, ["$defs", "import"]),
     (st.ModelSettings, ["$defs", "model"]),
     (st.FitSettings, ["properties", "fit"]),
@@ -333,13 +339,48 @@ def test_settings_are_the_schemas_keys_without_defaults(sweep_schema, cls, path)
 
 def test_embedded_default_config_validates_and_parses(repo):
     cfg = validate(yaml.safe_load((repo / "config" / "config.yaml").read_text()), "config")
-    parsed = cp.parse_sweep(cfg["sweep"], cfg["programs"])
+    parsed = cpp.parse_sweep(cfg["sweep"], cfg["programs"])
     (name, c), = parsed.campaigns.items()
     assert len(c.parameters) >= 2 and len(c.points()) * c.iterations <= 24
     assert dataclasses.replace(parsed.fit, normal_form=None) == st.FitSettings(
         max_order=3, cv_folds=10, alpha=0.05,
         forms=("linear", "interaction", "quadratic", "purequadratic"), normal_form=None)
     assert parsed.fit.normal_form.enabled and parsed.fit.normal_form.aggregate == "mean"
+
+
+def test_every_jobs_settings_survive_the_rule_params(repo):
+    """What common/sweep.smk passes (as_params, a plain dict compared by Snakemake) is what
+    the rule script rebuilds (rulekit.rule_settings: build): the same object, for every job of
+    a campaign with every kind of sensor, an import and the paper; no job setting has a
+    default of its own."""
+    import json
+
+    from perfcast.settings import build
+    from perfcast.sweep import job_settings as js
+
+    for cls in (js.SensorCheckSettings, js.RunSettings, js.RunTableSettings,
+                js.ImportTableSettings, js.ModelsSettings, js.PaperTableSettings):
+        assert all(f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+                   for f in dataclasses.fields(cls)), cls
+    parsed = sweep({"c": campaign(
+        env={"N": "{b}"}, sensors={"perf_events": ["task-clock"], "rapl": True,
+                                   "custom": {"w": "echo {a}", "d": {"command": "echo 1",
+                                                                    "mode": "delta"}},
+                                   "heartbeat": True},
+        derived={"ab": "a * b"}, models=[{"y": "wall_s", "x": ["ab"]}],
+        predict=[{"a": 3, "b": 40}])},
+        imports={"old": {"path": "/nowhere", "parameters": ["t"]}})
+    c = parsed.campaigns["c"]
+    jobs = [c.sensor_check_settings(), parsed.run_table_settings("c"),
+            parsed.import_settings("old"), parsed.models_settings("c"),
+            parsed.models_settings("old"), parsed.paper_table_settings()]
+    jobs += [c.run_settings(pid, i, stop_marker="S", failed_record="F")
+             for pid in c.point_ids() for i in (1, 2)]
+    for job in jobs:
+        params = json.loads(json.dumps(as_params(job)))  # plain data, as a rule's params
+        assert build(type(job), params) == job, type(job).__name__
+    assert parsed.paper_table_settings().campaigns == ("c", "old")
+    assert c.sensor_check_settings().sensors.custom["w"].command == "echo 1"  # first run's
 
 
 def test_schema_refuses_unknown_keys():
@@ -349,4 +390,4 @@ def test_schema_refuses_unknown_keys():
 
 def test_unvalidated_section_is_refused():
     with pytest.raises(InputError, match="missing setting"):
-        cp.parse_sweep({"campaigns": {"demo": campaign()}})
+        cpp.parse_sweep({"campaigns": {"demo": campaign()}})

@@ -14,7 +14,7 @@ import pytest
 import statsmodels.formula.api as smf
 
 from perfcast.errors import InputError
-from perfcast.settings import build, from_section
+from perfcast.settings import as_params, build, from_section
 from perfcast.sweep import design as dz
 from perfcast.sweep import selection
 from perfcast.sweep.analysis import add_derived, analyse
@@ -22,10 +22,18 @@ from perfcast.sweep.campaign import Analysis
 from perfcast.sweep.ols import fit_terms
 from perfcast.sweep.settings import FitSettings, SweepSettings
 
-#: the normal-form search's default settings, and them switched off (ARPE's candidates only)
-NORMAL_FORM = from_section(SweepSettings, {}, "sweep").fit.normal_form
-ARPE_ONLY = {k: list(v) if isinstance(v, tuple) else v for k, v in vars(NORMAL_FORM).items()}
-ARPE_ONLY["enabled"] = False
+
+def fit_of(**fit):
+    """``sweep.fit`` as the schema completes it."""
+    return from_section(SweepSettings, {"fit": fit}, "sweep").fit
+
+
+#: the schema's fit settings, with the normal-form search
+FIT = fit_of()
+#: ARPE's candidates alone, chosen by CV MSE
+ARPE_FIT = fit_of(normal_form={"enabled": False})
+#: its ``normal_form`` section as a plain mapping, for the tests that build FitSettings whole
+ARPE_ONLY = as_params(ARPE_FIT.normal_form)
 
 
 def grid(seed=0, noise=0.05):
@@ -139,7 +147,8 @@ def test_folds_keep_configurations_whole():
 
 def test_best_model_is_the_true_form_by_cv():
     df = grid(seed=1)
-    res = selection.fit_effect(df, "y", "y", ["a", "b"], groups=df["point"], max_order=3)
+    res = selection.fit_effect(df, "y", "y", ["a", "b"], groups=df["point"],
+                               fit=fit_of(max_order=3, normal_form={"enabled": False}))
     assert res.best is not None and res.best.model == "ols:interaction"
     table = selection.models_frame([res])
     assert table["best"].sum() == 1
@@ -153,7 +162,7 @@ def test_best_model_is_the_true_form_by_cv():
 def test_prediction_intervals_cover_new_runs():
     """95 % prediction intervals of the true model contain about 95 % of fresh runs."""
     df = grid(seed=2, noise=0.5)
-    res = selection.fit_effect(df, "y", "y", ["a", "b"], groups=df["point"])
+    res = selection.fit_effect(df, "y", "y", ["a", "b"], groups=df["point"], fit=ARPE_FIT)
     fresh = grid(seed=99, noise=0.5)
     pred = selection.predict_frame(res, fresh[["a", "b"]], alpha=0.05)
     inside = (fresh["y"] >= pred["obs_ci_lower"]) & (fresh["y"] <= pred["obs_ci_upper"])
@@ -307,7 +316,7 @@ def swaptions_like(seed=11, values=(1.0, 4.0), runs=10):
 
 def test_two_configurations_give_the_order_1_line_with_its_statistics():
     df = swaptions_like()
-    res = selection.fit_effect(df, "real", "real", ["param"])
+    res = selection.fit_effect(df, "real", "real", ["param"], fit=ARPE_FIT)
     assert [c.model for c in res.candidates] == ["poly[param]^1"]
     best = res.best
     assert best is not None and best.model == "poly[param]^1" and best.order == 1
@@ -329,7 +338,7 @@ def test_two_configurations_give_the_order_1_line_with_its_statistics():
 
 def test_one_configuration_gives_no_model_and_says_so():
     df = swaptions_like(values=(2.0,))
-    res = selection.fit_effect(df, "real", "real", ["param"])
+    res = selection.fit_effect(df, "real", "real", ["param"], fit=ARPE_FIT)
     assert res.candidates == [] and res.best is None
     assert any("1 configuration" in n and "no model" in n for n in res.notes)
 
@@ -339,13 +348,14 @@ def test_model_list_is_never_empty_without_a_note():
              swaptions_like(values=(1.0, 2.0, 3.0)), swaptions_like(runs=1).head(1)]
     for df in cases:
         for x in (["param"], ["param", "iteration"]):
-            res = selection.fit_effect(df, "real", "real", x, groups=df["param"].tolist())
+            res = selection.fit_effect(df, "real", "real", x, groups=df["param"].tolist(),
+                                       fit=ARPE_FIT)
             assert res.candidates or res.notes, (len(df), x)
 
 
 def test_three_configurations_still_cross_validate():
     res = selection.fit_effect(swaptions_like(values=(1.0, 2.0, 4.0)), "real", "real",
-                               ["param"])
+                               ["param"], fit=ARPE_FIT)
     assert res.best is not None and np.isfinite(res.best.cv_mse)
     assert not any("no cross-validated" in n for n in res.notes)
 
@@ -398,11 +408,12 @@ def plogp(noise=0.0, reps=1, seed=0, levels=range(1, 7)):
 
 def test_normal_form_finds_p_log_p_where_polynomials_extrapolate_badly():
     df = plogp()
-    res = selection.fit_effect(df, "t", "t", ["p"], normal_form=NORMAL_FORM)
+    res = selection.fit_effect(df, "t", "t", ["p"], fit=FIT)
     assert res.best.kind == "normal_form" and res.best.formula("t") == "t = 3 + 0.5 * p * log2(p)"
     pred = selection.predict_frame(res, pd.DataFrame({"p": [128.0, 256.0]}), 0.05)
     assert np.allclose(pred["mean"], [3 + 0.5 * 128 * 7, 3 + 0.5 * 256 * 8], rtol=1e-9)
-    arpe = selection.fit_effect(df, "t", "t", ["p"])  # ARPE's candidates alone: a polynomial
+    # ARPE's candidates alone: a polynomial
+    arpe = selection.fit_effect(df, "t", "t", ["p"], fit=ARPE_FIT)
     assert arpe.best.kind == "polynomial"
     summary = selection.result_summary(res)
     assert summary["best_family"] == "performance model normal form"
@@ -413,7 +424,7 @@ def test_normal_form_with_noise_and_repetitions_predicts_within_the_noise():
     df = plogp(noise=0.1, reps=5, seed=3)
     df["point"] = df["p"].map(lambda v: f"p~{v:g}")
     res = selection.fit_effect(df, "t", "t", ["p"], groups=df["point"],
-                               normal_form=NORMAL_FORM)
+                               fit=FIT)
     pred = selection.predict_frame(res, pd.DataFrame({"p": [128.0, 256.0]}), 0.05)
     truth = np.array([3 + 0.5 * 128 * 7, 3 + 0.5 * 256 * 8])
     assert (np.abs(pred["mean"] / truth - 1) < 0.1).all()
@@ -423,9 +434,8 @@ def test_normal_form_with_noise_and_repetitions_predicts_within_the_noise():
 def test_median_aggregation_resists_an_outlier_run():
     df = plogp(reps=3)
     df.loc[df.index[-1], "t"] *= 10  # one run of the largest configuration went wrong
-    med = from_section(SweepSettings, {"fit": {"normal_form": {"aggregate": "median"}}},
-                       "sweep").fit.normal_form
-    res = selection.fit_effect(df, "t", "t", ["p"], normal_form=med)
+    res = selection.fit_effect(df, "t", "t", ["p"],
+                               fit=fit_of(normal_form={"aggregate": "median"}))
     assert res.best.formula("t") == "t = 3 + 0.5 * p * log2(p)"
     assert res.best.extra["aggregate"] == "median"
 
@@ -435,7 +445,7 @@ def test_sparse_cross_design_lists_collinear_forms_once():
           [(p, 5000.0) for p in (64.0, 128, 256, 512)]
     df = pd.DataFrame(pts * 2, columns=["p", "n"])
     df["t"] = 10 + 50 * np.log2(df["p"]) + 0.1 * df["n"]
-    res = selection.fit_effect(df, "t", "t", ["p", "n"], normal_form=NORMAL_FORM)
+    res = selection.fit_effect(df, "t", "t", ["p", "n"], fit=FIT)
     models = [c.model for c in res.candidates]
     assert len(models) == len(set(models))
     assert "ols:interaction" not in models and "ols:purequadratic" not in models
@@ -451,7 +461,7 @@ def test_sparse_cross_design_lists_collinear_forms_once():
 def test_non_finite_derived_values_are_missing_with_a_note_naming_the_rows():
     df = pd.DataFrame({"p": [0.0, 1, 2, 4, 8, 16], "t": [1.0, 2, 3, 4, 5, 6]})
     df = add_derived(df, {"lp": "log2(p)"})
-    res = selection.fit_effect(df, "t", "t", ["lp"], normal_form=NORMAL_FORM)
+    res = selection.fit_effect(df, "t", "t", ["lp"], fit=FIT)
     assert any("column 'lp': non-finite value(s) at row(s) 0 (0-based)" in n for n in res.notes)
     assert res.n == 5 and res.best.formula("t") == "t = 2 + 1 * lp"
 
@@ -489,7 +499,7 @@ def test_prediction_bands_of_a_positive_quantity_never_go_below_zero(tmp_path):
 
     df = pd.DataFrame({"p": np.repeat([1.0, 2, 4, 8], 2),
                        "t": [1.0, 3, 0.5, 2.5, 1.5, 0.2, 2.0, 3.5]})
-    res = selection.fit_effect(df, "t", "t", ["p"], normal_form=NORMAL_FORM)
+    res = selection.fit_effect(df, "t", "t", ["p"], fit=FIT)
     fig, ax = figures.new_figure(1, 1)
     figures.model_curves(ax, res.best, df, "t", "p", 0.05)
     bands = [c for c in ax.collections if type(c).__name__ == "FillBetweenPolyCollection"
@@ -503,7 +513,7 @@ def test_prediction_bands_of_a_positive_quantity_never_go_below_zero(tmp_path):
 def test_categorical_parameter_of_an_arpe_import_gives_one_model_per_level(tmp_path):
     """ARPE's x264 campaign sweeps the input video: a file name, not a number."""
     from perfcast.sweep import arpe
-    from perfcast.sweep.campaign import parse_import
+    from perfcast.sweep.campaign_parser import parse_import
 
     base = {"blue_sky_1080p25.y4m": 40.0, "pedestrian_area_1080p25.y4m": 20.0}
     for video, work in base.items():
@@ -528,7 +538,7 @@ def test_categorical_parameter_of_an_arpe_import_gives_one_model_per_level(tmp_p
         e = effects[f"wall_s~video+threads [video={video}]"]
         assert e["x"] == ["threads"] and e["n"] == 8
         res = next(r for r in out["results"] if r.name == e["effect"])
-        pred = res.best.fit.predict(np.array([[16.0]]))["mean"][0]
+        pred = res.best.fit.predict(np.array([[16.0]]), alpha=0.05)["mean"][0]
         assert pred == pytest.approx(0.515 + work / 16, rel=0.02)  # the law, not a polynomial
 
 
@@ -565,7 +575,7 @@ def test_matmul_sweep_over_two_worker_counts_finds_size_cubed_over_workers():
     df["point"] = [f"size~{a:g}_workers~{b:g}" for a, b in zip(df["size"], df["workers"],
                                                                 strict=True)]
     res = selection.fit_effect(df, "wall_s", "wall_s", ["size", "workers"], groups=df["point"],
-                               max_order=3, normal_form=NORMAL_FORM)
+                               fit=fit_of(max_order=3))
     assert res.best.model == "pmnf:size^3 * workers^(-1)"
     assert any("'workers' takes 2 values" in n for n in res.notes)
     pred = selection.predict_frame(res, pd.DataFrame({"size": [2048.0], "workers": [2.0]}), 0.05)

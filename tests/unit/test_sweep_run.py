@@ -15,7 +15,10 @@ import pytest
 
 from perfcast.errors import HostCapabilityError, InputError
 from perfcast.process import run_measured
+from perfcast.settings import as_params, build
 from perfcast.sweep import arpe, runner, sensors
+from perfcast.sweep.campaign import Sensors
+from perfcast.sweep.job_settings import RunSettings
 from perfcast.sweep.table import runs_frame
 
 PY = sys.executable
@@ -23,12 +26,20 @@ HAS_PERF = shutil.which("perf") is not None
 needs_perf = pytest.mark.skipif(not HAS_PERF, reason="perf is not installed")
 
 
+def sensor_set(**given):
+    """A run's sensors: none but those ``given``."""
+    return build(Sensors, {"perf_events": [], "rapl": False, "custom": {}, "heartbeat": None,
+                           **given})
+
+
 def params(command, sensors_=None, **kw):
+    """The settings of one run (rule sweep_run's), built as the workflow builds them."""
     p = {"campaign": "t", "point": "x~1", "iteration": 1, "parameters": {"x": 1},
          "command": command, "before": "", "after": "", "env": {}, "timeout_s": 30,
-         "fail_fast": False, "sensors": sensors_ or {}}
+         "fail_fast": False, "sensors": as_params(sensor_set(**(sensors_ or {}))),
+         "stop_marker": "/nonexistent/STOPPED.json", "failed_record": "/nonexistent/f.json"}
     p.update(kw)
-    return p
+    return build(RunSettings, p)
 
 
 def matmul(size, workers=1, units=4):
@@ -121,18 +132,19 @@ def test_fail_fast_stops_only_this_invocation(tmp_path):
     marker, failed = tmp_path / "STOPPED.json", tmp_path / "failed" / "x~1" / "iter1.json"
     out = tmp_path / "runs" / "x~1" / "iter1.json"
     with pytest.raises(runner.RunFailed, match="exit status 7"):
-        runner.run_and_record(params("exit 7", fail_fast=True), out, stop_marker=marker,
-                              failed_record=failed, session="s1")
+        runner.run_and_record(params("exit 7", fail_fast=True, stop_marker=str(marker),
+                                     failed_record=str(failed)), out, session="s1")
     assert not out.exists() and json.loads(failed.read_text())["returncode"] == 7
     with pytest.raises(runner.CampaignStopped, match="stopped \\(fail_fast\\)"):
-        runner.run_and_record(params("true", point="x~2"), tmp_path / "o2.json",
-                              stop_marker=marker, failed_record=tmp_path / "f2.json",
-                              session="s1")
-    rec = runner.run_and_record(params("true"), tmp_path / "o3.json", stop_marker=marker,
-                                failed_record=tmp_path / "f3.json", session="s2")
+        runner.run_and_record(params("true", point="x~2", stop_marker=str(marker),
+                                     failed_record=str(tmp_path / "f2.json")),
+                              tmp_path / "o2.json", session="s1")
+    rec = runner.run_and_record(params("true", stop_marker=str(marker),
+                                       failed_record=str(tmp_path / "f3.json")),
+                                tmp_path / "o3.json", session="s2")
     assert rec["status"] == "ok"
-    rec = runner.run_and_record(params("exit 7"), out, stop_marker=tmp_path / "none.json",
-                                failed_record=failed, session="s3")
+    rec = runner.run_and_record(params("exit 7", stop_marker=str(tmp_path / "none.json"),
+                                       failed_record=str(failed)), out, session="s3")
     assert json.loads(out.read_text())["status"] == "failed"  # recorded, campaign goes on
 
 
@@ -163,8 +175,9 @@ def test_perf_probe_agrees_with_perf_on_hardware_events(tmp_path):
 
 def test_check_sensors_refuses_every_unavailable_sensor_at_once():
     with pytest.raises(HostCapabilityError) as exc:
-        sensors.check_sensors({"perf_events": ["no-such-event"], "rapl": True,
-                               "custom": {"meter": {"command": "exit 1", "mode": "after"}}},
+        sensors.check_sensors(sensor_set(perf_events=["no-such-event"], rapl=True,
+                                         custom={"meter": {"command": "exit 1",
+                                                           "mode": "after"}}),
                               powercap_root="/nonexistent/powercap")
     msg = str(exc.value)
     assert "campaign not started" in msg and "no-such-event" in msg
@@ -176,10 +189,10 @@ def test_rapl_on_this_host_matches_what_is_readable():
     readable = root.is_dir() and any(
         (d / "energy_uj").exists() and _readable(d / "energy_uj") for d in root.iterdir())
     if readable:
-        assert sensors.check_sensors({"rapl": True})["rapl_zones"]
+        assert sensors.check_sensors(sensor_set(rapl=True))["rapl_zones"]
     else:
         with pytest.raises(HostCapabilityError, match="RAPL"):
-            sensors.check_sensors({"rapl": True})
+            sensors.check_sensors(sensor_set(rapl=True))
 
 
 def _readable(path):
@@ -309,6 +322,37 @@ def test_cli_sweep_import(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["n_runs"] == 2
     assert pd.read_parquet(out)["threads"].tolist() == [1, 2]
+
+
+def test_cli_sweep_import_writes_what_the_rule_writes(tmp_path, capsys):
+    """perfcast sweep-import and rule sweep_import: the same settings (built through the
+    schema and the campaign parser, passed as the rule's params), the same function, the same
+    table and metadata."""
+    from perfcast.cli import main
+    from perfcast.io import parquet_metadata
+    from perfcast.settings import validate
+    from perfcast.sweep.campaign_parser import parse_sweep
+    from perfcast.sweep.job_settings import ImportTableSettings
+    from perfcast.sweep.rules import import_table
+
+    arpe_campaign(tmp_path / "results", [(1, 2), (2, 2), (4, 8)], iterations=2)
+    section = {"imports": {"old": {"path": str(tmp_path / "results"),
+                                   "parameters": ["threads", "size"]}}}
+    params = as_params(parse_sweep(validate(section, "sweep")).import_settings("old"))
+    rule_out = tmp_path / "rule.parquet"
+    import_table(build(ImportTableSettings, params), out=rule_out)
+    cli_out = tmp_path / "cli.parquet"
+    assert main(["sweep-import", str(tmp_path / "results"), "--parameters", "threads", "size",
+                 "--campaign", "old", "-o", str(cli_out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    meta = parquet_metadata(rule_out)
+    assert parquet_metadata(cli_out) == meta
+    assert meta["source"] == f"ARPE results at {tmp_path / 'results'}"
+    assert meta["parameters"] == ["threads", "size"] and meta["n_runs"] == 6
+    assert printed == {"out": str(cli_out), **{k: meta[k] for k in
+                                               ("n_runs", "status", "n_configurations",
+                                                "wall_s_total")}}
+    pd.testing.assert_frame_equal(pd.read_parquet(cli_out), pd.read_parquet(rule_out))
 
 
 def test_cli_sweep_import_checks_names_as_the_workflow(tmp_path, capsys):

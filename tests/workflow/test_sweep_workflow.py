@@ -108,6 +108,15 @@ def test_stage_runs_and_records_failures(tmp_path, snakemake_run):
     old = pd.read_parquet(res / "old" / "runs.parquet")
     assert len(old) == 6 and old["threads"].tolist() == [1, 1, 2, 2, 4, 4]
     assert (res / "old" / "models.json").exists()
+    # the command line calls the rule's function: the same table, the same metadata
+    from perfcast.cli import main
+    from perfcast.io import parquet_metadata
+
+    cli_out = tmp_path / "cli_old.parquet"
+    assert main(["sweep-import", str(tmp_path / "arpe"), "--parameters", "threads",
+                 "--campaign", "old", "-o", str(cli_out)]) == 0
+    assert parquet_metadata(cli_out) == parquet_metadata(res / "old" / "runs.parquet")
+    pd.testing.assert_frame_equal(pd.read_parquet(cli_out), old)
 
     paper = tmp_path / "results" / "paper"
     csv = pd.read_csv(paper / "sweep_models.csv")
@@ -135,7 +144,7 @@ def test_a_new_parameter_value_runs_only_its_jobs(tmp_path, snakemake_run):
     before = {p: p.stat().st_mtime_ns for p in runs}
     dry = snakemake_run(tmp_path, config([1, 2, 3]), targets=["all"], extra=["-n"])
     assert job_count(dry, "sweep_run") == 2
-    assert job_count(dry, "sweep_check") == 0
+    assert job_count(dry, "sweep_sensors") == 0
     snakemake_run(tmp_path, config([1, 2, 3]), targets=["all"])
     assert {p: p.stat().st_mtime_ns for p in runs} == before
     assert len(pd.read_parquet(res / "runs.parquet")) == 6
@@ -152,7 +161,7 @@ def test_bad_campaigns_are_refused_before_any_run(tmp_path, snakemake_run):
                                          "iterations": 1, "sensors": {"rapl": True}}}}}
     proc = snakemake_run(tmp_path / "b", cfg, targets=["all"], check=False)
     assert proc.returncode != 0
-    log = (tmp_path / "b" / "results" / "logs" / "sweep" / "c" / "check.log").read_text()
+    log = (tmp_path / "b" / "results" / "logs" / "sweep" / "c" / "sensors.log").read_text()
     assert "campaign not started" in log and "RAPL" in log
     assert not (tmp_path / "b" / "results" / "sweep" / "c" / "runs").exists()
 

@@ -4,27 +4,28 @@
 # Snakemake Paramspace with filename_params="*": size~256_workers~2), so a campaign runs in
 # parallel locally or on a cluster, and adding a value to a parameter adds only the new jobs (a
 # run's params hold its own command and sensors, nothing another configuration changes).
-#   sweep_check      sensors.json     every sensor tried once; refuses the campaign if one is missing
-#   sweep_run        runs/{point}/iter{iteration}.json   one measured run (failed runs recorded)
-#   sweep_aggregate  runs.parquet     the campaign's run table
-#   sweep_import     runs.parquet     the same table from an ARPE results directory
-#   sweep_models     models.*, coefficients, fitted, predictions, figures
-#   sweep_paper      results/paper/sweep_models.{csv,md}, sweep_fit.png
-# Each rule's settings param is built by common/sweep.smk from the checked campaign; each script
-# calls one function of perfcast.sweep.rules.
+#   sweep_sensors      sensors.json     every sensor tried once; refuses the campaign if one is missing
+#   sweep_run          runs/{point}/iter{iteration}.json   one measured run (failed runs recorded)
+#   sweep_run_table    runs.parquet     the campaign's run table
+#   sweep_import       runs.parquet     the same table from an ARPE results directory
+#   sweep_models       models.*, coefficients, fitted, predictions, figures
+#   sweep_paper_table  results/paper/sweep_models.{csv,md}, sweep_fit.png
+# Each rule's one settings param is a dataclass of perfcast.sweep.job_settings built by
+# common/sweep.smk from the checked campaign; each script hands it to the function of
+# perfcast.sweep.rules named like the rule.
 
 
-rule sweep_check:
+rule sweep_sensors:
     output:
         f"{SWEEP_DIR}/{{campaign}}/sensors.json",
     params:
-        settings=get_sweep_check_settings,
+        settings=get_sweep_sensors_settings,
     wildcard_constraints:
         campaign=SWEEP_RUN_NAMES,
     log:
-        f"{LOGS}/sweep/{{campaign}}/check.log",
+        f"{LOGS}/sweep/{{campaign}}/sensors.log",
     benchmark:
-        f"{BENCH}/sweep/{{campaign}}/check.tsv"
+        f"{BENCH}/sweep/{{campaign}}/sensors.tsv"
     threads: 1
     resources:
         mem_mb=500,
@@ -32,7 +33,7 @@ rule sweep_check:
     conda:
         CONDA_ENV
     script:
-        "../../scripts/sweep_check.py"
+        "../../scripts/sweep_sensors.py"
 
 
 rule sweep_run:
@@ -43,8 +44,6 @@ rule sweep_run:
         f"{SWEEP_DIR}/{{campaign}}/runs/{{point}}/iter{{iteration}}.json",
     params:
         settings=get_sweep_run_settings,
-        stop_marker=lambda wc: f"{SWEEP_DIR}/{wc.campaign}/STOPPED.json",
-        failed_record=lambda wc: f"{SWEEP_DIR}/{wc.campaign}/failed/{wc.point}/iter{wc.iteration}.json",
     wildcard_constraints:
         campaign=SWEEP_RUN_NAMES,
         point=r"[^/]+",
@@ -63,19 +62,19 @@ rule sweep_run:
         "../../scripts/sweep_run.py"
 
 
-rule sweep_aggregate:
+rule sweep_run_table:
     input:
         get_sweep_run_records,
     output:
         f"{SWEEP_DIR}/{{campaign}}/runs.parquet",
     params:
-        parameters=get_sweep_parameters,
+        settings=get_sweep_run_table_settings,
     wildcard_constraints:
         campaign=SWEEP_RUN_NAMES,
     log:
-        f"{LOGS}/sweep/{{campaign}}/aggregate.log",
+        f"{LOGS}/sweep/{{campaign}}/run_table.log",
     benchmark:
-        f"{BENCH}/sweep/{{campaign}}/aggregate.tsv"
+        f"{BENCH}/sweep/{{campaign}}/run_table.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -83,7 +82,7 @@ rule sweep_aggregate:
     conda:
         CONDA_ENV
     script:
-        "../../scripts/sweep_aggregate.py"
+        "../../scripts/sweep_run_table.py"
 
 
 rule sweep_import:
@@ -131,7 +130,7 @@ rule sweep_models:
             subcategory="{campaign}",
         ),
     params:
-        settings=get_sweep_model_settings,
+        settings=get_sweep_models_settings,
     wildcard_constraints:
         campaign=SWEEP_ALL_NAMES,
     log:
@@ -148,7 +147,7 @@ rule sweep_models:
         "../../scripts/sweep_models.py"
 
 
-rule sweep_paper:
+rule sweep_paper_table:
     input:
         unpack(get_sweep_paper_inputs),
     output:
@@ -161,11 +160,11 @@ rule sweep_paper:
             subcategory="paper",
         ),
     params:
-        campaigns=list(SWEEP.paper_campaigns),
+        settings=sweep_paper_table_settings(),
     log:
-        f"{LOGS}/sweep/paper.log",
+        f"{LOGS}/sweep/paper_table.log",
     benchmark:
-        f"{BENCH}/sweep/paper.tsv"
+        f"{BENCH}/sweep/paper_table.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -173,4 +172,4 @@ rule sweep_paper:
     conda:
         CONDA_ENV
     script:
-        "../../scripts/sweep_paper.py"
+        "../../scripts/sweep_paper_table.py"

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from perfcast.errors import InputError
+from perfcast.settings import help_default
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,22 +41,28 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="add a regressor computed from columns, e.g. energy_x=wall_s*power_w "
                         "(repeatable; usable in --x)")
     p.add_argument("--groups", metavar="COLUMN",
-                   help="column naming each row's configuration for the CV folds (default: "
-                        "'point' if present, else the distinct X tuples)")
+                   help="column naming each row's configuration for the CV folds; without "
+                        "it, 'point' if present, else the distinct X tuples")
     p.add_argument("--predict", nargs="+", default=[], metavar="X=V,...",
                    help="points to predict with intervals, e.g. p=128 p=256 or p=128,n=5")
     p.add_argument("--plot", metavar="FILE", help="draw data, best model and intervals (.png)")
     # defaults (None here): sweep.fit's in src/perfcast/schemas/sweep.schema.yaml
-    p.add_argument("--max-order", type=int, help="highest polynomial order (4)")
+    p.add_argument("--max-order", type=int, help="highest polynomial order "
+                   + help_default("sweep", "fit.max_order"))
     p.add_argument("--cv-folds", type=int,
-                   help="folds over configurations; leave-one-out when fewer (10)")
+                   help="folds over configurations; leave-one-out when fewer "
+                        + help_default("sweep", "fit.cv_folds"))
     p.add_argument("--forms", nargs="+", default=None,
                    choices=["linear", "interaction", "quadratic", "purequadratic"],
-                   help="multivariate forms to fit (all four)")
-    p.add_argument("--alpha", type=float, help="intervals at level 1 - alpha (0.05)")
+                   help="multivariate forms to fit "
+                        + help_default("sweep", "fit.forms", " ".join))
+    p.add_argument("--alpha", type=float, help="intervals at level 1 - alpha "
+                   + help_default("sweep", "fit.alpha"))
     p.add_argument("--aggregate", choices=["mean", "median"],
-                   help="repetitions per configuration for the normal form (mean)")
-    p.add_argument("--max-terms", type=int, help="normal-form terms per parameter, 1-2 (2)")
+                   help="repetitions per configuration for the normal form "
+                        + help_default("sweep", "fit.normal_form.aggregate"))
+    p.add_argument("--max-terms", type=int, help="normal-form terms per parameter, 1-2 "
+                   + help_default("sweep", "fit.normal_form.max_terms"))
     p.add_argument("--no-normal-form", action="store_true",
                    help="ARPE's candidates only, chosen by CV MSE")
     p.set_defaults(func=_fit)
@@ -67,7 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("path", metavar="DIR", help="ARPE's results directory")
     q.add_argument("--parameters", required=True, nargs="+", metavar="NAME",
                    help="the parameter names, in ARPE's order")
-    q.add_argument("--campaign", default="arpe", help="campaign name for the table (arpe)")
+    q.add_argument("--campaign", default="arpe",
+                   help="the import's name, written in the table (a name, not a setting: "
+                        "arpe when not given)")
     q.add_argument("-o", "--out", required=True, help="output table (.parquet or .csv)")
     q.set_defaults(func=_import)
 
@@ -82,11 +91,29 @@ def fit_settings(args: argparse.Namespace):
     """The ``sweep.fit`` settings of ``perfcast fit``'s flags, checked and completed by the
     sweep schema (:func:`perfcast.settings.from_section`), as the workflow's.
 
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``perfcast fit``'s parsed flags; a flag left out is None (the schema's default).
+
+    Returns
+    -------
+    FitSettings
+        ``sweep.fit`` (:class:`perfcast.sweep.settings.FitSettings`).
+
     Raises
     ------
     InputError
         a flag value the schema refuses (``--max-order`` below 1 or above 12, ``--cv-folds``
         below 2), naming the flag and the schema key.
+
+    Examples
+    --------
+    >>> args = argparse.Namespace(max_order=3, cv_folds=None, forms=None, alpha=None,
+    ...                           aggregate=None, max_terms=None, no_normal_form=True)
+    >>> fit = fit_settings(args)
+    >>> fit.max_order, fit.cv_folds, fit.alpha, fit.normal_form.enabled
+    (3, 10, 0.05, False)
     """
     from perfcast.settings import from_section
     from perfcast.sweep.settings import SweepSettings
@@ -112,10 +139,25 @@ def fit_settings(args: argparse.Namespace):
 def parse_points(items: list[str]) -> list[dict[str, float]]:
     """``--predict`` values: each ``x=v,z=w`` one point.
 
+    Parameters
+    ----------
+    items : list of str
+        The ``--predict`` values.
+
+    Returns
+    -------
+    list of dict of str to float
+        One point per item.
+
     Raises
     ------
     InputError
         an item that is not NAME=NUMBER pairs separated by commas.
+
+    Examples
+    --------
+    >>> parse_points(["p=128", "p=256,n=5"])
+    [{'p': 128.0}, {'p': 256.0, 'n': 5.0}]
     """
     points = []
     for item in items:
@@ -206,9 +248,7 @@ def _fit(args: argparse.Namespace) -> int:
         raise InputError(args.csv, str(exc).removeprefix("<input>: ")) from None
     groups = df[args.groups].tolist() if args.groups else (
         df["point"].tolist() if "point" in df.columns else None)
-    res = selection.fit_effect(df, y, y, x, groups=groups, max_order=fit.max_order,
-                               cv_folds=fit.cv_folds, forms=list(fit.forms),
-                               normal_form=fit.normal_form)
+    res = selection.fit_effect(df, y, y, x, fit=fit, groups=groups)
     out = selection.result_summary(res)
     out["source"] = str(args.csv)
     out["derived"] = derived
@@ -240,41 +280,46 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def import_settings(args: argparse.Namespace):
-    """``perfcast sweep-import``'s flags as an import of the ``sweep:`` section, checked by the
-    sweep schema and :func:`perfcast.sweep.campaign.parse_import`, as the workflow's.
+    """``perfcast sweep-import``'s flags as an import of the ``sweep:`` section, validated by
+    the sweep schema and checked by :func:`perfcast.sweep.campaign_parser.parse_sweep`: the
+    settings of rule ``sweep_import`` (:class:`perfcast.sweep.job_settings.ImportTableSettings`),
+    built as the workflow builds them.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``perfcast sweep-import``'s parsed flags (``path``, ``parameters``, ``campaign``).
+
+    Returns
+    -------
+    ImportTableSettings
+        What :func:`perfcast.sweep.rules.import_table` takes.
 
     Raises
     ------
     InputError
         a campaign or parameter name the workflow would refuse.
+
+    Examples
+    --------
+    >>> args = argparse.Namespace(path="results", parameters=["threads"], campaign="old")
+    >>> import_settings(args)
+    ImportTableSettings(campaign='old', path='results', parameters=('threads',))
     """
-    from perfcast.settings import from_section
-    from perfcast.sweep.campaign import parse_import
-    from perfcast.sweep.settings import SweepSettings
+    from perfcast.settings import validate
+    from perfcast.sweep.campaign_parser import parse_sweep
 
     section = {"imports": {args.campaign: {"path": args.path, "parameters": args.parameters}}}
-    settings = from_section(SweepSettings, section, "sweep")
-    return parse_import(args.campaign, settings.imports[args.campaign])
+    return parse_sweep(validate(section, "sweep")).import_settings(args.campaign)
 
 
 def _import(args: argparse.Namespace) -> int:
-    from perfcast.io import write_csv, write_parquet
-    from perfcast.sweep.arpe import import_arpe
-    from perfcast.sweep.table import summary
+    from perfcast.sweep.rules import import_format, import_table
 
-    suffix = Path(args.out).suffix
-    if suffix not in (".csv", ".parquet"):
-        raise InputError(None, f"-o {args.out!r}: the table's format is told by its suffix, "
-                         f"and {suffix or 'no suffix'!r} is neither", expected=".parquet or .csv")
-    spec = import_settings(args)
-    df = import_arpe(spec.path, list(spec.parameters), spec.name)
-    if suffix == ".csv":
-        write_csv(df, args.out)
-    else:
-        write_parquet(df, args.out, metadata={"campaign": args.campaign,
-                                              "parameters": args.parameters,
-                                              "source": f"ARPE results at {args.path}"})
-    json.dump({"out": args.out, **summary(df, args.parameters)}, sys.stdout, indent=2)
+    import_format(args.out, f"-o {args.out!r}")  # before reading, naming the flag
+    meta = import_table(import_settings(args), out=args.out)
+    summary = {k: v for k, v in meta.items() if k not in ("campaign", "parameters", "source")}
+    json.dump({"out": args.out, **summary}, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
 

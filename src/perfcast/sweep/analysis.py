@@ -29,7 +29,27 @@ ID_COLUMNS = ["point", "iteration"]
 
 def add_derived(df: pd.DataFrame, derived: Mapping[str, str]) -> pd.DataFrame:
     """``df`` with one column per derived expression, in order (a later one may use an
-    earlier one)."""
+    earlier one).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The runs.
+    derived : mapping of str to str
+        New column -> expression (:func:`perfcast.sweep.expressions.evaluate`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``df`` with the new columns (floats).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"size": [1, 2], "workers": [1, 2]})
+    >>> add_derived(df, {"flop": "2 * size**3", "per_worker": "flop / workers"}).values.tolist()
+    [[1.0, 1.0, 2.0, 2.0], [2.0, 2.0, 16.0, 8.0]]
+    """
     out = df.copy()
     for name, expr in derived.items():
         cols = {c: out[c] for c in out.columns if c in expressions.expression_names(expr)}
@@ -43,7 +63,28 @@ def prediction_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[s
                       extra: Sequence[Mapping[str, Any]]) -> tuple[pd.DataFrame, list[str]]:
     """Where to predict: every measured configuration (a measured regressor, such as a derived
     time * power, averaged over the configuration's runs) and each ``extra`` point whose
-    regressors follow from its parameter values alone."""
+    regressors follow from its parameter values alone.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The ok runs, derived columns added (:func:`add_derived`).
+    parameters : sequence of str
+        The numeric parameters (one grid row per measured combination).
+    x : sequence of str
+        The model's regressors.
+    derived : mapping of str to str
+        The derived columns, name -> expression (computed on ``extra`` when its parameters
+        suffice).
+    extra : sequence of mapping
+        The config's ``predict`` points.
+
+    Returns
+    -------
+    tuple of pandas.DataFrame and list of str
+        The points (``source`` is ``measured`` or ``predict``) and notes (the extra points
+        skipped when a regressor depends on measurements).
+    """
     measured = [c for c in dict.fromkeys(x) if c not in parameters]
     grid = df.groupby(list(parameters), sort=True)[measured].mean().reset_index() if measured \
         else df[list(parameters)].drop_duplicates().sort_values(list(parameters))
@@ -75,13 +116,18 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
 
     Parameters
     ----------
-    df : the run table (:func:`perfcast.sweep.table.runs_frame`); its ``point`` column names
+    df : pandas.DataFrame
+        The run table (:func:`perfcast.sweep.table.runs_frame`); its ``point`` column names
         the configuration of each run (the cross-validation groups).
-    campaign : the campaign's name (for messages and the summary).
-    parameters : the campaign's parameter names (prediction grid).
-    analysis : derived columns, models and extra prediction points
+    campaign : str
+        The campaign's name (for messages and the summary).
+    parameters : sequence of str
+        The campaign's parameter names (prediction grid).
+    analysis : Analysis
+        Derived columns, models and extra prediction points
         (:class:`perfcast.sweep.campaign.Analysis`).
-    fit : :class:`perfcast.sweep.settings.FitSettings`.
+    fit : FitSettings
+        The stage's fit settings (``sweep.fit``, :class:`perfcast.sweep.settings.FitSettings`).
 
     Returns
     -------
@@ -94,6 +140,25 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
     ------
     InputError
         a model over a column the run table lacks.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from perfcast.settings import from_section
+    >>> from perfcast.sweep.campaign import Analysis, ModelSpec
+    >>> from perfcast.sweep.settings import SweepSettings
+    >>> fit = from_section(SweepSettings, {"fit": {"max_order": 2, "normal_form": {
+    ...     "enabled": False}}}, "sweep").fit
+    >>> n = [1, 1, 2, 2, 4, 4, 8, 8]
+    >>> df = pd.DataFrame({"point": [f"n~{v}" for v in n], "n": n, "status": "ok",
+    ...                    "wall_s": [0.5 + v + d for v, d in zip(n, [0, 0.1] * 4)]})
+    >>> out = analyse(df, campaign="demo", parameters=["n"], fit=fit, analysis=Analysis(
+    ...     {}, (ModelSpec("t", "wall_s", ("n",)),), ({"n": 16},)))
+    >>> effect = out["summary"]["effects"][0]
+    >>> effect["best"], effect["formula"]
+    ('poly[n]^1', 'wall_s = 0.55 + 1 * n')
+    >>> out["predictions"][["source", "n", "mean"]].round(2).values.tolist()[-1]
+    ['predict', 16, 16.55]
     """
     ok = ok_rows(df).reset_index(drop=True)
     derived = dict(analysis.derived)
@@ -112,9 +177,7 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
         x = [c for c in spec.x if c not in categorical]
         for name, sub in _levels(data, spec.name, categorical):
             groups = sub["point"].tolist() if "point" in sub.columns else None
-            res = selection.fit_effect(
-                sub, name, spec.y, x, groups=groups, max_order=fit.max_order,
-                cv_folds=fit.cv_folds, forms=list(fit.forms), normal_form=fit.normal_form)
+            res = selection.fit_effect(sub, name, spec.y, x, fit=fit, groups=groups)
             results.append(res)
             fitted.append(selection.fitted_frame(res, sub, [c for c in ID_COLUMNS
                                                              if c in sub.columns]))
@@ -142,7 +205,15 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
 
 def categorical_parameters(data: pd.DataFrame, parameters: Sequence[str]) -> list[str]:
     """The parameters whose values are not all numbers (an input file's name, a scheduler
-    policy): ARPE's x264 campaign sweeps the input video."""
+    policy): ARPE's x264 campaign sweeps the input video.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"video": ["a.y4m", "b.y4m"], "threads": [1, 2]})
+    >>> categorical_parameters(df, ["video", "threads"])
+    ['video']
+    """
     return [p for p in parameters if p in data.columns
             and not pd.api.types.is_numeric_dtype(data[p])]
 

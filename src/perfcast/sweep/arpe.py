@@ -143,9 +143,12 @@ def import_arpe(path: str | Path, parameters: Sequence[str], campaign: str) -> p
 
     Parameters
     ----------
-    path : the directory ARPE's ``execute.bash`` wrote (https://github.com/martinamaggio/arpe).
-    parameters : the parameter names, in ARPE's order (ARPE stores only values).
-    campaign : the campaign name written in the table.
+    path : str or Path
+        The directory ARPE's ``execute.bash`` wrote (https://github.com/martinamaggio/arpe).
+    parameters : sequence of str
+        The parameter names, in ARPE's order (ARPE stores only values).
+    campaign : str
+        The campaign name written in the table.
 
     Returns
     -------
@@ -157,6 +160,19 @@ def import_arpe(path: str | Path, parameters: Sequence[str], campaign: str) -> p
     InputError
         not a directory, no runs in it, or a run whose values or timings cannot be read
         (file and line named).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for threads, real in ((1, 2.0), (2, 1.1)):
+    ...         run = Path(d, f"{threads}", "1")
+    ...         run.mkdir(parents=True)
+    ...         _ = (run / "APRE_timed.txt").write_text(f"{real} 2.0 0.1 {threads}\\n")
+    ...     df = import_arpe(d, ["threads"], "old")
+    >>> df[["threads", "wall_s", "status"]].values.tolist()
+    [[1, 2.0, 'ok'], [2, 1.1, 'ok']]
     """
     root = Path(path)
     if not root.is_dir():

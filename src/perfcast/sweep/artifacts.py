@@ -20,7 +20,29 @@ TABLE_COLUMNS = ["campaign", "effect", "model", "kind", "order", "form", "n", "n
 
 def model_table(models: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Every chosen candidate of every campaign's effects (a polynomial at its CV order), with
-    training MSE, R^2, adjusted R^2 and CV RMSE; ``best`` marks the lowest CV error."""
+    training MSE, R^2, adjusted R^2 and CV RMSE; ``best`` marks the lowest CV error.
+
+    Parameters
+    ----------
+    models : mapping of str to pandas.DataFrame
+        Each campaign's models table (:func:`perfcast.sweep.selection.models_frame`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The :data:`TABLE_COLUMNS` the tables have, one row per chosen candidate, campaigns
+        sorted.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> m = pd.DataFrame({"effect": "t", "model": ["poly[n]^1", "poly[n]^2"], "n": 8,
+    ...                   "mse": [0.0025, 0.002], "chosen": [True, False], "best": [True, False]})
+    >>> print(markdown(model_table({"demo": m})), end="")
+    | campaign | effect | model | n | mse | order_by_training_error | best |
+    |---|---|---|---|---|---|---|
+    | demo | t | poly[n]^1 | 8 | 0.0025 |  | **yes** |
+    """
     rows = []
     for campaign, df in sorted(models.items()):
         if df.empty:

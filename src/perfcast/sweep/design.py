@@ -112,6 +112,18 @@ def raw_transform(terms: Sequence[Term], center: np.ndarray, scale: np.ndarray) 
 
     prod_j ((x_j - c_j)/s_j)^e_j = sum over k <= e of prod_j C(e_j, k_j) (-c_j)^(e_j-k_j)
     x_j^k_j / s_j^e_j; the term set must contain every such monomial k (closed under divisors).
+
+    Parameters
+    ----------
+    terms : sequence of Term
+        The exponent tuples of the polynomial, closed under divisors.
+    center, scale : numpy.ndarray
+        The standardisation of each regressor.
+
+    Returns
+    -------
+    numpy.ndarray
+        (len(terms), len(terms)) matrix T.
     """
     index = {t: i for i, t in enumerate(terms)}
     T = np.zeros((len(terms), len(terms)))
@@ -131,7 +143,22 @@ def raw_transform(terms: Sequence[Term], center: np.ndarray, scale: np.ndarray) 
 def lstsq_predict(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
                   terms: Sequence[Term]) -> np.ndarray:
     """Predictions of an OLS fit of ``terms`` on (X_train, y_train) at X_test (for CV folds;
-    dependent terms are dropped on the training part as in the full fit)."""
+    dependent terms are dropped on the training part as in the full fit).
+
+    Parameters
+    ----------
+    X_train, y_train : numpy.ndarray
+        The training fold's regressors (n, d) and effect (n,).
+    X_test : numpy.ndarray
+        The held-out rows' regressors.
+    terms : sequence of Term
+        The exponent tuples of the design.
+
+    Returns
+    -------
+    numpy.ndarray
+        One prediction per row of ``X_test``.
+    """
     std = Standardiser(X_train)
     D = design(std(X_train), terms)
     keep, _ = independent_terms(D, terms)

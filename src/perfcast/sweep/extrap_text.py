@@ -82,11 +82,15 @@ def read_extrap_text(path: str | Path) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import tempfile, pathlib
-    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
-    >>> _ = f.write_text("PARAMETER p\\nPOINTS ( 2 ) ( 4 )\\nREGION main\\nDATA 1 1.2\\nDATA 2\\n")
-    >>> read_extrap_text(f)[["p", "value"]].values.tolist()
-    [[2.0, 1.0], [2.0, 1.2], [4.0, 2.0]]
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = Path(d, "t.txt")
+    ...     _ = f.write_text("PARAMETER p\\nPOINTS ( 2 ) ( 4 )\\nREGION main\\n"
+    ...                      "DATA 1 1.2\\nDATA 2\\n")
+    ...     df = read_extrap_text(f)
+    >>> df[["p", "value"]].values.tolist(), extrap_parameters(df)
+    ([[2.0, 1.0], [2.0, 1.2], [4.0, 2.0]], ['p'])
     """
     path = input_file(path)
     params: list[str] = []
@@ -150,10 +154,32 @@ def select_series(df: pd.DataFrame, path: str | Path, region: str | None,
                   metric: str | None) -> pd.DataFrame:
     """The rows of one region and metric; either may be omitted when the file has one.
 
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The file's rows (:func:`read_extrap_text`).
+    path : str or Path
+        The file, for messages.
+    region, metric : str, optional
+        The region (call path) and metric to keep; None: the file's only one.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of that series.
+
     Raises
     ------
     InputError
         an unknown region or metric, or several and none chosen (the choices named).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"p": [2.0, 2.0], "region": ["main", "io"], "metric": "time",
+    ...                    "value": [1.0, 5.0]})
+    >>> select_series(df, "in.txt", "io", None)["value"].tolist()
+    [5.0]
     """
     out = df
     for col, want, flag in (("region", region, "--region"), ("metric", metric, "--metric")):

@@ -30,7 +30,25 @@ def model_curves(ax, cand: Candidate, data: pd.DataFrame, y: str, col: str, alph
     their (1 - alpha) prediction band, one curve per combination of the other regressors'
     values (the first ``max_lines``). A band never goes below zero when every measured value
     is positive; the x axis is logarithmic when the levels are log-spaced (and the y axis too
-    when the effect is positive and spans more than a factor 10)."""
+    when the effect is positive and spans more than a factor 10).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    cand : Candidate
+        The model drawn.
+    data : pandas.DataFrame
+        The runs (``y`` and the model's regressors).
+    y, col : str
+        The effect, and the regressor on the x axis.
+    alpha : float
+        Bands at level 1 - ``alpha`` (``sweep.fit.alpha``).
+    extra : pandas.DataFrame, optional
+        Predicted points drawn with their intervals.
+    max_lines : int, default=4
+        The most curves drawn (combinations of the other regressors).
+    """
     others = [c for c in cand.x if c != col]
     lines = (data[others].drop_duplicates().sort_values(others).head(max_lines)
              if others else pd.DataFrame(index=[0]))
@@ -70,11 +88,25 @@ def model_curves(ax, cand: Candidate, data: pd.DataFrame, y: str, col: str, alph
     ax.set_ylabel(y)
 
 
-def plot_fits(results: Sequence[SpecResult], data: pd.DataFrame, path: str | Path,
-              alpha: float = 0.05, title: str = "") -> None:
+def plot_fits(results: Sequence[SpecResult], data: pd.DataFrame, path: str | Path, *,
+              alpha: float, title: str = "") -> None:
     """One row per effect, one panel per regressor: the measured runs and the best model as
     smooth curves with (1 - alpha) prediction bands (:func:`model_curves`), titled with the
-    model's formula and family."""
+    model's formula and family.
+
+    Parameters
+    ----------
+    results : sequence of SpecResult
+        The campaign's effects (:func:`perfcast.sweep.analysis.analyse`).
+    data : pandas.DataFrame
+        The ok runs, derived columns added.
+    path : str or Path
+        The figure (PNG).
+    alpha : float
+        Bands at level 1 - ``alpha`` (``sweep.fit.alpha``).
+    title : str, default=""
+        The figure's title.
+    """
     rows = max(len(results), 1)
     cols = max([len(r.x) for r in results] or [1])
     fig, axes = new_figure(rows, cols, figsize=(4.6 * cols, 3.4 * rows), squeeze=False)
@@ -101,7 +133,21 @@ def plot_fits(results: Sequence[SpecResult], data: pd.DataFrame, path: str | Pat
 def plot_model(res: SpecResult, data: pd.DataFrame, path: str | Path, alpha: float,
                extra: pd.DataFrame | None = None) -> None:
     """``perfcast fit --plot``: the best model of one effect over each of its regressors,
-    with the data, prediction bands and the ``extra`` predicted points."""
+    with the data, prediction bands and the ``extra`` predicted points.
+
+    Parameters
+    ----------
+    res : SpecResult
+        The effect (:func:`perfcast.sweep.selection.fit_effect`).
+    data : pandas.DataFrame
+        The rows it was fitted on.
+    path : str or Path
+        The figure (PNG).
+    alpha : float
+        Bands at level 1 - ``alpha``.
+    extra : pandas.DataFrame, optional
+        The ``--predict`` points.
+    """
     cols = len(res.best.x) if res.best is not None else 1
     fig, axes = new_figure(1, cols, figsize=(5.2 * cols, 4), squeeze=False)
     if res.best is None:
@@ -118,7 +164,17 @@ def plot_model(res: SpecResult, data: pd.DataFrame, path: str | Path, alpha: flo
 
 def plot_residuals(results: Sequence[SpecResult], path: str | Path, title: str = "") -> None:
     """Per effect: the best model's residuals against its fitted values, and every chosen
-    candidate's cross-validated RMSE next to its training RMSE."""
+    candidate's cross-validated RMSE next to its training RMSE.
+
+    Parameters
+    ----------
+    results : sequence of SpecResult
+        The campaign's effects.
+    path : str or Path
+        The figure (PNG).
+    title : str, default=""
+        The figure's title.
+    """
     rows = max(len(results), 1)
     fig, axes = new_figure(rows, 2, figsize=(10, 3.2 * rows), squeeze=False)
     for i, res in enumerate(results):

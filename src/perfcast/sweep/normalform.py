@@ -185,7 +185,17 @@ class Hypothesis:
         return self.design(X) @ self.coef
 
     def formula(self, names: Sequence[str], y: str = "", digits: int = 4) -> str:
-        """``y = 3 + 0.5 * p * log2(p)``: the model as one readable line."""
+        """``y = 3 + 0.5 * p * log2(p)``: the model as one readable line.
+
+        Parameters
+        ----------
+        names : sequence of str
+            The regressors' names.
+        y : str, default=""
+            The effect's name (``y = `` before the formula when given).
+        digits : int, default=4
+            Significant digits of the coefficients.
+        """
         parts = [f"{self.coef[0]:.{digits}g}"] if len(self.coef) else ["?"]
         for c, t in zip(self.coef[1:], self.terms, strict=True):
             sign = "-" if c < 0 else "+"
@@ -218,7 +228,24 @@ def cv_scores(hyps: Sequence[Hypothesis], X: np.ndarray, y: np.ndarray,
               folds: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     """CV SMAPE of each hypothesis on configuration values (X, y) over ``folds``; also sets
     every hypothesis' full-data coefficients. Hypotheses of equal size are solved as one
-    batch."""
+    batch.
+
+    Parameters
+    ----------
+    hyps : sequence of Hypothesis
+        The hypotheses scored.
+    X : numpy.ndarray
+        (n, d) regressor values of the configurations.
+    y : numpy.ndarray
+        (n,) the effect aggregated per configuration.
+    folds : sequence of tuple of numpy.ndarray
+        (training rows, held-out rows) of each fold.
+
+    Returns
+    -------
+    numpy.ndarray
+        One CV SMAPE per hypothesis (NaN where a fold cannot be fitted).
+    """
     out = np.full(len(hyps), np.nan)
     by_size: dict[int, list[int]] = {}
     for h, hyp in enumerate(hyps):
@@ -262,7 +289,23 @@ def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
     (default ``REL_GAIN``) and ``ABS_GAIN`` of CV SMAPE, a larger one being considered only
     while the simpler one's CV SMAPE exceeds ``NOISE_FACTOR`` times ``floor``
     (:func:`noise_floor`: what the scatter of the repetitions alone explains); None without a
-    scored hypothesis."""
+    scored hypothesis.
+
+    Parameters
+    ----------
+    hyps : sequence of Hypothesis
+        Scored hypotheses (:func:`cv_scores`).
+    floor : float, default=0.0
+        The noise floor of the CV SMAPE (0 without repetitions).
+    gain : callable, optional
+        ``gain(smaller, larger)``: the relative CV SMAPE gain a larger hypothesis must bring;
+        None: ``REL_GAIN``.
+
+    Returns
+    -------
+    Hypothesis or None
+        The chosen hypothesis.
+    """
     scored = [h for h in hyps if np.isfinite(h.cv_smape)]
     if not scored:
         return None
@@ -326,7 +369,22 @@ def single_parameter_hypotheses(x: np.ndarray, space: Space, var: int = 0) -> li
     with p and are not proportional over ``x``. A decaying term beside a growing one makes a
     law with a minimum; measured on Extra-P's inputs and noisy synthetic laws, such sums fit
     the noise of the smallest levels (0.33 p^(2/3) log2(p)^2 + 8.95 log2(p) / p for p log p
-    with 5 % noise) far more often than they find a real optimum, so they are not searched."""
+    with 5 % noise) far more often than they find a real optimum, so they are not searched.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The parameter's values at the configurations.
+    space : Space
+        The exponent sets and ``max_terms``.
+    var : int, default=0
+        The parameter's column in the hypotheses' terms.
+
+    Returns
+    -------
+    list of Hypothesis
+        Unscored hypotheses, the constant first.
+    """
     factors = space.factors(x, var)
     hyps = [Hypothesis((), "constant")]
     hyps += [Hypothesis(((f,),), "single") for f in factors]
@@ -387,11 +445,16 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
 
     Parameters
     ----------
-    Xc : (n, d) regressor values of the configurations.
-    yc : (n,) the effect aggregated per configuration.
-    names : the d regressor names.
-    space : the exponent sets (:class:`Space`).
-    make_folds : configuration labels -> CV folds
+    Xc : numpy.ndarray
+        (n, d) regressor values of the configurations.
+    yc : numpy.ndarray
+        (n,) the effect aggregated per configuration.
+    names : sequence of str
+        The d regressor names.
+    space : Space
+        The exponent sets (:class:`Space`).
+    make_folds : callable
+        Configuration labels -> CV folds
         (:func:`perfcast.sweep.selection.make_folds` with the stage's ``cv_folds``).
     floor : float, default=0.0
         the noise floor of the CV SMAPE (:func:`noise_floor`; 0 without repetitions).
@@ -519,7 +582,26 @@ def _listed(hyps: Sequence[Hypothesis], best: Hypothesis | None) -> list[Hypothe
 def aggregate(df: pd.DataFrame, y: str, x: Sequence[str], groups: Sequence[Any],
               how: str) -> pd.DataFrame:
     """One row per configuration: the regressors' means and the effect's ``how`` (mean or
-    median) over its repetitions, sorted by the regressors."""
+    median) over its repetitions, sorted by the regressors.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The runs.
+    y : str
+        The effect's column.
+    x : sequence of str
+        The regressors' columns.
+    groups : sequence
+        One configuration label per row.
+    how : str
+        ``mean`` or ``median`` (``sweep.fit.normal_form.aggregate``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``x`` and ``y``, one row per configuration.
+    """
     frame = df[[*x, y]].copy()
     frame["_g"] = [str(g) for g in groups]
     agg = frame.groupby("_g", sort=True).agg({**{c: "mean" for c in x}, y: how})

@@ -91,8 +91,15 @@ class LinearFit:
                         "se": float(s), "t": float(t), "p": p})
         return out
 
-    def predict(self, X: np.ndarray, alpha: float = 0.05) -> pd.DataFrame:
+    def predict(self, X: np.ndarray, alpha: float) -> pd.DataFrame:
         """Predictions at the rows of ``X`` (raw regressors, in ``names`` order).
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            One row per point, one column per regressor.
+        alpha : float
+            Intervals at level 1 - ``alpha`` (``sweep.fit.alpha``).
 
         Returns
         -------
@@ -115,10 +122,14 @@ def fit_terms(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
 
     Parameters
     ----------
-    X : regressors, one column per name (n rows).
-    y : the effect (n values).
-    terms : exponent tuples (:mod:`perfcast.sweep.design`).
-    names : the regressors' names (for term names).
+    X : numpy.ndarray
+        Regressors, one column per name (n rows).
+    y : numpy.ndarray
+        The effect (n values).
+    terms : sequence of Term
+        Exponent tuples (:mod:`perfcast.sweep.design`).
+    names : sequence of str
+        The regressors' names (for term names).
 
     Returns
     -------
@@ -218,7 +229,7 @@ class DesignFit:
             out.append({"term": name, "coef": float(b), "se": float(s), "t": float(t), "p": p})
         return out
 
-    def predict(self, X: np.ndarray, alpha: float = 0.05) -> pd.DataFrame:
+    def predict(self, X: np.ndarray, alpha: float) -> pd.DataFrame:
         """As :meth:`LinearFit.predict` (statsmodels ``get_prediction(...).summary_frame``)."""
         D = self.design(np.atleast_2d(np.asarray(X, dtype=float))) / self.scale
         if self.n - self.k <= 0:  # no residual variance: the mean without intervals

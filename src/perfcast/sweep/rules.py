@@ -1,139 +1,304 @@
-"""The sweep stage's rules: one function per Snakemake rule (``workflow/rules/sweep.smk``),
-files in, files out; each rule's ``settings`` param is the plain dict built by
-``workflow/rules/common/sweep.smk`` from the checked campaign.
+"""The sweep stage's jobs: one function per Snakemake rule (``workflow/rules/sweep.smk``), each
+named after what it makes, taking the job's settings whole (:mod:`perfcast.sweep.job_settings`)
+and file paths.
 
-Imports are local to each function: a campaign is many short jobs, and a run job should not pay
-for statsmodels and matplotlib it never uses.
+=====================  ======================  ==========================================
+rule                   function                makes
+=====================  ======================  ==========================================
+``sweep_sensors``      :func:`sensor_report`   ``sensors.json``, what the host offers
+``sweep_run``          :func:`run_record`      ``runs/{point}/iter{i}.json``, one run
+``sweep_run_table``    :func:`run_table`       ``runs.parquet`` from the run records
+``sweep_import``       :func:`import_table`    ``runs.parquet`` from ARPE's results
+``sweep_models``       :func:`campaign_models` models, tables and figures of a campaign
+``sweep_paper_table``  :func:`paper_table`     ``results/paper/sweep_models.*``, figure
+=====================  ======================  ==========================================
+
+Imports are local to each function (but the sensors', which every run needs): a campaign is many
+short jobs, and a run job should not pay for statsmodels and matplotlib it never uses.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-POWERCAP_ROOT = "/sys/class/powercap"
+from perfcast.sweep.sensors import POWERCAP_ROOT
+
+if TYPE_CHECKING:
+    from perfcast.sweep.job_settings import (
+        ImportTableSettings,
+        ModelsSettings,
+        PaperTableSettings,
+        RunSettings,
+        RunTableSettings,
+        SensorCheckSettings,
+    )
 
 log = logging.getLogger(__name__)
 
 
-def check(settings: Mapping[str, Any], out: str | Path, perf_binary: str = "perf",
-          powercap_root: str = POWERCAP_ROOT) -> None:
-    """Rule ``sweep_check``: refuse the campaign before its first run when a sensor is
-    unavailable on this host.
+def sensor_report(settings: SensorCheckSettings, *, out: str | Path, perf_binary: str = "perf",
+                  powercap_root: str = POWERCAP_ROOT) -> dict[str, Any]:
+    """Rule ``sweep_sensors``: try every sensor of a campaign once and write what the host
+    offers; refuse the campaign before its first run when a sensor is unavailable.
 
     Parameters
     ----------
-    settings : ``{"sensors": ..., "env": ...}`` of the campaign's first run
-        (:meth:`perfcast.sweep.campaign.Campaign.run_params`).
-    out : the report of what the host offers (JSON).
+    settings : SensorCheckSettings
+        The sensors and environment of the campaign's first run.
+    out : str or Path
+        The report of what the host offers (JSON).
+    perf_binary : str, default="perf"
+        The ``perf`` executable probed for ``perf_events``.
+    powercap_root : str, default="/sys/class/powercap"
+        Where RAPL zones are looked for.
+
+    Returns
+    -------
+    dict
+        The report written to ``out`` (:func:`perfcast.sweep.sensors.check_sensors`).
 
     Raises
     ------
     HostCapabilityError
-        listing every unavailable sensor (:func:`perfcast.sweep.sensors.check_sensors`).
+        Listing every unavailable sensor.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.sweep.campaign import CustomSensor, Sensors
+    >>> from perfcast.sweep.job_settings import SensorCheckSettings
+    >>> s = SensorCheckSettings("demo", Sensors((), False,
+    ...                         {"three": CustomSensor("echo 3", "after")}, None), {})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = sensor_report(s, out=Path(d) / "sensors.json")
+    ...     json.loads((Path(d) / "sensors.json").read_text())["custom"]
+    {'three': 3.0}
     """
     from perfcast.io import write_json
     from perfcast.sweep import sensors
 
-    report = sensors.check_sensors(settings["sensors"], env=settings["env"],
+    report = sensors.check_sensors(settings.sensors, env=settings.env,
                                    perf_binary=perf_binary, powercap_root=powercap_root)
     log.info("sensors available: %s", report)
     write_json(report, out)
+    return report
 
 
-def run(settings: Mapping[str, Any], out: str | Path, *, stop_marker: str | Path,
-        failed_record: str | Path, perf_binary: str = "perf",
-        powercap_root: str = POWERCAP_ROOT) -> None:
-    """Rule ``sweep_run``: one measured run (:func:`perfcast.sweep.runner.run_and_record`).
+def run_record(settings: RunSettings, *, out: str | Path, perf_binary: str = "perf",
+               powercap_root: str = POWERCAP_ROOT) -> dict[str, Any]:
+    """Rule ``sweep_run``: one measured run and its record
+    (:func:`perfcast.sweep.runner.run_and_record`).
 
     Parameters
     ----------
-    settings : the run's :meth:`perfcast.sweep.campaign.Campaign.run_params`.
-    out : its record (JSON).
-    stop_marker, failed_record : where a ``fail_fast`` failure is recorded.
+    settings : RunSettings
+        The run's rendered commands, sensors and limits
+        (:meth:`perfcast.sweep.campaign.Campaign.run_settings`).
+    out : str or Path
+        Its record (JSON).
+    perf_binary : str, default="perf"
+        The ``perf`` executable (with ``perf_events`` sensors).
+    powercap_root : str, default="/sys/class/powercap"
+        Where RAPL zones are read (with the ``rapl`` sensor).
+
+    Returns
+    -------
+    dict
+        The record written to ``out``.
 
     Raises
     ------
     RunFailed, CampaignStopped
-        in a ``fail_fast`` campaign (see :mod:`perfcast.sweep.runner`).
+        In a ``fail_fast`` campaign (see :mod:`perfcast.sweep.runner`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.sweep.campaign import Sensors
+    >>> from perfcast.sweep.job_settings import RunSettings
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     s = RunSettings("demo", "n~1", 1, {"n": 1}, "exit 0", "", "", {}, 10.0, False,
+    ...                     Sensors((), False, {}, None), f"{d}/STOP.json", f"{d}/failed.json")
+    ...     rec = run_record(s, out=Path(d) / "iter1.json")
+    ...     rec["status"], rec["returncode"], (Path(d) / "iter1.json").is_file()
+    ('ok', 0, True)
     """
     from perfcast.sweep import runner
 
-    record = runner.run_and_record(settings, out, stop_marker=stop_marker,
-                                   failed_record=failed_record, perf_binary=perf_binary,
+    record = runner.run_and_record(settings, out, perf_binary=perf_binary,
                                    powercap_root=powercap_root)
     log.info("run %s/iter%s: %s", record["point"], record["iteration"], record["status"])
+    return record
 
 
-def aggregate(records: Sequence[str | Path], parameters: Sequence[str], campaign: str,
-              out: str | Path) -> None:
-    """Rule ``sweep_aggregate``: every run record of a campaign -> its run table (Parquet,
-    sorted by parameter values then iteration; see :func:`perfcast.sweep.table.runs_frame`)."""
-    from perfcast.io import write_parquet
-    from perfcast.sweep import table
-
-    df = table.runs_frame(table.read_records(records), parameters)
-    meta = {"campaign": campaign, "parameters": list(parameters), "source": "perfcast run",
-            **table.summary(df, parameters)}
-    log.info("%s: %s", campaign, meta)
-    write_parquet(df, out, metadata=meta)
-
-
-def import_arpe(settings: Mapping[str, Any], campaign: str, out: str | Path) -> None:
-    """Rule ``sweep_import``: an ARPE results tree -> a run table like :func:`aggregate`
-    writes (ARPE: https://github.com/martinamaggio/arpe).
+def run_table(settings: RunTableSettings, *, records: Sequence[str | Path],
+              out: str | Path) -> dict[str, Any]:
+    """Rule ``sweep_run_table``: every run record of a campaign -> its run table (Parquet,
+    sorted by parameter values then iteration; see :func:`perfcast.sweep.table.runs_frame`).
 
     Parameters
     ----------
-    settings : ``{"path": ..., "parameters": [...]}``, the import's results directory and
-        its parameter names in ARPE's order.
-    campaign : the import's name.
-    out : the run table (Parquet).
+    settings : RunTableSettings
+        The campaign's name and parameter names.
+    records : sequence of str or Path
+        Its run records (JSON, :func:`run_record`).
+    out : str or Path
+        The run table (Parquet; its metadata says where it comes from).
+
+    Returns
+    -------
+    dict
+        The table's metadata: campaign, parameters, source and the counts of
+        :func:`perfcast.sweep.table.summary`.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.sweep.job_settings import RunTableSettings
+    >>> rec = {"campaign": "demo", "point": "n~1", "iteration": 1, "parameters": {"n": 1},
+    ...        "status": "ok", "returncode": 0, "wall_s": 0.5}
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = Path(d, "r.json").write_text(json.dumps(rec))
+    ...     meta = run_table(RunTableSettings("demo", ("n",)), records=[Path(d, "r.json")],
+    ...                      out=Path(d) / "runs.parquet")
+    ...     meta["n_runs"], meta["source"]
+    (1, 'perfcast run')
+    """
+    from perfcast.io import write_parquet
+    from perfcast.sweep import table
+
+    parameters = list(settings.parameters)
+    df = table.runs_frame(table.read_records(records), parameters)
+    meta = {"campaign": settings.campaign, "parameters": parameters, "source": "perfcast run",
+            **table.summary(df, parameters)}
+    log.info("%s: %s", settings.campaign, meta)
+    write_parquet(df, out, metadata=meta)
+    return meta
+
+
+#: formats :func:`import_table` writes, by suffix
+IMPORT_FORMATS = (".parquet", ".csv")
+
+
+def import_format(out: str | Path, name: str) -> str:
+    """The format :func:`import_table` writes to ``out``: its suffix, ``.parquet`` or ``.csv``.
+
+    Parameters
+    ----------
+    out : str or Path
+        The table's path.
+    name : str
+        How an error names ``out`` (the command line: its flag).
 
     Raises
     ------
     InputError
-        a results tree that is not ARPE's (:func:`perfcast.sweep.arpe.import_arpe`).
+        Any other suffix.
+
+    Examples
+    --------
+    >>> import_format("runs.csv", "out")
+    '.csv'
     """
-    from perfcast.io import write_parquet
+    from perfcast.errors import InputError
+
+    suffix = Path(out).suffix
+    if suffix not in IMPORT_FORMATS:
+        raise InputError(None, f"{name}: the table's format is told by its suffix, and "
+                         f"{suffix or 'no suffix'!r} is neither", expected=".parquet or .csv")
+    return suffix
+
+
+def import_table(settings: ImportTableSettings, *, out: str | Path) -> dict[str, Any]:
+    """Rule ``sweep_import`` (and ``perfcast sweep-import``): an ARPE results tree -> a run
+    table like :func:`run_table` writes (ARPE: https://github.com/martinamaggio/arpe).
+
+    Parameters
+    ----------
+    settings : ImportTableSettings
+        The import's name, results directory and parameter names in ARPE's order.
+    out : str or Path
+        The run table: ``.parquet`` (with its metadata) or ``.csv`` (the command line's
+        other format; a CSV file holds no metadata).
+
+    Returns
+    -------
+    dict
+        The table's metadata: campaign, parameters, source and the counts of
+        :func:`perfcast.sweep.table.summary`.
+
+    Raises
+    ------
+    InputError
+        A results tree that is not ARPE's (:func:`perfcast.sweep.arpe.import_arpe`), or an
+        ``out`` whose suffix names neither format.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.sweep.job_settings import ImportTableSettings
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for n in (1, 2):
+    ...         run = Path(d, "results", f"{n}", "1")
+    ...         run.mkdir(parents=True)
+    ...         _ = (run / "APRE_timed.txt").write_text(f"{n}.0 {n}.0 0.0 {n}\\n")
+    ...     s = ImportTableSettings("demo", f"{d}/results", ("n",))
+    ...     meta = import_table(s, out=Path(d) / "runs.parquet")
+    ...     meta["n_runs"], meta["n_configurations"], meta["wall_s_total"]
+    (2, 2, 3.0)
+    """
+    from perfcast.io import write_csv, write_parquet
     from perfcast.sweep import arpe, table
 
-    path, parameters = settings["path"], list(settings["parameters"])
-    df = arpe.import_arpe(path, parameters, campaign)
-    meta = {"campaign": campaign, "parameters": parameters,
-            "source": f"ARPE results at {path}", **table.summary(df, parameters)}
-    write_parquet(df, out, metadata=meta)
+    suffix = import_format(out, repr(str(out)))
+    parameters = list(settings.parameters)
+    df = arpe.import_arpe(settings.path, parameters, settings.campaign)
+    meta = {"campaign": settings.campaign, "parameters": parameters,
+            "source": f"ARPE results at {settings.path}", **table.summary(df, parameters)}
+    if suffix == ".csv":
+        write_csv(df, out)
+    else:
+        write_parquet(df, out, metadata=meta)
+    return meta
 
 
-def model(runs: str | Path, settings: Mapping[str, Any], *, campaign: str,
-          out_json: str | Path, out_models: str | Path, out_coefficients: str | Path,
-          out_fitted: str | Path, out_predictions: str | Path, fig_fits: str | Path,
-          fig_residuals: str | Path) -> None:
+def campaign_models(settings: ModelsSettings, *, runs: str | Path, out_json: str | Path,
+                    out_models: str | Path, out_coefficients: str | Path,
+                    out_fitted: str | Path, out_predictions: str | Path, fig_fits: str | Path,
+                    fig_residuals: str | Path) -> None:
     """Rule ``sweep_models``: fit every model of a campaign; write the JSON summary, four
     tables and two figures (:func:`perfcast.sweep.analysis.analyse`).
 
     Parameters
     ----------
-    runs : the campaign's run table.
-    settings : ``{"parameters": [...], "analysis": Analysis.to_params(), "fit": {...}}``
-        (:class:`perfcast.sweep.campaign.Analysis`, :class:`perfcast.sweep.settings.FitSettings`).
-    campaign : the campaign's name.
+    settings : ModelsSettings
+        The campaign's name, parameters, analysis and the fit settings.
+    runs : str or Path
+        The campaign's run table (:func:`run_table`, :func:`import_table`).
+    out_json : str or Path
+        The models' summary (strict JSON).
+    out_models, out_coefficients, out_fitted, out_predictions : str or Path
+        The tables of :func:`perfcast.sweep.analysis.analyse` (Parquet).
+    fig_fits, fig_residuals : str or Path
+        The figures (:func:`perfcast.sweep.figures.plot_fits`,
+        :func:`perfcast.sweep.figures.plot_residuals`).
     """
     from perfcast.io import parquet_metadata, read_parquet, write_json, write_parquet
-    from perfcast.settings import build
     from perfcast.sweep import analysis as an
     from perfcast.sweep import figures, table
-    from perfcast.sweep.campaign import Analysis
     from perfcast.sweep.runner import json_safe
-    from perfcast.sweep.settings import FitSettings
 
-    parameters = list(settings["parameters"])
-    analysis = build(Analysis, settings["analysis"])
-    fit = build(FitSettings, settings["fit"])
+    campaign, analysis, fit = settings.campaign, settings.analysis, settings.fit
     df = read_parquet(runs)
-    res = an.analyse(df, campaign=campaign, parameters=parameters, analysis=analysis, fit=fit)
+    res = an.analyse(df, campaign=campaign, parameters=list(settings.parameters),
+                     analysis=analysis, fit=fit)
     summary = res["summary"]
     summary["source"] = parquet_metadata(runs).get("source")
     write_json(json_safe(summary), out_json)  # strict JSON: a statistic without value is null
@@ -148,17 +313,27 @@ def model(runs: str | Path, settings: Mapping[str, Any], *, campaign: str,
     figures.plot_residuals(res["results"], fig_residuals, title=f"{campaign}: residuals")
 
 
-def paper(campaigns: Sequence[str], models: Sequence[str | Path],
-          predictions: Sequence[str | Path], runs: Sequence[str | Path],
-          out_csv: str | Path, out_md: str | Path, out_png: str | Path) -> None:
-    """Rule ``sweep_paper``: our model table (CSV, Markdown; as ARPE's Table 2) and figure,
-    over ``campaigns`` (:mod:`perfcast.sweep.artifacts`)."""
+def paper_table(settings: PaperTableSettings, *, models: Sequence[str | Path],
+                predictions: Sequence[str | Path], runs: Sequence[str | Path],
+                out_csv: str | Path, out_md: str | Path, out_png: str | Path) -> None:
+    """Rule ``sweep_paper_table``: our model table (CSV, Markdown; as ARPE's Table 2) and
+    figure over the paper's campaigns (:mod:`perfcast.sweep.artifacts`).
+
+    Parameters
+    ----------
+    settings : PaperTableSettings
+        The campaigns shown, in the order of ``models``, ``predictions`` and ``runs``.
+    models, predictions, runs : sequence of str or Path
+        Each campaign's models and predictions tables (:func:`campaign_models`) and run table.
+    out_csv, out_md, out_png : str or Path
+        The table (CSV, Markdown) and the figure.
+    """
     from perfcast.io import parquet_metadata, read_parquet, write_csv, write_text
     from perfcast.sweep import artifacts
 
     frames = {c: (read_parquet(m), read_parquet(p), read_parquet(r),
                   list(parquet_metadata(r).get("parameters", [])))
-              for c, m, p, r in zip(campaigns, models, predictions, runs, strict=True)}
+              for c, m, p, r in zip(settings.campaigns, models, predictions, runs, strict=True)}
     tab = artifacts.model_table({c: f[0] for c, f in frames.items()})
     write_csv(tab, out_csv)
     write_text(artifacts.markdown(tab), out_md)

@@ -19,12 +19,15 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perfcast.io import write_json
 from perfcast.process import RunResult, ShimReport, read_report, run_measured, shim_argv
 from perfcast.sweep import sensors as sn
 from perfcast.sweep.campaign import perf_column
+
+if TYPE_CHECKING:
+    from perfcast.sweep.job_settings import RunSettings
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +45,14 @@ class CampaignStopped(RuntimeError):
     """An earlier run of this invocation failed in a ``fail_fast`` campaign."""
 
 
-def run_env(params: Mapping[str, Any]) -> dict[str, str]:
+def run_env(settings: RunSettings) -> dict[str, str]:
     """The campaign's environment plus PERFCAST_CAMPAIGN/POINT/ITERATION and one
     PERFCAST_PARAM_<NAME> per parameter (what ARPE's after.bash found in CMD_EXECUTED)."""
-    env = {k: str(v) for k, v in (params.get("env") or {}).items()}
-    env["PERFCAST_CAMPAIGN"] = str(params["campaign"])
-    env["PERFCAST_POINT"] = str(params["point"])
-    env["PERFCAST_ITERATION"] = str(params["iteration"])
-    for k, v in params["parameters"].items():
+    env = {k: str(v) for k, v in settings.env.items()}
+    env["PERFCAST_CAMPAIGN"] = str(settings.campaign)
+    env["PERFCAST_POINT"] = str(settings.point)
+    env["PERFCAST_ITERATION"] = str(settings.iteration)
+    for k, v in settings.parameters.items():
         env[f"PERFCAST_PARAM_{k.upper()}"] = str(v)
     return env
 
@@ -79,15 +82,18 @@ def _phase(command: str, env: Mapping[str, str], timeout_s: float) -> dict[str, 
             "wall_s": res.wall_s}
 
 
-def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
+def run_point(settings: RunSettings, *, perf_binary: str = "perf",
               powercap_root: str | Path = sn.POWERCAP_ROOT) -> dict[str, Any]:
     """Execute one configuration x iteration and return its record.
 
     Parameters
     ----------
-    params : :meth:`perfcast.sweep.campaign.Campaign.run_params` (commands rendered).
-    perf_binary : the ``perf`` executable (with ``perf_events`` sensors).
-    powercap_root : where RAPL zones are read (with the ``rapl`` sensor).
+    settings : RunSettings
+        The run (:meth:`perfcast.sweep.campaign.Campaign.run_settings`, commands rendered).
+    perf_binary : str, default="perf"
+        The ``perf`` executable (with ``perf_events`` sensors).
+    powercap_root : str or Path, default="/sys/class/powercap"
+        Where RAPL zones are read (with the ``rapl`` sensor).
 
     Returns
     -------
@@ -97,47 +103,48 @@ def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
         (``os.wait4`` in the shim), the sensors' readings and the errors. A failing program
         does not raise: the record says how it failed.
     """
-    env = run_env(params)
-    sensors = params.get("sensors") or {}
-    timeout = float(params["timeout_s"])
+    env = run_env(settings)
+    sensors = settings.sensors
+    timeout = float(settings.timeout_s)
     record: dict[str, Any] = {
-        "campaign": params["campaign"], "point": params["point"],
-        "iteration": int(params["iteration"]), "parameters": dict(params["parameters"]),
-        "command": params["command"], "status": "ok", "returncode": None, "signal": None,
+        "campaign": settings.campaign, "point": settings.point,
+        "iteration": int(settings.iteration), "parameters": dict(settings.parameters),
+        "command": settings.command, "status": "ok", "returncode": None, "signal": None,
         "timed_out": False, "perf": {}, "energy": {}, "custom": {}, "heartbeat": None,
         "before": None, "after": None, "errors": [], "host": os.uname().nodename,
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     for key in ("wall_s", "user_s", "sys_s", "cpu_s", "cpu_util", "max_rss_kb"):
         record[key] = math.nan
-    record["before"] = _phase(params.get("before") or "", env, timeout)
+    record["before"] = _phase(settings.before, env, timeout)
     if record["before"] is not None and record["before"]["returncode"] != 0:
         record["status"] = "before_failed"
         record["errors"].append(f"before command exited {record['before']['returncode']}")
         return record
-    custom = sensors.get("custom") or {}
+    custom = sensors.custom
     readings: dict[str, float] = {}
 
     def read(name: str) -> float | None:
         try:
-            return sn.read_custom(custom[name]["command"], env=env)
+            return sn.read_custom(custom[name].command, env=env)
         except (ValueError, OSError) as exc:
             record["errors"].append(f"custom sensor {name!r}: {exc}")
             return None
 
     for name, spec in custom.items():
-        if spec["mode"] in ("before", "delta"):
+        if spec.mode in ("before", "delta"):
             readings[name] = read(name)
-    zones = sn.rapl_zones(powercap_root) if sensors.get("rapl") else {}
+    zones = sn.rapl_zones(powercap_root) if sensors.rapl else {}
     rapl0 = sn.read_rapl(zones) if zones else {}
-    events = list(sensors.get("perf_events") or [])
+    events = list(sensors.perf_events)
     with tempfile.TemporaryDirectory(prefix="perfcast-run-") as tmp:
         perf_csv, status_file = Path(tmp) / "perf.csv", Path(tmp) / "status"
         report = Path(tmp) / "rusage"
         if events:
-            argv = sn.perf_command(params["command"], events, perf_csv, status_file, perf_binary)
+            argv = sn.perf_command(settings.command, events, perf_csv, status_file,
+                                   perf_binary)
         else:
-            argv = ["/bin/sh", "-c", params["command"]]
+            argv = ["/bin/sh", "-c", settings.command]
         res = run_measured(shim_argv(argv, report), env=env, timeout_s=timeout,
                            own_rusage=False)
         rapl1 = sn.read_rapl(zones) if zones else {}
@@ -152,9 +159,9 @@ def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
             record["perf"] = {perf_column(e): v for e, v in values.items()}
     _fill_time(record, res, shim, shell_status)
     for name, spec in custom.items():
-        if spec["mode"] == "after":
+        if spec.mode == "after":
             readings[name] = read(name)
-        elif spec["mode"] == "delta":
+        elif spec.mode == "delta":
             after = read(name)
             before = readings.get(name)
             readings[name] = None if after is None or before is None else after - before
@@ -162,12 +169,12 @@ def run_point(params: Mapping[str, Any], *, perf_binary: str = "perf",
     if zones:
         record["energy"] = sn.rapl_columns(sn.rapl_energy(rapl0, rapl1), res.wall_s,
                                            sn.top_zones(zones))
-    if sensors.get("heartbeat"):
-        record["heartbeat"] = sn.heartbeat_summary(res.stdout_lines, sensors["heartbeat"])
+    if sensors.heartbeat:
+        record["heartbeat"] = sn.heartbeat_summary(res.stdout_lines, sensors.heartbeat)
     log.info("command: %s\nstatus: %s (exit %s) wall %.3f s\n--- stderr ---\n%s",
-             params["command"], record["status"], record["returncode"], record["wall_s"],
+             settings.command, record["status"], record["returncode"], record["wall_s"],
              res.stderr)
-    record["after"] = _phase(params.get("after") or "", env, timeout)
+    record["after"] = _phase(settings.after, env, timeout)
     if record["status"] == "ok":
         if record["after"] is not None and record["after"]["returncode"] != 0:
             record["status"] = "after_failed"
@@ -221,22 +228,48 @@ def json_safe(obj: Any) -> Any:
     return obj
 
 
-def run_and_record(params: Mapping[str, Any], out: str | Path, *, stop_marker: str | Path,
-                   failed_record: str | Path, session: str | None = None,
+def run_and_record(settings: RunSettings, out: str | Path, *, session: str | None = None,
                    perf_binary: str = "perf",
                    powercap_root: str | Path = sn.POWERCAP_ROOT) -> dict[str, Any]:
     """Run one point and write its record to ``out``.
 
     A failed run is written like any other, unless the campaign is ``fail_fast``: then its
-    record goes to ``failed_record`` (a failing job's outputs are deleted), a stop marker for
-    this ``session`` is written, and RunFailed fails the job; the campaign's other runs of the
-    same invocation then refuse to start (CampaignStopped).
+    record goes to ``settings.failed_record`` (a failing job's outputs are deleted), a stop
+    marker for this ``session`` is written to ``settings.stop_marker``, and RunFailed fails the
+    job; the campaign's other runs of the same invocation then refuse to start
+    (CampaignStopped).
+
+    Parameters
+    ----------
+    settings : RunSettings
+        The run (:meth:`perfcast.sweep.campaign.Campaign.run_settings`).
+    out : str or Path
+        Its record (JSON).
+    session : str, optional
+        This invocation's name; None: the environment variable :data:`SESSION_ENV`.
+    perf_binary : str, default="perf"
+        The ``perf`` executable.
+    powercap_root : str or Path, default="/sys/class/powercap"
+        Where RAPL zones are read.
+
+    Returns
+    -------
+    dict
+        The record written.
+
+    Raises
+    ------
+    RunFailed
+        The run failed in a ``fail_fast`` campaign.
+    CampaignStopped
+        An earlier run of this invocation failed in a ``fail_fast`` campaign.
     """
     session = session if session is not None else os.environ.get(SESSION_ENV)
+    stop_marker, failed_record = settings.stop_marker, settings.failed_record
     check_not_stopped(stop_marker, session)
-    record = run_point(params, perf_binary=perf_binary, powercap_root=powercap_root)
+    record = run_point(settings, perf_binary=perf_binary, powercap_root=powercap_root)
     record = json_safe(record)
-    if record["status"] != "ok" and params.get("fail_fast"):
+    if record["status"] != "ok" and settings.fail_fast:
         write_json(record, failed_record)
         write_json({"session": session, "campaign": record["campaign"],
                     "point": record["point"], "iteration": record["iteration"],

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -33,6 +33,9 @@ from perfcast.errors import InputError
 from perfcast.sweep import design as dz
 from perfcast.sweep import normalform as nf
 from perfcast.sweep.ols import DesignFit, LinearFit, fit_terms
+
+if TYPE_CHECKING:
+    from perfcast.sweep.settings import FitSettings
 
 Folds = list[tuple[np.ndarray, np.ndarray]]
 #: the family of each candidate kind, as the outputs name it
@@ -55,7 +58,22 @@ def make_folds(groups: Sequence[Any], n_folds: int) -> Folds:
 
 def cv_predictions(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
                    folds: Folds) -> np.ndarray:
-    """The held-out prediction of every row over ``folds`` (NaN without folds)."""
+    """The held-out prediction of every row over ``folds`` (NaN without folds).
+
+    Parameters
+    ----------
+    X, y : numpy.ndarray
+        The regressors (n, d) and the effect (n,).
+    terms : sequence of Term
+        The model's exponent tuples.
+    folds : Folds
+        (training rows, held-out rows) of each fold (:func:`make_folds`).
+
+    Returns
+    -------
+    numpy.ndarray
+        (n,) held-out predictions.
+    """
     pred = np.full(len(y), np.nan)
     for train, test in folds:
         pred[test] = dz.lstsq_predict(X[train], y[train], X[test], terms)
@@ -63,7 +81,17 @@ def cv_predictions(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
 
 
 def cv_mse(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term], folds: Folds) -> float:
-    """Pooled mean squared error of held-out predictions over ``folds`` (NaN without folds)."""
+    """Pooled mean squared error of held-out predictions over ``folds`` (NaN without folds).
+
+    Parameters
+    ----------
+    X, y : numpy.ndarray
+        The regressors (n, d) and the effect (n,).
+    terms : sequence of Term
+        The model's exponent tuples.
+    folds : Folds
+        (training rows, held-out rows) of each fold (:func:`make_folds`).
+    """
     if not folds:
         return float("nan")
     return float(np.mean((y - cv_predictions(X, y, terms, folds)) ** 2))
@@ -73,7 +101,17 @@ def configuration_smape(pred: np.ndarray, y: np.ndarray, groups: Sequence[Any],
                         how: str) -> float:
     """CV SMAPE over configurations: the held-out predictions and the runs of each
     configuration aggregated by ``how`` (mean or median), then
-    :func:`perfcast.sweep.normalform.smape` averaged over configurations."""
+    :func:`perfcast.sweep.normalform.smape` averaged over configurations.
+
+    Parameters
+    ----------
+    pred, y : numpy.ndarray
+        The held-out predictions and the measured effect, one per run.
+    groups : sequence
+        One configuration label per run.
+    how : str
+        ``mean`` or ``median`` (``sweep.fit.normal_form.aggregate``).
+    """
     frame = pd.DataFrame({"g": [str(v) for v in groups], "p": pred, "y": y})
     agg = frame.groupby("g").agg(how)
     return float(nf.smape(agg["p"].to_numpy(), agg["y"].to_numpy()).mean())
@@ -142,7 +180,24 @@ def polynomial_candidates(X: np.ndarray, y: np.ndarray, name: str, folds: Folds,
     of one parameter at two values with repeated runs), the order-1 line is still fitted: two
     values determine a straight line, and with replicates it has residuals, R^2 and standard
     errors. It cannot be cross-validated (a fold trains on one value), so its ``cv_mse`` is
-    NaN and its ``extra["note"]`` says why."""
+    NaN and its ``extra["note"]`` says why.
+
+    Parameters
+    ----------
+    X, y : numpy.ndarray
+        One regressor's values (n,) and the effect (n,).
+    name : str
+        The regressor's name.
+    folds : Folds
+        (training rows, held-out rows) of each fold (:func:`make_folds`).
+    max_order : int
+        The highest order tried (``sweep.fit.max_order``).
+
+    Returns
+    -------
+    list of Candidate
+        One per order, the CV choice marked ``chosen``.
+    """
     x = X.reshape(-1, 1)
     distinct = len(np.unique(x))
     cap = distinct - 1
@@ -177,7 +232,24 @@ def form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str], folds: F
     """ARPE's four multivariate OLS forms, each listed once: a form whose terms repeat an
     earlier one's (as with a single regressor) is skipped, and so is a form whose fit equals an
     earlier one's once collinear terms are dropped (in a sparse cross design the interaction
-    is collinear, so ``interaction`` fits ``linear``); a note names the merged forms."""
+    is collinear, so ``interaction`` fits ``linear``); a note names the merged forms.
+
+    Parameters
+    ----------
+    X, y : numpy.ndarray
+        The regressors (n, d) and the effect (n,).
+    names : sequence of str
+        The regressors' names.
+    folds : Folds
+        (training rows, held-out rows) of each fold (:func:`make_folds`).
+    forms : sequence of str
+        The forms fitted (``sweep.fit.forms``).
+
+    Returns
+    -------
+    tuple of list of Candidate and list of str
+        The candidates and the notes.
+    """
     seen: set[tuple[dz.Term, ...]] = set()
     fitted: dict[tuple[dz.Term, ...], Candidate] = {}
     cands, notes = [], []
@@ -211,7 +283,26 @@ def normal_form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str],
     configuration aggregates, its listed hypotheses as candidates (the search's pick
     ``chosen``), each refitted by OLS for statistics and intervals: on the runs when
     repetitions are aggregated by their mean (the same coefficients on a balanced design), on
-    the configuration medians otherwise (intervals then for a configuration's median)."""
+    the configuration medians otherwise (intervals then for a configuration's median).
+
+    Parameters
+    ----------
+    X, y : numpy.ndarray
+        The varying regressors (n, d) and the effect (n,).
+    names : sequence of str
+        The regressors' names.
+    groups : sequence
+        One configuration label per run.
+    cv_folds : int
+        Folds over configurations (``sweep.fit.cv_folds``).
+    settings : NormalFormSettings
+        ``sweep.fit.normal_form``.
+
+    Returns
+    -------
+    tuple of list of Candidate and list of str
+        The candidates and the notes.
+    """
     frame = pd.DataFrame(X, columns=list(names))
     frame["_y"] = y
     agg = nf.aggregate(frame, "_y", list(names), groups, settings.aggregate)
@@ -263,29 +354,32 @@ class SpecResult:
     notes: list[str]
 
 
-def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
-               groups: Sequence[Any] | None = None, max_order: int = 4, cv_folds: int = 10,
-               forms: Sequence[str] = dz.FORMS, normal_form: Any = None) -> SpecResult:
+def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: FitSettings,
+               groups: Sequence[Any] | None = None) -> SpecResult:
     """All candidates for ``y`` over regressors ``x`` on the rows of ``df`` (see the module
     docstring).
 
     Parameters
     ----------
-    df : the data; rows with a missing or non-numeric ``y`` or ``x`` are left out (noted).
-    name : the effect's name in the outputs.
-    y : the effect's column.
-    x : the regressors' columns.
-    groups : one configuration label per row of ``df``, for the CV folds (default: the
-        distinct ``x`` tuples).
-    max_order : highest univariate polynomial order tried (capped per fold, see
-        :func:`polynomial_candidates`).
-    cv_folds : folds over configurations (:func:`make_folds`).
-    forms : the multivariate forms (:data:`perfcast.sweep.design.FORMS`), fitted when ``x``
-        has more than one column.
-    normal_form : :class:`perfcast.sweep.settings.NormalFormSettings` or None
-        the normal-form search (:func:`normal_form_candidates`), when given and enabled;
-        every candidate is then also scored by CV SMAPE over configurations, and the best
-        model is the one of lowest CV SMAPE whatever its family.
+    df : pandas.DataFrame
+        The data; rows with a missing or non-numeric ``y`` or ``x`` are left out (noted).
+    name : str
+        The effect's name in the outputs.
+    y : str
+        The effect's column.
+    x : sequence of str
+        The regressors' columns.
+    fit : FitSettings
+        ``sweep.fit``: ``max_order``, the highest univariate polynomial order tried (capped
+        per fold, see :func:`polynomial_candidates`); ``cv_folds``, folds over
+        configurations (:func:`make_folds`); ``forms``, the multivariate forms
+        (:data:`perfcast.sweep.design.FORMS`), fitted when ``x`` has more than one column;
+        ``normal_form``, the normal-form search (:func:`normal_form_candidates`) when
+        enabled: every candidate is then also scored by CV SMAPE over configurations, and
+        the best model is the one of lowest CV SMAPE whatever its family.
+    groups : sequence, optional
+        One configuration label per row of ``df``, for the CV folds; None: the distinct
+        ``x`` tuples.
 
     Returns
     -------
@@ -299,7 +393,29 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
     ------
     InputError
         a column of ``y`` or ``x`` that ``df`` lacks.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from perfcast.settings import from_section
+    >>> from perfcast.sweep.settings import SweepSettings
+    >>> fit = from_section(SweepSettings, {"fit": {"max_order": 2, "normal_form": {
+    ...     "terms": ["1:0", "1:1", "2:0"], "max_terms": 1}}}, "sweep").fit
+    >>> p = np.repeat([2.0, 4, 8, 16, 32, 64], 2)
+    >>> df = pd.DataFrame({"p": p, "t": 3.0 + 0.5 * p * np.log2(p) + 0.01 * np.tile([-1, 1], 6)})
+    >>> res = fit_effect(df, "t", "t", ["p"], fit=fit)
+    >>> res.n_configurations, FAMILY[res.best.kind]
+    (6, 'performance model normal form')
+    >>> res.best.formula("t", digits=3)
+    't = 3 + 0.5 * p * log2(p)'
+    >>> pred = predict_frame(res, pd.DataFrame({"p": [128.0]}), alpha=0.05)
+    >>> round(float(pred["mean"].iloc[0]))
+    451
+    >>> result_summary(res)["best"] == res.best.model
+    True
     """
+    max_order, cv_folds, forms = fit.max_order, fit.cv_folds, list(fit.forms)
+    normal_form = fit.normal_form
     missing = [c for c in (y, *x) if c not in df.columns]
     if missing:
         raise InputError(None, f"model {name!r}: no column(s) {missing}",
@@ -344,7 +460,7 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
         constant = [col for j, col in enumerate(x) if len(np.unique(X[:, j])) < 2]
         if constant:
             notes.append(f"regressor(s) {constant} take a single value: no polynomial in them")
-        if normal_form is not None and normal_form.enabled:
+        if normal_form.enabled:
             if n_conf >= 3:
                 for c in cands:
                     idx = [list(x).index(v) for v in c.x]
@@ -359,7 +475,7 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *,
             else:
                 notes.append(f"{n_conf} configurations: no normal-form search (a law with a "
                              "constant and one term needs 3 to be cross-validated)")
-    best = _best(cands, by_smape=normal_form is not None and normal_form.enabled)
+    best = _best(cands, by_smape=normal_form.enabled)
     if best is not None and not np.isfinite(best.cv_mse):
         notes.append(f"best model {best.model!r} by training MSE: no candidate could be "
                      "cross-validated")
@@ -424,7 +540,22 @@ def _same_models(arpe: Sequence[Candidate], laws: Sequence[Candidate]) -> list[s
 
 def usable_rows(df: pd.DataFrame, y: str, x: Sequence[str]) -> np.ndarray:
     """Rows whose ``y`` and ``x`` are finite numbers (missing, text and infinite values are
-    left out)."""
+    left out).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The data.
+    y : str
+        The effect's column.
+    x : sequence of str
+        The regressors' columns.
+
+    Returns
+    -------
+    numpy.ndarray
+        A boolean mask, one entry per row.
+    """
     data = df[[y, *x]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     return np.isfinite(data).all(axis=1)
 
@@ -436,6 +567,15 @@ def _rows_text(rows: Sequence[int], limit: int = 10) -> str:
 
 def fitted_frame(result: SpecResult, df: pd.DataFrame, id_columns: Sequence[str]) -> pd.DataFrame:
     """y, fitted and residual of every candidate on every row it was fitted on.
+
+    Parameters
+    ----------
+    result : SpecResult
+        The effect's candidates.
+    df : pandas.DataFrame
+        The rows the effect was fitted on.
+    id_columns : sequence of str
+        Columns of ``df`` naming each row (``point``, ``iteration``).
 
     Returns
     -------
@@ -460,6 +600,15 @@ def fitted_frame(result: SpecResult, df: pd.DataFrame, id_columns: Sequence[str]
 def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """The best model's prediction at each row of ``points`` (which must hold the model's
     regressors).
+
+    Parameters
+    ----------
+    result : SpecResult
+        The effect.
+    points : pandas.DataFrame
+        Where to predict.
+    alpha : float
+        Intervals at level 1 - ``alpha`` (``sweep.fit.alpha``).
 
     Returns
     -------

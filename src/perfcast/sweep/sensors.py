@@ -27,7 +27,7 @@ import numpy as np
 
 from perfcast.errors import HostCapabilityError
 from perfcast.process import run_measured
-from perfcast.sweep.campaign import HEARTBEAT_COLUMNS
+from perfcast.sweep.campaign import HEARTBEAT_COLUMNS, Sensors
 
 POWERCAP_ROOT = "/sys/class/powercap"
 #: how long a probe or a custom-sensor reading may take
@@ -47,6 +47,24 @@ def perf_command(command: str, events: Sequence[str], out_csv: str | Path, statu
     (measured here) 0 in about 8 % of runs of ``sh -c 'exit 5'``. So a wrapper shell runs the
     command in its own ``sh -c`` and writes the command's status (128 + signal for a killed
     command, as a shell reports it) to ``status_file``; perf counts the wrapper too (~1 ms).
+
+    Parameters
+    ----------
+    command : str
+        The shell command measured.
+    events : sequence of str
+        The perf events counted.
+    out_csv : str or Path
+        Where ``perf stat -x,`` writes its counts.
+    status_file : str or Path
+        Where the wrapper writes the command's exit status.
+    binary : str, default="perf"
+        The ``perf`` executable.
+
+    Returns
+    -------
+    list of str
+        The argv.
     """
     inner = (f"/bin/sh -c {shlex.quote(command)}\n__perfcast_rc=$?\n"
              f"echo $__perfcast_rc > {shlex.quote(str(status_file))}\nexit $__perfcast_rc")
@@ -83,9 +101,11 @@ def parse_perf_csv(text: str, events: Sequence[str]) -> dict[str, float | None]:
 
     Parameters
     ----------
-    text : the output (columns: value, unit, event, run time, percentage running, metric,
+    text : str
+        The output (columns: value, unit, event, run time, percentage running, metric,
         metric unit; see perf-stat(1), "CSV FORMAT").
-    events : the events asked for, in order.
+    events : sequence of str
+        The events asked for, in order.
 
     Returns
     -------
@@ -207,7 +227,22 @@ def rapl_columns(energy: Mapping[str, float], wall_s: float,
                  top: Sequence[str]) -> dict[str, float]:
     """``energy_<zone>_j`` per zone, ``energy_j`` (the top-level packages, or every top-level
     zone when none is a package: sub-zones and psys would count twice) and
-    ``power_w = energy_j / wall_s``."""
+    ``power_w = energy_j / wall_s``.
+
+    Parameters
+    ----------
+    energy : mapping of str to float
+        Joules per zone over the run (:func:`rapl_energy`).
+    wall_s : float
+        The run's wall time.
+    top : sequence of str
+        The top-level zones (:func:`top_zones`).
+
+    Examples
+    --------
+    >>> rapl_columns({"package-0": 6.0, "package-0/core": 4.0}, 2.0, ["package-0"])
+    {'energy_package_0_j': 6.0, 'energy_package_0_core_j': 4.0, 'energy_j': 6.0, 'power_w': 3.0}
+    """
     cols = {f"energy_{re.sub(r'[^A-Za-z0-9]+', '_', z).lower()}_j": v for z, v in energy.items()}
     packages = [z for z in top if z.startswith("package")]
     total = sum(energy[z] for z in (packages or top))
@@ -222,7 +257,27 @@ def rapl_columns(energy: Mapping[str, float], wall_s: float,
 
 def read_custom(command: str, env: Mapping[str, str] | None = None,
                 timeout_s: float = SENSOR_TIMEOUT_S) -> float:
-    """The number a sensor command prints (first token of its last non-empty line)."""
+    """The number a sensor command prints (first token of its last non-empty line).
+
+    Parameters
+    ----------
+    command : str
+        The sensor's shell command (rendered).
+    env : mapping of str to str, optional
+        Its environment (added to this process's).
+    timeout_s : float, default=SENSOR_TIMEOUT_S
+        How long it may take.
+
+    Raises
+    ------
+    ValueError
+        It failed, timed out or printed no number.
+
+    Examples
+    --------
+    >>> read_custom("echo reading; echo '42 units'")
+    42.0
+    """
     res = run_measured(command, env=env, timeout_s=timeout_s)
     if not res.ok:
         why = "timed out" if res.timed_out else f"exit status {res.returncode}"
@@ -275,32 +330,58 @@ def heartbeat_summary(lines: Sequence[tuple[float, str]], pattern: str) -> dict[
 # the pre-campaign check
 
 
-def check_sensors(sensors: Mapping[str, Any], *, env: Mapping[str, str] | None = None,
+def check_sensors(sensors: Sensors, *, env: Mapping[str, str] | None = None,
                   perf_binary: str = "perf",
                   powercap_root: str | Path = POWERCAP_ROOT) -> dict[str, Any]:
     """Try every sensor a campaign asks for once; refuse the campaign if any is unavailable.
 
-    Returns what the host offers (written next to the campaign's results); raises
-    HostCapabilityError listing every unavailable sensor otherwise.
+    Parameters
+    ----------
+    sensors : Sensors
+        The campaign's sensors, custom commands rendered for its first run.
+    env : mapping of str to str, optional
+        The environment the custom sensor commands run in.
+    perf_binary : str, default="perf"
+        The ``perf`` executable probed for the perf events.
+    powercap_root : str or Path, default="/sys/class/powercap"
+        Where RAPL zones are looked for.
+
+    Returns
+    -------
+    dict
+        What the host offers (written next to the campaign's results): each perf event's
+        support, the RAPL zones, each custom sensor's reading, the heartbeat pattern.
+
+    Raises
+    ------
+    HostCapabilityError
+        Listing every unavailable sensor.
+
+    Examples
+    --------
+    >>> from perfcast.sweep.campaign import CustomSensor, Sensors
+    >>> s = Sensors((), False, {"two": CustomSensor("echo 2", "after")}, None)
+    >>> check_sensors(s)["custom"]
+    {'two': 2.0}
     """
     report: dict[str, Any] = {"perf_events": {}, "rapl_zones": [], "custom": {},
-                              "heartbeat": sensors.get("heartbeat")}
+                              "heartbeat": sensors.heartbeat}
     problems = []
-    events = list(sensors.get("perf_events") or [])
+    events = list(sensors.perf_events)
     if events:
         try:
             report["perf_events"] = probe_perf_events(events, perf_binary)
         except HostCapabilityError as exc:
             problems.append(str(exc))
-    if sensors.get("rapl"):
+    if sensors.rapl:
         try:
             zones = rapl_zones(powercap_root)
             report["rapl_zones"] = sorted(zones)
         except HostCapabilityError as exc:
             problems.append(str(exc))
-    for name, spec in (sensors.get("custom") or {}).items():
+    for name, spec in sensors.custom.items():
         try:
-            report["custom"][name] = read_custom(spec["command"], env=env)
+            report["custom"][name] = read_custom(spec.command, env=env)
         except (ValueError, OSError) as exc:
             problems.append(f"custom sensor {name!r}: {exc}")
     if problems:

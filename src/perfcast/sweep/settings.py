@@ -4,7 +4,7 @@ Each field is a key of the section as ``src/perfcast/schemas/sweep.schema.yaml``
 default of its own: the schema fills every default (:func:`perfcast.settings.validate`) and
 :func:`perfcast.settings.build` constructs these classes from the validated mapping. What the
 schema cannot check (a placeholder that is not a parameter, the values a range gives, a model
-over a column no sensor produces) is checked when :func:`perfcast.sweep.campaign.parse_sweep`
+over a column no sensor produces) is checked when :func:`perfcast.sweep.campaign_parser.parse_sweep`
 turns these settings into runnable campaigns.
 """
 
@@ -42,7 +42,7 @@ class SensorSettings:
 
 
 @dataclass(frozen=True)
-class CampaignSettings:
+class SweepCampaignSettings:
     """One campaign of ``sweep.campaigns`` as the config gives it.
 
     ``parameters`` maps each name to a list of values, a single value or a range
@@ -121,7 +121,7 @@ class SweepSettings:
     """The whole ``sweep:`` section."""
 
     enabled: bool
-    campaigns: Mapping[str, CampaignSettings]
+    campaigns: Mapping[str, SweepCampaignSettings]
     imports: Mapping[str, ImportSettings]
     fit: FitSettings
     paper: PaperSettings

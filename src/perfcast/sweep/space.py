@@ -38,10 +38,14 @@ def expand_range(start: float, stop: float, step: float, *, log: bool,
 
     Parameters
     ----------
-    start, stop : first value and bound (finite numbers).
-    step : increment (linear), or factor > 1 (``log``).
-    log : multiply by ``step`` instead of adding it.
-    where : names the parameter in an error message.
+    start, stop : float
+        First value and bound (finite numbers).
+    step : float
+        Increment (linear), or factor > 1 (``log``).
+    log : bool
+        Multiply by ``step`` instead of adding it.
+    where : str, default="parameter"
+        Names the parameter in an error message.
 
     Returns
     -------
@@ -54,6 +58,13 @@ def expand_range(start: float, stop: float, step: float, *, log: bool,
     InputError
         a bound that is not finite, a zero step, a logarithmic range with a bound <= 0 or a
         factor <= 1, an empty range, or more than :data:`MAX_RANGE_VALUES` values.
+
+    Examples
+    --------
+    >>> expand_range(128, 1024, 2, log=True)
+    [128, 256, 512, 1024]
+    >>> expand_range(0.1, 0.35, 0.1, log=False)
+    [0.1, 0.2, 0.3]
     """
     for key, val in (("start", start), ("stop", stop), ("step", step)):
         if not math.isfinite(val):
@@ -100,8 +111,10 @@ def parameter_values(name: str, spec: Any) -> list[Value]:
 
     Parameters
     ----------
-    name : the parameter's name (for messages).
-    spec : a list of values, a single value, or a range ``{start, stop, step, log}`` (every
+    name : str
+        The parameter's name (for messages).
+    spec : object
+        A list of values, a single value, or a range ``{start, stop, step, log}`` (every
         key present, as ``src/perfcast/schemas/sweep.schema.yaml`` validates and fills it).
 
     Returns
@@ -114,6 +127,13 @@ def parameter_values(name: str, spec: Any) -> list[Value]:
     InputError
         a value that is not finite, two values naming the same run directory (``1`` and
         ``"1"``), or a bad range.
+
+    Examples
+    --------
+    >>> parameter_values("size", {"start": 128, "stop": 512, "step": 2, "log": True})
+    [128, 256, 512]
+    >>> parameter_values("input", ["a.y4m", "b.y4m"]), parameter_values("n", 3)
+    (['a.y4m', 'b.y4m'], [3])
     """
     where = f"parameter {name!r}"
     if isinstance(spec, Mapping):
@@ -132,7 +152,13 @@ def parameter_values(name: str, spec: Any) -> list[Value]:
 
 
 def product_points(parameters: Mapping[str, Sequence[Value]]) -> list[dict[str, Value]]:
-    """Every configuration (Cartesian product), the first parameter varying slowest."""
+    """Every configuration (Cartesian product), the first parameter varying slowest.
+
+    Examples
+    --------
+    >>> product_points({"size": [128, 256], "workers": [1, 2]})[:3]
+    [{'size': 128, 'workers': 1}, {'size': 128, 'workers': 2}, {'size': 256, 'workers': 1}]
+    """
     names = list(parameters)
     return [dict(zip(names, combo, strict=True))
             for combo in itertools.product(*(parameters[n] for n in names))]
@@ -140,7 +166,13 @@ def product_points(parameters: Mapping[str, Sequence[Value]]) -> list[dict[str, 
 
 def point_id(point: Mapping[str, Value]) -> str:
     """The run-directory name of a configuration: ``name~value_name~value`` (Snakemake's
-    ``Paramspace(..., filename_params="*")`` format, so either can name the other's files)."""
+    ``Paramspace(..., filename_params="*")`` format, so either can name the other's files).
+
+    Examples
+    --------
+    >>> point_id({"size": 128, "workers": 2})
+    'size~128_workers~2'
+    """
     return "_".join(f"{k}~{v}" for k, v in point.items())
 
 

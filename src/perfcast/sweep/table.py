@@ -17,11 +17,12 @@ from perfcast.checks import (
     require_values,
 )
 from perfcast.errors import InputError
+from perfcast.sweep import campaign
 from perfcast.sweep.space import is_numeric
 
 ID_COLUMNS = ["campaign", "point", "iteration"]
 STATUS_COLUMNS = ["status", "returncode", "signal", "timed_out"]
-TIME_COLUMNS = ["wall_s", "user_s", "sys_s", "cpu_s", "cpu_util", "max_rss_kb"]
+TIME_COLUMNS = list(campaign.TIME_COLUMNS)
 
 
 def record_row(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -45,6 +46,33 @@ def runs_frame(records: Iterable[Mapping[str, Any]], parameters: Sequence[str]) 
     """Rows sorted by parameter values then iteration (the same records give the same bytes).
 
     None in a sensor column (a failed reading, a failed run) becomes NaN.
+
+    Parameters
+    ----------
+    records : iterable of mapping
+        Run records (:func:`perfcast.sweep.runner.run_point`), in any order.
+    parameters : sequence of str
+        The campaign's parameter names, in order (the sort keys).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per record: ids, parameters, status and time columns first, then every
+        sensor column sorted by name.
+
+    Raises
+    ------
+    InputError
+        a record without one of the parameters.
+
+    Examples
+    --------
+    >>> recs = [{"campaign": "c", "point": f"n~{n}", "iteration": 1, "parameters": {"n": n},
+    ...          "status": "ok", "wall_s": 0.1 * n, "perf": {"perf_page_faults": 9}}
+    ...         for n in (8, 2)]
+    >>> df = runs_frame(recs, ["n"])
+    >>> df[["point", "n", "wall_s", "perf_page_faults"]].values.tolist()
+    [['n~2', 2, 0.2, 9], ['n~8', 8, 0.8, 9]]
     """
     df = pd.DataFrame([record_row(r) for r in records])
     if df.empty:
@@ -98,7 +126,35 @@ def summary(df: pd.DataFrame, parameters: Sequence[str]) -> dict[str, Any]:
 
 def load_table(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
     """A CSV (or Parquet) table to fit: the named columns must exist and hold numbers; rows of
-    a run table whose ``status`` is not ok are left out (failed runs have no timings)."""
+    a run table whose ``status`` is not ok are left out (failed runs have no timings).
+
+    Parameters
+    ----------
+    path : str or Path
+        The table (``.parquet``, else read as CSV with a header row).
+    columns : sequence of str
+        The columns the fit uses.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ok rows, ``columns`` as numbers.
+
+    Raises
+    ------
+    InputError
+        an unreadable table, a column named twice or missing, or a cell that is not a finite
+        number (file, row and column named).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = Path(d, "t.csv").write_text("p,t,status\\n2,1.5,ok\\n4,9,failed\\n8,3.5,ok\\n")
+    ...     load_table(Path(d, "t.csv"), ["p", "t"])[["p", "t"]].values.tolist()
+    [[2.0, 1.5], [8.0, 3.5]]
+    """
     path = input_file(path)
     if path.suffix == ".parquet":
         from perfcast.io import read_parquet

@@ -5,7 +5,7 @@ import uuid
 
 from perfcast.settings import as_params
 from perfcast.sweep.arpe import arpe_files
-from perfcast.sweep.campaign import parse_sweep
+from perfcast.sweep.campaign_parser import parse_sweep
 from perfcast.sweep.runner import SESSION_ENV
 
 # every campaign checked (placeholders, ranges, columns) before any job is scheduled
@@ -18,16 +18,18 @@ SWEEP_IMPORT_NAMES = alternatives(SWEEP.imports)
 SWEEP_ALL_NAMES = alternatives([*SWEEP.campaigns, *SWEEP.imports])
 
 
-def get_sweep_check_settings(wildcards):
+def get_sweep_sensors_settings(wildcards):
     """What the sensor check of a campaign needs: the sensors and environment of its first run."""
-    campaign = SWEEP.campaigns[wildcards.campaign]
-    first = campaign.run_params(campaign.point_ids()[0], 1)
-    return {"sensors": first["sensors"], "env": first["env"]}
+    return as_params(SWEEP.campaigns[wildcards.campaign].sensor_check_settings())
 
 
 def get_sweep_run_settings(wildcards):
-    """Everything one run needs (its rendered command, env, sensors...), nothing else."""
-    return SWEEP.campaigns[wildcards.campaign].run_params(wildcards.point, int(wildcards.iteration))
+    """Everything one run needs (its rendered command, env, sensors...), nothing else; where a
+    fail_fast failure stops the campaign and keeps the failed run's record."""
+    c, pid, i = wildcards.campaign, wildcards.point, int(wildcards.iteration)
+    return as_params(SWEEP.campaigns[c].run_settings(
+        pid, i, stop_marker=f"{SWEEP_DIR}/{c}/STOPPED.json",
+        failed_record=f"{SWEEP_DIR}/{c}/failed/{pid}/iter{i}.json"))
 
 
 def get_sweep_run_threads(wildcards):
@@ -54,9 +56,9 @@ def get_sweep_run_records(wildcards):
     ]
 
 
-def get_sweep_parameters(wildcards):
-    """The parameter names of a campaign or an import, in order."""
-    return SWEEP.parameter_names(wildcards.campaign)
+def get_sweep_run_table_settings(wildcards):
+    """A campaign's name and parameter names, in order."""
+    return as_params(SWEEP.run_table_settings(wildcards.campaign))
 
 
 def get_sweep_import_files(wildcards):
@@ -64,15 +66,18 @@ def get_sweep_import_files(wildcards):
 
 
 def get_sweep_import_settings(wildcards):
-    spec = SWEEP.imports[wildcards.campaign]
-    return {"path": spec.path, "parameters": list(spec.parameters)}
+    """An import's results directory and parameter names."""
+    return as_params(SWEEP.import_settings(wildcards.campaign))
 
 
-def get_sweep_model_settings(wildcards):
+def get_sweep_models_settings(wildcards):
     """What a campaign's models depend on: its parameters, analysis and the fit settings."""
-    spec = SWEEP.spec(wildcards.campaign)
-    return {"parameters": list(spec.parameters), "analysis": spec.analysis.to_params(),
-            "fit": as_params(SWEEP.fit)}
+    return as_params(SWEEP.models_settings(wildcards.campaign))
+
+
+def sweep_paper_table_settings():
+    """The campaigns the paper's sweep table and figure show."""
+    return as_params(SWEEP.paper_table_settings())
 
 
 def get_sweep_paper_inputs(wildcards):
