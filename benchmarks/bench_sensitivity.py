@@ -41,8 +41,8 @@ from perfcast.sensitivity.cgroups import Limits, fresh_cgroup  # noqa: E402
 from perfcast.sensitivity.devices import block_device  # noqa: E402
 from perfcast.sensitivity.evaluation import epsilon_summary, evaluate_paper  # noqa: E402
 from perfcast.sensitivity.interpolation import sequential_pchip  # noqa: E402
-from perfcast.sensitivity.settings import SensitivitySettings  # noqa: E402
-from perfcast.settings import from_section  # noqa: E402
+from perfcast.sensitivity.settings import EvaluationSettings  # noqa: E402
+from perfcast.settings import build, schema_default, validate  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "arcp" / "arcp_measurements.csv"
@@ -94,10 +94,10 @@ def main() -> int:
     # (a) + (c)
     if DATA.exists():
         t = time.perf_counter()
-        # the schema's replay settings (every epsilon, every program), 20 LHS seeds
-        replay = from_section(SensitivitySettings, {"replay": {"lhs_repeats": 20}},
-                              "sensitivity").replay
-        res, _ = evaluate_paper(DATA, replay.evaluation(seed=20261122))
+        # the schema's replay settings (every epsilon, every program), 20 LHS seeds, its seed
+        replay = validate({"replay": {"lhs_repeats": 20}}, "sensitivity")["replay"]
+        settings = build(EvaluationSettings, {**replay, "seed": schema_default("config", "seed")})
+        res, _ = evaluate_paper(DATA, settings)
         eval_s = time.perf_counter() - t
         b = res[(res["sampling"] == "binary") & res["headline"]]
         per_eps = {}

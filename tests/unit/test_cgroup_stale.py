@@ -30,8 +30,8 @@ from perfcast.sensitivity.cgroups import (
     v1_mounts,
     v2_mount,
 )
-from perfcast.sensitivity.settings import SensitivitySettings
-from perfcast.settings import from_section
+from perfcast.sensitivity.settings import profile_settings
+from perfcast.settings import validate
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need root")
 
@@ -79,12 +79,12 @@ def _killed_job(prefix: str) -> tuple[int, int, list[Path]]:
 def _backend(prefix: str) -> CgroupBackend:
     dims = {"cpu_quota": {"lower": 0.5, "upper": 1.0, "step": 0.5},
             "memory_mb": {"lower": 32, "upper": 64, "step": 32}}
-    sens = from_section(SensitivitySettings, {
+    sens = validate({
         "dimensions": dims, "cgroup": {"prefix": prefix},
         "programs": {"tiny": {"command": f"{sys.executable} -c pass",
                               "metric": {"name": "wall_s", "source": "wall_time",
                                          "higher_is_better": False}}}}, "sensitivity")
-    return CgroupBackend(sens.profile("tiny", {}, seed=0))
+    return CgroupBackend(profile_settings(sens, "tiny", {}, seed=0))
 
 
 def test_the_next_probe_removes_a_killed_jobs_group_and_logs_it(caplog):

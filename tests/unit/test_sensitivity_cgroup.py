@@ -38,8 +38,8 @@ from perfcast.sensitivity.cgroups import (
 from perfcast.sensitivity.devices import block_device
 from perfcast.sensitivity.monitor import UsageMonitor
 from perfcast.sensitivity.profile import profile
-from perfcast.sensitivity.settings import ProfileSettings, SensitivitySettings
-from perfcast.settings import from_section
+from perfcast.sensitivity.settings import ProfileSettings, profile_settings
+from perfcast.settings import validate
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need root")
 
@@ -51,9 +51,8 @@ def _settings(name: str, command: str, dims: dict, *, metric: dict | None = None
               **section) -> ProfileSettings:
     """Program ``name``'s profile settings through the schema, as the workflow builds them."""
     entry = {"command": command} | ({"metric": metric} if metric else {})
-    sens = from_section(SensitivitySettings,
-                        {"dimensions": dims, "programs": {name: entry}, **section}, "sensitivity")
-    return sens.profile(name, {}, seed=0)
+    sens = validate({"dimensions": dims, "programs": {name: entry}, **section}, "sensitivity")
+    return profile_settings(sens, name, {}, seed=0)
 
 
 def _prefix() -> str:
@@ -249,17 +248,19 @@ def test_host_without_the_controllers_is_reported_as_not_run(tmp_path, if_unavai
     settings = _settings("tiny", TINY_COMMAND, TINY_DIMS, metric=TINY_METRIC, epsilon=0.3,
                          cgroup={"version": "v2", "if_unavailable": if_unavailable})
     out = [tmp_path / "g.parquet", tmp_path / "r.parquet", tmp_path / "s.json"]
+    files = dict(zip(["grid", "runs", "summary"], out, strict=True))
     if if_unavailable == "fail":
         with pytest.raises(HostCapabilityError, match=missing):
-            profile_program(settings, *out)
+            profile_program(settings, data=None, **files)
         assert not any(p.exists() for p in out)
         return
-    profile_program(settings, *out)
+    profile_program(settings, data=None, **files)
     summary = json.loads(out[2].read_text())
     assert summary["status"] == "not_run" and missing in summary["reason"]
     assert "cpu" in summary["requires"] and "memory" in summary["requires"]
     assert len(read_parquet(out[0])) == 0 and len(read_parquet(out[1])) == 0
-    table = summarize([out[2]], tmp_path / "t.parquet", tmp_path / "t.csv")
+    table = summarize(summaries=[out[2]], table=tmp_path / "t.parquet",
+                      csv=tmp_path / "t.csv")
     assert table.loc[0, "status"] == "not_run" and table.loc[0, "reason"] == summary["reason"]
 
 
@@ -423,7 +424,7 @@ def test_profile_campaign_on_the_cgroup_backend():
         metric={"name": "triad_s", "source": "stdout", "pattern": r"wall_s=([0-9.]+)",
                 "higher_is_better": False},
         cgroup={"prefix": prefix}, timeout_s=60, monitor_interval_s=0.01))
-    res = profile(be, epsilon=0.3, program="memstream")
+    res = profile(be, epsilon=0.3, sampling="binary", spare_cores=1, program="memstream")
     cpu, mem = res.ranges
     peak_mib = res.baseline.usage.rss_bytes / MIB
     assert peak_mib > 24  # the working set was seen (VmHWM: no peak slips between samples)
@@ -466,16 +467,16 @@ _JOB = """
 import sys, types
 from perfcast.rulekit import rule_logging
 from perfcast.sensitivity.backends import CgroupBackend
-from perfcast.sensitivity.settings import SensitivitySettings
-from perfcast.settings import from_section
+from perfcast.sensitivity.settings import profile_settings
+from perfcast.settings import validate
 
 prefix, duration = sys.argv[1:]
-sens = from_section(SensitivitySettings, {
+sens = validate({
     "dimensions": {"memory_mb": {"lower": 64, "upper": 128, "step": 64}},
     "programs": {"sleeper": {"command": "sleep " + duration}},
     "cgroup": {"prefix": prefix}, "timeout_s": 600}, "sensitivity")
 with rule_logging(types.SimpleNamespace(log=[], rule="sensitivity_profile")):
-    CgroupBackend(sens.profile("sleeper", {}, seed=0)).run({"memory_mb": 64.0})
+    CgroupBackend(profile_settings(sens, "sleeper", {}, seed=0)).run({"memory_mb": 64.0})
 """
 
 

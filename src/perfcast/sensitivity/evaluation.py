@@ -48,6 +48,14 @@ def _seed(seed: int, program: str, epsilon: float, rep: int) -> np.random.SeedSe
     return np.random.SeedSequence([seed, *program.encode(), int(round(epsilon * 1000)), rep])
 
 
+def _campaign(grid: MeasuredGrid, peaks: Mapping | None, sampling: str, epsilon: float,
+              **kw) -> ProfileResult:
+    """One campaign on the replayed ``grid``, with the method's spare core
+    (:data:`~perfcast.sensitivity.published.ARCP_SPARE_CORES`)."""
+    return profile(ReplayBackend(grid, peaks), epsilon=epsilon, sampling=sampling,
+                   spare_cores=published.ARCP_SPARE_CORES, program=grid.program, **kw)
+
+
 def _chosen(r: ProfileResult) -> dict[str, list[float]]:
     return {d.name: [d.levels[i] for i in c] for d, c in zip(r.model.dims, r.chosen,
                                                               strict=True)}
@@ -159,13 +167,12 @@ def evaluate_program(grid: MeasuredGrid, epsilon: float, *, peaks: Mapping | Non
         the binary campaign, the Latin hypercube ones and the adaptive one at binary search's
         run count (budget only: its own epsilon is 0).
     """
-    b = profile(ReplayBackend(grid, peaks), epsilon=epsilon, program=grid.program)
+    b = _campaign(grid, peaks, "binary", epsilon)
     counts = [len(c) for c in b.chosen]
-    lhs = [profile(ReplayBackend(grid, peaks), epsilon=epsilon, sampling="lhs", counts=counts,
-                   seed=_seed(seed, grid.program, epsilon, k), program=grid.program)
+    lhs = [_campaign(grid, peaks, "lhs", epsilon, counts=counts,
+                     seed=_seed(seed, grid.program, epsilon, k))
            for k in range(max(1, lhs_repeats))]
-    ad = profile(ReplayBackend(grid, peaks), epsilon=0.0, sampling="adaptive",
-                 budget=b.product_points, program=grid.program)
+    ad = _campaign(grid, peaks, "adaptive", 0.0, budget=b.product_points)
     return ProgramEval(grid, b, lhs, ad)
 
 
@@ -177,19 +184,15 @@ def evaluate_fixed(grid: MeasuredGrid, *, peaks: Mapping | None = None,
     error against runs of the unbudgeted adaptive refinement up to the whole profiled box
     (:func:`curve`)."""
     truth = grid.truth()
-    brute = profile(ReplayBackend(grid, peaks), epsilon=0.0, sampling="brute",
-                    program=grid.program)
+    brute = _campaign(grid, peaks, "brute", 0.0)
     common = {"program": grid.program, "metric": grid.metric,
               "higher_is_better": grid.higher_is_better, "epsilon": float("nan"),
               "grid_points": int(truth.size), "ceiling_points": int(brute.region_mask().sum()),
               "dimensions": ",".join(grid.model.names)}
     rows = [_row(common, "brute", brute, truth)]
-    full = profile(ReplayBackend(grid, peaks), epsilon=0.0, sampling="adaptive", budget=None,
-                   program=grid.program)
+    full = _campaign(grid, peaks, "adaptive", 0.0, budget=None)
     budget = budget if budget is not None else published.TABLE4_STEPS.get(grid.program)
-    ad = full if budget is None else profile(
-        ReplayBackend(grid, peaks), epsilon=0.0, sampling="adaptive", budget=budget,
-        program=grid.program)
+    ad = full if budget is None else _campaign(grid, peaks, "adaptive", 0.0, budget=budget)
     rows.append(_row(common, "adaptive_paper", ad, truth, budget=-1 if budget is None
                      else int(budget), curve=json.dumps(curve(full, truth))))
     return rows
@@ -495,82 +498,3 @@ def error_vs_runs(results: pd.DataFrame) -> pd.DataFrame:
                                       "mae_box"]).drop_duplicates()
     return out.sort_values(["program", "ceiling", "sampling", "runs", "mae_grid"],
                            kind="stable").reset_index(drop=True)
-
-
-def _cell(v: object) -> str:
-    if isinstance(v, bool | np.bool_):
-        return "yes" if v else "no"
-    if isinstance(v, float | np.floating):
-        return "" if not np.isfinite(v) else f"{v:.4g}"
-    return str(v).replace("|", "/")
-
-
-def _md(df: pd.DataFrame) -> list[str]:
-    out = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    out += ["| " + " | ".join(_cell(v) for v in row) + " |"
-            for row in df.itertuples(index=False)]
-    return out + [""]
-
-
-def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame,
-                        headline_epsilon: float = 0.3) -> str:
-    """The comparison as Markdown: per epsilon against Fig. 10-12, then per program.
-
-    Parameters
-    ----------
-    table : :func:`comparison_table`'s table.
-    summary : :func:`epsilon_summary`'s table.
-    headline_epsilon : the epsilon of the per-program section set beside Table 4 (0.3
-        reproduces its PARSEC counts).
-    """
-    ceiling = str(table["ceiling"].iloc[0]) if len(table) else ""
-    lines = [
-        "# Resource sensitivity: the method replayed on the paper's measurements",
-        "",
-        "Wang et al. 2017 (PLoS ONE 12(4): e0175861), data `arcp_measurements.csv`. Steps = runs "
-        "measured (the Cartesian product of the levels chosen; binary search's 1-D probes are "
-        "part of it). Error = average absolute error of the interpolated sensitivity against "
-        "the measured value over the **whole measured grid** (every cell the program was "
-        "measured at, failed runs as 0), the paper's metric; the verdicts use it. `*_box` is "
-        "the error inside the profiled box only (cells up to the resource ceiling), which "
-        "flatters a narrow ceiling.",
-        "",
-        f"Ceiling: `{ceiling}`; the `*_no_ceiling` columns replay the same campaign with "
-        "`ceiling: none` (every axis up to its top level). Where each program's ceiling comes "
-        "from is in the last section. `adaptive`: our budgeted joint refinement at binary "
-        "search's run count; `adaptive_paper`: the same at the paper's Table 4 count.",
-        "",
-        "## Per epsilon (all programs; paper: Fig. 10, 11, 12)",
-        "",
-    ]
-    cols = ["epsilon", "product_points_total", "probes_1d_total", "paper_fig12_steps",
-            "paper_table4_steps_total", "mae_binary_mean", "mae_binary_box_mean",
-            "mae_lhs_mean", "mae_adaptive_mean", "mae_binary_mean_table5",
-            "mae_adaptive_mean_table5", "paper_fig11_mae"]
-    lines += _md(summary[cols])
-    fig10 = published.FIG10_MAE
-    lines += [f"Paper, Fig. 10 (binary vs Latin hypercube at equal counts): "
-              f"{fig10['binary']} vs {fig10['lhs']}; Table 5 mean {published.TABLE5_MEAN}. "
-              "Fig. 12's totals do not add up to Table 4's own total.", ""]
-    t = table[np.isclose(table["epsilon"], headline_epsilon)]
-    lines += [f"## Per program at epsilon {headline_epsilon:g} (paper: Table 4, Table 5)", "",
-              "Table 4 states no epsilon; at 0.3 binary search needs exactly its PARSEC counts.",
-              ""]
-    cols = ["program", "probes_1d", "product_points", "paper_steps", "mae_binary",
-            "mae_binary_box", "mae_lhs", "mae_adaptive", "adaptive_paper_runs",
-            "mae_adaptive_paper", "brute_runs", "mae_brute", "paper_mae", "paper_mae_source",
-            "verdict", "adaptive_verdict", "why", "data_note"]
-    lines += _md(t[cols])
-    lines += ["## Without a ceiling, beside it", ""]
-    cols = ["program", "product_points", "mae_binary", "product_points_no_ceiling",
-            "mae_binary_no_ceiling", "mae_adaptive_paper", "mae_adaptive_paper_no_ceiling",
-            "paper_mae"]
-    lines += _md(t[cols])
-    lines += ["## Every program and epsilon", ""]
-    cols = ["program", "epsilon", "probes_1d", "product_points", "grid_points", "paper_steps",
-            "mae_binary", "mae_binary_box", "mae_lhs", "mae_lhs_range", "mae_adaptive",
-            "paper_mae", "verdict"]
-    lines += _md(table[cols])
-    lines += ["## Where the ceiling comes from", ""]
-    lines += _md(t[["program", "ceiling_points", "grid_points", "ceiling_source"]])
-    return "\n".join(lines)

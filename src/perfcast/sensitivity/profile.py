@@ -224,10 +224,10 @@ def profile(
     backend: Backend,
     *,
     epsilon: float,
-    sampling: str = "binary",
+    sampling: str,
+    spare_cores: float,
     counts: Sequence[int] | None = None,
     seed: int | np.random.SeedSequence = 0,
-    spare_cores: float = 1.0,
     program: str = "",
     baseline: RunOutcome | None = None,
     cache: dict[tuple[int, ...], Measurement] | None = None,
@@ -235,9 +235,9 @@ def profile(
 ) -> ProfileResult:
     """Run one campaign on ``backend`` (see the module docstring).
 
-    A library function, also used outside the workflow (the replay evaluation, the tests): its
-    defaults are the method's (binary search, one spare core); the workflow passes the
-    ``sensitivity`` section's values.
+    A library function, also used outside the workflow (the replay evaluation, the tests): the
+    workflow passes the ``sensitivity`` section's ``sampling`` and ``spare_cores``, the replay
+    evaluation the method's (binary search and the campaigns compared with it, one spare core).
 
     Parameters
     ----------

@@ -150,19 +150,20 @@ class AxisRange:
         return self.ceiling
 
 
-def ceiling_range(dim: Dimension, peak: float | None, spare_cores: float = 1.0) -> AxisRange:
+def ceiling_range(dim: Dimension, peak: float | None, spare_cores: float) -> AxisRange:
     """Cut ``dim`` at the resource ceiling for a measured ``peak`` (Wang et al. 2017, Eq. 2).
-
-    A library function, also used outside the workflow: ``spare_cores`` defaults to the
-    method's one spare core (the workflow passes ``sensitivity.spare_cores``).
 
     Parameters
     ----------
-    dim : the dimension.
-    peak : the unrestricted run's peak usage in the dimension's unit; None (unknown) keeps the
+    dim : Dimension
+        The dimension.
+    peak : float or None
+        The unrestricted run's peak usage in the dimension's unit; None (unknown) keeps the
         whole range; at or below the lower bound the dimension is non-effective.
-    spare_cores : for CPU, the ceiling is the first level at or above the first level at or
-        above the peak plus ``spare_cores`` (ARCPTool: ``searchTOP(min, cpu, 1) + 1``).
+    spare_cores : float
+        For CPU, the ceiling is the first level at or above the first level at or above the
+        peak plus ``spare_cores`` (the workflow's ``sensitivity.spare_cores``; the method's
+        is one, ARCPTool: ``searchTOP(min, cpu, 1) + 1``).
 
     Returns
     -------
@@ -173,6 +174,15 @@ def ceiling_range(dim: Dimension, peak: float | None, spare_cores: float = 1.0) 
     ------
     InputError
         a peak on a reversed axis.
+
+    Examples
+    --------
+    >>> cpu = Dimension("cpu_cores", "cpu_cores", tuple(float(c) for c in range(1, 9)))
+    >>> r = ceiling_range(cpu, 3.2, spare_cores=1)  # 4 is the first level at or above the peak
+    >>> cpu.levels[r.ceiling], r.effective
+    (5.0, True)
+    >>> ceiling_range(cpu, 1.0, spare_cores=1).effective  # at the lower bound: never limiting
+    False
     """
     top = len(dim) - 1
     if peak is None or top == 0:
@@ -265,8 +275,7 @@ class ResourceModel:
         """Every grid index, in C order."""
         return product(*(range(len(d)) for d in self.dims))
 
-    def ceilings(self, peaks: Mapping[str, float | None], spare_cores: float = 1.0
+    def ceilings(self, peaks: Mapping[str, float | None], spare_cores: float
                  ) -> tuple[AxisRange, ...]:
-        """:func:`ceiling_range` of every dimension (``peaks`` by dimension name; library
-        default: the method's one spare core)."""
+        """:func:`ceiling_range` of every dimension (``peaks`` by dimension name)."""
         return tuple(ceiling_range(d, peaks.get(d.name), spare_cores) for d in self.dims)
