@@ -29,7 +29,12 @@ from perfcast.sensitivity.interpolation import fill_axis, pchip_line, sequential
 from perfcast.sensitivity.metrics import Metric, MetricNotFound, sensitivity, sensitivity_array
 from perfcast.sensitivity.profile import profile
 from perfcast.sensitivity.programs import ProfiledProgram
-from perfcast.sensitivity.replay import MeasuredGrid, ReplayBackend, read_measurements
+from perfcast.sensitivity.replay import (
+    AS_MEASURED,
+    MeasuredGrid,
+    ReplayBackend,
+    read_measurements,
+)
 from perfcast.sensitivity.resources import (
     Dimension,
     ResourceModel,
@@ -325,7 +330,7 @@ def test_profile_lhs_uses_the_same_counts():
 
 
 def test_arcp_grids(arcp_csv):
-    grids = load_grids(arcp_csv)
+    grids = load_grids(arcp_csv, [], {})
     assert len(grids) == 14
     ds = grids["Data Serving"]
     assert ds.model.shape == (7, 13) and np.isfinite(ds.values).all()
@@ -351,7 +356,7 @@ def test_read_measurements_names_bad_rows(tmp_path):
     dup = tmp_path / "d.csv"
     dup.write_text("program,cpu_cores,metric,value\np,2,runtime_s,10\np,2,runtime_s,11\n")
     with pytest.raises(InputError, match="line 3.*|measured twice"):
-        MeasuredGrid.from_frame(read_measurements(dup), "p")
+        MeasuredGrid.from_frame(read_measurements(dup), "p", AS_MEASURED)
 
 
 def test_replay_reproduces_table4_steps_and_scores_the_whole_grid(arcp_csv):
@@ -428,8 +433,8 @@ def test_binary_beats_lhs_and_epsilon_trades_steps_for_error(arcp_csv):
 
 
 def test_lhs_seeds_are_reproducible(arcp_csv):
-    g = load_grids(arcp_csv, ["mg.c.8"])["mg.c.8"]
-    pk = resolve_peaks("table4")["mg.c.8"]
+    g = load_grids(arcp_csv, ["mg.c.8"], {})["mg.c.8"]
+    pk = resolve_peaks("table4", None)["mg.c.8"]
     a = evaluate_program(g, 0.3, peaks=pk, lhs_repeats=4, seed=9).rows()
     b = evaluate_program(g, 0.3, peaks=pk, lhs_repeats=4, seed=9).rows()
     assert a == b
@@ -440,8 +445,8 @@ def test_cli_sensitivity_eval(arcp_csv):
                           str(arcp_csv), "--program", "Data Serving", "--epsilon", "0.3"],
                          capture_output=True, text=True, check=True)
     j = json.loads(out.stdout)
-    g = load_grids(arcp_csv, ["Data Serving"])["Data Serving"]
-    row = evaluate_program(g, 0.3, lhs_repeats=1, seed=0).rows()[0]
+    g = load_grids(arcp_csv, ["Data Serving"], {})["Data Serving"]
+    row = evaluate_program(g, 0.3, peaks=None, lhs_repeats=1, seed=0).rows()[0]
     assert j["steps"] == {"probes_1d": row["probes_1d"], "product_points":
                           row["product_points"], "runs_total": row["runs_total"]}
     assert j["average_absolute_error"] == pytest.approx(row["mae_grid"])

@@ -34,8 +34,8 @@ import pandas as pd
 from perfcast.sensitivity import published
 from perfcast.sensitivity.interpolation import sequential_pchip
 from perfcast.sensitivity.profile import ProfileResult, profile
-from perfcast.sensitivity.replay import GridLayout, MeasuredGrid, ReplayBackend, read_measurements
-from perfcast.sensitivity.settings import EvaluationSettings
+from perfcast.sensitivity.replay import AS_MEASURED, MeasuredGrid, ReplayBackend, read_measurements
+from perfcast.sensitivity.settings import EvaluationSettings, GridLayout
 
 log = logging.getLogger(__name__)
 AXES = ("cpu_cores", "mem_gb", "net_code", "io_mbps")
@@ -64,7 +64,20 @@ def _chosen(r: ProfileResult) -> dict[str, list[float]]:
 def curve(result: ProfileResult, truth: np.ndarray) -> list[list[float]]:
     """Error against runs of an adaptive campaign: ``[runs, whole-grid error, in-box error]``
     after each refinement step of ``result.trace`` (each step's product filled by sequential
-    PCHIP, as the campaign itself would be had it stopped there)."""
+    PCHIP, as the campaign itself would be had it stopped there).
+
+    Parameters
+    ----------
+    result : ProfileResult
+        An adaptive campaign (its ``trace`` holds the chosen levels after every step).
+    truth : numpy.ndarray
+        The measured sensitivity of every cell (NaN: not measured, left out of the errors).
+
+    Returns
+    -------
+    list of list of float
+        One ``[runs, whole-grid error, in-box error]`` per step.
+    """
     region = result.region_mask()
     ok = np.isfinite(truth)
     coords = [d.coords for d in result.model.dims]
@@ -147,25 +160,46 @@ class ProgramEval:
         return g[["program", "epsilon", *AXES, "truth", "predicted", "measured", "in_ceiling"]]
 
 
-def evaluate_program(grid: MeasuredGrid, epsilon: float, *, peaks: Mapping | None = None,
+def evaluate_program(grid: MeasuredGrid, epsilon: float, *, peaks: Mapping | None,
                      lhs_repeats: int, seed: int) -> ProgramEval:
     """Replay binary search, Latin hypercube and adaptive sampling on one measured grid.
 
+    Every campaign adds the method's one spare core to a CPU ceiling
+    (:data:`~perfcast.sensitivity.published.ARCP_SPARE_CORES`).
+
     Parameters
     ----------
-    grid : the program's measured grid (the dense truth).
-    epsilon : binary recursive search bisects a segment while ``|S(high) - S(low)| > epsilon``.
-    peaks : peak usage per axis standing in for the monitored unrestricted run (the resource
+    grid : MeasuredGrid
+        The program's measured grid (the dense truth).
+    epsilon : float
+        Binary recursive search bisects a segment while ``|S(high) - S(low)| > epsilon``.
+    peaks : Mapping or None
+        Peak usage per axis standing in for the monitored unrestricted run (the resource
         ceiling); None or a missing axis: the whole axis.
-    lhs_repeats : Latin hypercube campaigns at binary search's per-dimension counts, one seed
-        each (at least one is run).
-    seed : the seeds of the Latin hypercube campaigns derive from it, the program and epsilon.
+    lhs_repeats : int
+        Latin hypercube campaigns at binary search's per-dimension counts, one seed each (at
+        least one is run).
+    seed : int
+        The seeds of the Latin hypercube campaigns derive from it, the program and epsilon.
 
     Returns
     -------
     ProgramEval
         the binary campaign, the Latin hypercube ones and the adaptive one at binary search's
         run count (budget only: its own epsilon is 0).
+
+    Examples
+    --------
+    A runtime that halves with each doubling of cores, on 1 to 8 cores:
+
+    >>> import pandas as pd
+    >>> from perfcast.sensitivity.replay import AS_MEASURED
+    >>> table = pd.DataFrame({"program": "p", "cpu_cores": [1.0, 2, 4, 8], "metric": "runtime_s",
+    ...                       "value": [8.0, 4.0, 2.0, 1.0]})
+    >>> grid = MeasuredGrid.from_frame(table, "p", AS_MEASURED)
+    >>> ev = evaluate_program(grid, 0.1, peaks=None, lhs_repeats=2, seed=1)
+    >>> [(r["sampling"], r["product_points"]) for r in ev.rows()]
+    [('binary', 4), ('lhs', 4), ('adaptive', 4)]
     """
     b = _campaign(grid, peaks, "binary", epsilon)
     counts = [len(c) for c in b.chosen]
@@ -176,13 +210,28 @@ def evaluate_program(grid: MeasuredGrid, epsilon: float, *, peaks: Mapping | Non
     return ProgramEval(grid, b, lhs, ad)
 
 
-def evaluate_fixed(grid: MeasuredGrid, *, peaks: Mapping | None = None,
-                   budget: int | None = None) -> list[dict]:
+def evaluate_fixed(grid: MeasuredGrid, *, peaks: Mapping | None,
+                   budget: int | None) -> list[dict]:
     """The rows of one program that do not depend on epsilon: ``brute`` (every level up to
     the ceiling) and ``adaptive_paper`` (the adaptive sampler at the paper's Table 4 run count,
     where Table 4 lists the program, or at ``budget`` when given), whose ``curve`` holds the
     error against runs of the unbudgeted adaptive refinement up to the whole profiled box
-    (:func:`curve`)."""
+    (:func:`curve`).
+
+    Parameters
+    ----------
+    grid : MeasuredGrid
+        The program's measured grid (the dense truth).
+    peaks : Mapping or None
+        Peak usage per axis (the resource ceiling); None or a missing axis: the whole axis.
+    budget : int or None
+        The adaptive sampler's run count (None: Table 4's for the program, else unbudgeted).
+
+    Returns
+    -------
+    list of dict
+        The ``brute`` row and the ``adaptive_paper`` row (NaN epsilon).
+    """
     truth = grid.truth()
     brute = _campaign(grid, peaks, "brute", 0.0)
     common = {"program": grid.program, "metric": grid.metric,
@@ -198,16 +247,20 @@ def evaluate_fixed(grid: MeasuredGrid, *, peaks: Mapping | None = None,
     return rows
 
 
-def load_grids(data: str | Path, programs: Sequence[str] | None = None,
-               layouts: Mapping[str, Mapping] | None = None) -> dict[str, MeasuredGrid]:
+def load_grids(data: str | Path, programs: Sequence[str],
+               layouts: Mapping[str, GridLayout]) -> dict[str, MeasuredGrid]:
     """Every program's measured grid.
 
     Parameters
     ----------
-    data : the measurement table (:func:`~perfcast.sensitivity.replay.read_measurements`).
-    programs : the programs wanted (None or empty: every program of the table).
-    layouts : program -> grid layout (:class:`~perfcast.sensitivity.replay.GridLayout`
-        keys) overriding :data:`perfcast.sensitivity.published.ARCP_LAYOUTS`.
+    data : str or Path
+        The measurement table (:func:`~perfcast.sensitivity.replay.read_measurements`).
+    programs : sequence of str
+        The programs wanted (empty: every program of the table).
+    layouts : Mapping[str, GridLayout]
+        Program -> grid layout (``sensitivity.replay.layouts``), overriding
+        :data:`perfcast.sensitivity.published.ARCP_LAYOUTS`; a program in neither is taken as
+        measured (:data:`~perfcast.sensitivity.replay.AS_MEASURED`).
 
     Returns
     -------
@@ -221,20 +274,22 @@ def load_grids(data: str | Path, programs: Sequence[str] | None = None,
     """
     df = read_measurements(data)
     names = sorted(programs) if programs else sorted(df["program"].unique())
-    lay = {**published.ARCP_LAYOUTS, **(layouts or {})}
-    return {p: MeasuredGrid.from_frame(df, p, GridLayout.from_config(lay.get(p))) for p in names}
+    lay = {**published.ARCP_LAYOUTS, **layouts}
+    return {p: MeasuredGrid.from_frame(df, p, lay.get(p, AS_MEASURED)) for p in names}
 
 
-def resolve_peaks(ceiling: str, overrides: Mapping[str, Mapping] | None = None
+def resolve_peaks(ceiling: str, overrides: Mapping[str, Mapping] | None
                   ) -> dict[str, dict[str, float]]:
     """Peak usage per program for the resource ceiling.
 
     Parameters
     ----------
-    ceiling : ``table4``: the peaks implied by the "Ceiling" column of Wang et al. (2017),
-        Table 4 (:data:`perfcast.sensitivity.published.TABLE4_PEAKS`); ``none``: no peaks (every
-        axis profiled up to its top level).
-    overrides : program -> {axis: peak}, replacing a program's peaks.
+    ceiling : str
+        ``table4``: the peaks implied by the "Ceiling" column of Wang et al. (2017), Table 4
+        (:data:`perfcast.sensitivity.published.TABLE4_PEAKS`); ``none``: no peaks (every axis
+        profiled up to its top level).
+    overrides : Mapping or None
+        Program -> {axis: peak}, replacing a program's peaks (``sensitivity.replay.peaks``).
 
     Returns
     -------
@@ -245,6 +300,13 @@ def resolve_peaks(ceiling: str, overrides: Mapping[str, Mapping] | None = None
     ------
     ValueError
         ``ceiling`` is neither ``table4`` nor ``none``.
+
+    Examples
+    --------
+    >>> resolve_peaks("table4", {"p": {"cpu_cores": 2}})["mg.c.8"]
+    {'cpu_cores': 8, 'mem_gb': 4.0}
+    >>> resolve_peaks("none", {"p": {"cpu_cores": 2}})
+    {'p': {'cpu_cores': 2}}
     """
     if ceiling not in ("table4", "none"):
         raise ValueError(f"ceiling must be 'table4' or 'none', got {ceiling!r}")
@@ -259,7 +321,21 @@ def ceilings_evaluated(ceiling: str) -> list[str]:
 
 
 def ceiling_source(program: str, ceiling: str, peaks: Mapping | None) -> str:
-    """Where a program's resource ceiling comes from, in words (for the table)."""
+    """Where a program's resource ceiling comes from, in words (for the table).
+
+    Parameters
+    ----------
+    program : str
+        The program.
+    ceiling : str
+        The ceiling evaluated (``table4`` or ``none``).
+    peaks : Mapping or None
+        The program's peaks under it (:func:`resolve_peaks`).
+
+    Returns
+    -------
+    str
+    """
     if not peaks:
         return "none: every axis up to its top level" if ceiling == "none" else (
             f"{ceiling}: no peak for this program, every axis up to its top level")
@@ -277,9 +353,11 @@ def evaluate_paper(data: str | Path, settings: EvaluationSettings
 
     Parameters
     ----------
-    data : the measurement table (the paper's ``arcp_measurements.csv``).
-    settings : programs (empty: all), epsilons, grid layouts, ceiling and peaks, Latin
-        hypercube repeats and seed.
+    data : str or Path
+        The measurement table (the paper's ``arcp_measurements.csv``).
+    settings : EvaluationSettings
+        Programs (empty: all), epsilons, grid layouts, ceiling and peaks, Latin hypercube
+        repeats and seed.
 
     Returns
     -------
@@ -291,6 +369,10 @@ def evaluate_paper(data: str | Path, settings: EvaluationSettings
     cells : pandas.DataFrame
         every cell's truth and binary-search prediction, per program and epsilon, under the
         configured ceiling.
+
+    Examples
+    --------
+    See :func:`perfcast.sensitivity.rules.replay_evaluation`, which writes these tables.
     """
     grids = load_grids(data, settings.programs, settings.layouts)
     rows, cells = [], []
@@ -305,7 +387,7 @@ def evaluate_paper(data: str | Path, settings: EvaluationSettings
                 new += ev.rows()
                 if ceiling == settings.ceiling:
                     cells.append(ev.cells())
-            new += evaluate_fixed(grid, peaks=pk.get(name))
+            new += evaluate_fixed(grid, peaks=pk.get(name), budget=None)
             rows += [{**r, "ceiling": ceiling, "headline": ceiling == settings.ceiling,
                       "ceiling_source": src} for r in new]
     res = pd.DataFrame(rows)
@@ -374,7 +456,8 @@ def comparison_table(results: pd.DataFrame) -> pd.DataFrame:
 
     Parameters
     ----------
-    results : :func:`evaluate_paper`'s results.
+    results : pandas.DataFrame
+        :func:`evaluate_paper`'s results.
 
     Returns
     -------
@@ -435,7 +518,8 @@ def epsilon_summary(results: pd.DataFrame) -> pd.DataFrame:
 
     Parameters
     ----------
-    results : :func:`evaluate_paper`'s results.
+    results : pandas.DataFrame
+        :func:`evaluate_paper`'s results.
 
     Returns
     -------
@@ -474,6 +558,11 @@ def error_vs_runs(results: pd.DataFrame) -> pd.DataFrame:
     """Whole-grid error against runs, per program, ceiling and sampling: binary search and
     Latin hypercube at each epsilon, every step of the adaptive refinement, brute force, and
     the paper's Table 4 / Table 5 point (the figure's data).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        :func:`evaluate_paper`'s results.
 
     Returns
     -------

@@ -58,8 +58,10 @@ def range_levels(lower: float, upper: float, step: float, *, name: str = "?") ->
 
     Parameters
     ----------
-    lower, upper, step : the range; ``upper - lower`` must be a whole number of steps.
-    name : names the dimension in an error.
+    lower, upper, step : float
+        The range; ``upper - lower`` must be a whole number of steps.
+    name : str, default="?"
+        Names the dimension in an error.
 
     Returns
     -------
@@ -70,6 +72,11 @@ def range_levels(lower: float, upper: float, step: float, *, name: str = "?") ->
     ------
     InputError
         ``step <= 0``, ``upper < lower``, or not a whole number of steps.
+
+    Examples
+    --------
+    >>> range_levels(0.5, 2.0, 0.5)
+    (0.5, 1.0, 1.5, 2.0)
     """
     if not (step > 0 and upper >= lower):
         raise InputError(None, f"dimension {name}: need step > 0 and upper >= lower",
@@ -109,8 +116,23 @@ class Dimension:
     @classmethod
     def from_range(cls, name: str, kind: str, lower: float, upper: float, step: float,
                    unit: str = "") -> Dimension:
-        """A dimension whose levels are :func:`range_levels` (``unit`` empty: that of
-        :data:`UNITS` for ``kind``)."""
+        """A dimension whose levels are :func:`range_levels`.
+
+        Parameters
+        ----------
+        name : str
+            The dimension's name (a column of the grid).
+        kind : str
+            One of :data:`KINDS`.
+        lower, upper, step : float
+            The range (:func:`range_levels`).
+        unit : str, default=""
+            The levels' unit (empty: that of :data:`UNITS` for ``kind``).
+
+        Returns
+        -------
+        Dimension
+        """
         return cls(name, kind, range_levels(lower, upper, step, name=name),
                    unit or UNITS.get(kind, ""))
 
@@ -226,9 +248,10 @@ class ResourceModel:
 
         Parameters
         ----------
-        dimensions : dimension name -> its :class:`~perfcast.sensitivity.settings.Range`; names
-            are those of :data:`CGROUP_DIMENSIONS` (``cpu_cores``, ``cpu_quota``,
-            ``memory_mb``, ``disk_read_mbps``, ``disk_write_mbps``, ``network_mbit``).
+        dimensions : Mapping[str, Range]
+            Dimension name -> its :class:`~perfcast.sensitivity.settings.Range`; names are
+            those of :data:`CGROUP_DIMENSIONS` (``cpu_cores``, ``cpu_quota``, ``memory_mb``,
+            ``disk_read_mbps``, ``disk_write_mbps``, ``network_mbit``).
 
         Returns
         -------
@@ -240,6 +263,14 @@ class ResourceModel:
         InputError
             an unknown name, a range that is not a whole number of steps, fractional cores, or
             no dimension at all.
+
+        Examples
+        --------
+        >>> from perfcast.sensitivity.settings import Range
+        >>> model = ResourceModel.from_dimensions({"memory_mb": Range(32, 64, 16),
+        ...                                       "cpu_quota": Range(0.5, 1.0, 0.5)})
+        >>> model.names, model.shape
+        (('cpu_quota', 'memory_mb'), (2, 3))
         """
         dims = []
         for name, spec in dimensions.items():

@@ -82,6 +82,27 @@ class SourceSettings:
 
 
 @dataclass(frozen=True)
+class GridLayout:
+    """How one program's rows form a grid (``sensitivity.replay.layouts.<program>``, whose
+    schema, ``$defs/layout``, fills every key; the paper's own are
+    :data:`perfcast.sensitivity.published.ARCP_LAYOUTS`).
+
+    ``levels``: extra levels per column (cells with no row are failed runs); ``exclude``: levels
+    dropped with their rows; ``reverse``: columns whose value falls as the resource grows;
+    ``kinds``: column -> resource kind where it differs from the column's own
+    (:data:`perfcast.sensitivity.replay.AXIS_COLUMNS`); ``higher_is_better``: the metric's
+    direction where its name does not tell it
+    (:data:`perfcast.sensitivity.replay.METRIC_DIRECTION`; None: from the name).
+    """
+
+    levels: Mapping[str, tuple[float, ...]]
+    exclude: Mapping[str, tuple[float, ...]]
+    reverse: tuple[str, ...]
+    kinds: Mapping[str, str]
+    higher_is_better: bool | None
+
+
+@dataclass(frozen=True)
 class GridSettings:
     """How the measurement table's rows become grids, and their ceilings (keys ``ceiling``,
     ``peaks`` and ``layouts`` of ``sensitivity.replay``): what backend ``replay`` and the
@@ -89,7 +110,7 @@ class GridSettings:
 
     ceiling: str
     peaks: Mapping[str, Mapping[str, float]]
-    layouts: Mapping[str, Mapping[str, Any]]
+    layouts: Mapping[str, GridLayout]
 
 
 @dataclass(frozen=True)
@@ -123,7 +144,7 @@ class ReplaySettings:
     programs: tuple[str, ...]
     ceiling: str
     peaks: Mapping[str, Mapping[str, float]]
-    layouts: Mapping[str, Mapping[str, Any]]
+    layouts: Mapping[str, GridLayout]
     lhs_repeats: int
     figure_epsilon: float
     surfaces: tuple[str, ...]
