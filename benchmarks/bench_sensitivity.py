@@ -44,6 +44,10 @@ from perfcast.sensitivity.interpolation import sequential_pchip  # noqa: E402
 from perfcast.sensitivity.settings import EvaluationSettings  # noqa: E402
 from perfcast.settings import build, schema_default, validate  # noqa: E402
 
+#: where test groups go: the schema's sensitivity.cgroup.version and .parent
+PLACE = {"version": schema_default("sensitivity", "cgroup.version"),
+         "parent": schema_default("sensitivity", "cgroup.parent")}
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "arcp" / "arcp_measurements.csv"
 
@@ -167,7 +171,7 @@ def main() -> int:
             run_measured(["true"])
 
         def grouped() -> None:
-            with fresh_cgroup(lim, prefix="pcbench") as cg:
+            with fresh_cgroup(lim, prefix="pcbench", **PLACE) as cg:
                 run_measured(["true"], preexec_fn=cg.attach_self)
 
         tp = statistics.median(timed(plain, 1) for _ in range(15))

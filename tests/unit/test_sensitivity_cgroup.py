@@ -39,12 +39,15 @@ from perfcast.sensitivity.devices import block_device
 from perfcast.sensitivity.monitor import UsageMonitor
 from perfcast.sensitivity.profile import profile
 from perfcast.sensitivity.settings import ProfileSettings, profile_settings
-from perfcast.settings import validate
+from perfcast.settings import schema_default, validate
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need root")
 
 PY = sys.executable
 MIB = 1024 * 1024
+#: where test groups go: the schema's sensitivity.cgroup.version and .parent
+PLACE = {"version": schema_default("sensitivity", "cgroup.version"),
+         "parent": schema_default("sensitivity", "cgroup.parent")}
 
 
 def _settings(name: str, command: str, dims: dict, *, metric: dict | None = None,
@@ -97,7 +100,7 @@ def test_oom_killed_run_is_a_failed_run_not_a_crash():
 def test_cpuset_pins_the_program_to_the_chosen_cpus():
     cpus = sorted(os.sched_getaffinity(0))
     prefix = _prefix()
-    with fresh_cgroup(Limits(cpus=(cpus[-1],)), prefix=prefix) as cg:
+    with fresh_cgroup(Limits(cpus=(cpus[-1],)), prefix=prefix, **PLACE) as cg:
         r = run_measured([PY, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
                          preexec_fn=cg.attach_self)
     assert r.ok and r.stdout.strip() == f"[{cpus[-1]}]"
@@ -106,7 +109,7 @@ def test_cpuset_pins_the_program_to_the_chosen_cpus():
 
 def test_cpu_quota_caps_cpu_time_per_wall_second():
     prefix = _prefix()
-    with fresh_cgroup(Limits(cpu_quota_cores=0.25), prefix=prefix) as cg:
+    with fresh_cgroup(Limits(cpu_quota_cores=0.25), prefix=prefix, **PLACE) as cg:
         r = run_measured([PY, "-m", "perfcast.workloads.cpuhash", "--mb", "128", "--threads",
                           "2"], preexec_fn=cg.attach_self)
         d = cg.dirs["cpu"] if cg.version == "v1" else cg.dir
@@ -133,7 +136,7 @@ def test_disk_throttle_on_the_device_holding_the_path(tmp_path, direction):
     free = run_measured(cmd)
     if not free.ok:
         pytest.skip(f"direct I/O not supported under {tmp_path}: {free.stderr.strip()}")
-    with fresh_cgroup(lim, prefix=_prefix()) as cg:
+    with fresh_cgroup(lim, prefix=_prefix(), **PLACE) as cg:
         r = run_measured(cmd, preexec_fn=cg.attach_self)
     assert r.ok
     assert 2 * MIB / r.wall_s <= 2_000_000 * 1.3  # the throttle holds
@@ -158,7 +161,7 @@ def test_block_device_of_a_path():
 def test_group_removed_after_a_failed_run_and_escaped_processes_killed():
     prefix = _prefix()
     marker = f"{37 + uuid.uuid4().int % 1000 / 1000:.3f}"
-    with fresh_cgroup(Limits(memory_bytes=256 * MIB), prefix=prefix) as cg:
+    with fresh_cgroup(Limits(memory_bytes=256 * MIB), prefix=prefix, **PLACE) as cg:
         dirs = [f.parent for f in cg.procs_files]
         # the sleeper leaves the run's session (run_measured's kill of the process group
         # misses it) but not its cgroup
@@ -176,7 +179,7 @@ def test_group_removed_after_a_failed_run_and_escaped_processes_killed():
 def test_group_removed_when_the_caller_raises():
     prefix = _prefix()
     with pytest.raises(RuntimeError, match="boom"):
-        with fresh_cgroup(Limits(cpu_quota_cores=1.0), prefix=prefix):
+        with fresh_cgroup(Limits(cpu_quota_cores=1.0), prefix=prefix, **PLACE):
             assert _leftovers(prefix)
             raise RuntimeError("boom")
     assert _leftovers(prefix) == []
@@ -208,7 +211,7 @@ def _as_nobody(fn) -> str:
 
 def test_not_root_names_the_control_file():
     """A real unprivileged process (forked, setuid nobody) asks for a memory limit."""
-    msg = _as_nobody(lambda: make_cgroup(Limits(memory_bytes=64 * MIB), prefix="pctest"))
+    msg = _as_nobody(lambda: make_cgroup(Limits(memory_bytes=64 * MIB), prefix="pctest", **PLACE))
     assert msg.startswith("HostCapabilityError") and "restricting a program needs root" in msg
     assert "memory.limit_in_bytes" in msg or "memory.max" in msg
 
@@ -269,7 +272,7 @@ def test_missing_v1_controller_names_the_control_file():
         pytest.skip("net_cls is mounted on this host")
     with pytest.raises(HostCapabilityError,
                        match=r"net_cls/net_cls\.classid: the net_cls controller is not mounted"):
-        make_cgroup(Limits(net_classid=0x10001), version="v1")
+        make_cgroup(Limits(net_classid=0x10001), version="v1", parent="perfcast", prefix="pctest")
 
 
 def test_cgroup_v2_limits_or_a_clear_error():
@@ -383,7 +386,7 @@ def test_network_limit_with_tc_on_the_interface(veth, tmp_path):
                    check=True)
     try:
         with pytest.raises(HostCapabilityError, match="already has a configured root qdisc"):
-            with netshape.shaped(iface, 8_000_000):
+            with netshape.shaped(iface, 8_000_000, "interface"):
                 pass
     finally:
         subprocess.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False)

@@ -86,11 +86,16 @@ def fetch(
 
     Parameters
     ----------
-    url : where the zip is downloaded from (``sensitivity.replay.source.url``).
-    sha256 : the checksum it must have (``sensitivity.replay.source.sha256``).
-    dest : where it is put.
-    local_zip : a local copy used instead of downloading (``sensitivity.replay.source.zip``).
-    timeout_s : the download's network time-out.
+    url : str
+        Where the zip is downloaded from (``sensitivity.replay.source.url``).
+    sha256 : str
+        The checksum it must have (``sensitivity.replay.source.sha256``).
+    dest : str or Path
+        Where it is put.
+    local_zip : str or Path or None, default=None
+        A local copy used instead of downloading (``sensitivity.replay.source.zip``).
+    timeout_s : float, default=60.0
+        The download's network time-out, seconds.
 
     Returns
     -------

@@ -54,7 +54,8 @@ def read_measurements(path: str | Path) -> pd.DataFrame:
 
     Parameters
     ----------
-    path : a CSV with columns ``program``, ``metric``, ``value`` and axis columns among
+    path : str or Path
+        A CSV with columns ``program``, ``metric``, ``value`` and axis columns among
         :data:`AXIS_COLUMNS` (empty cell: the axis is not varied for that program).
 
     Returns
@@ -129,12 +130,36 @@ class MeasuredGrid:
         The axes are the columns the program varies (in interpolation order), their levels the
         values seen plus ``layout.levels``; a cell without a row is a failed run (NaN).
 
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            The table (:func:`read_measurements`; ``attrs["path"]`` names it in errors).
+        program : str
+            The program whose rows form the grid.
+        layout : GridLayout
+            How they form it (:data:`AS_MEASURED`: as they are).
+
+        Returns
+        -------
+        MeasuredGrid
+
         Raises
         ------
         InputError
             no rows for ``program``, several metrics, a direction unknown, a row leaving an
             axis empty, a cell measured twice, or no unrestricted measurement (the most of
             every resource).
+
+        Examples
+        --------
+        >>> table = pd.DataFrame({"program": "p", "cpu_cores": [1.0, 2.0, 1.0, 2.0],
+        ...                       "mem_gb": [1.0, 1.0, 2.0, 2.0], "metric": "runtime_s",
+        ...                       "value": [4.0, 2.0, 3.0, 1.0]})
+        >>> grid = MeasuredGrid.from_frame(table, "p", AS_MEASURED)
+        >>> grid.model.names, grid.baseline
+        (('cpu_cores', 'mem_gb'), 1.0)
+        >>> grid.truth().round(2).tolist()  # runtime-like: S = P0 / P
+        [[0.25, 0.33], [0.5, 1.0]]
         """
         path = df.attrs.get("path")
         rows = df[df["program"] == program]
@@ -199,9 +224,11 @@ class ReplayBackend:
 
     Parameters
     ----------
-    grid : the measured grid.
-    peaks : peak usage per axis name (the resource ceiling); None or a missing axis: the
-        whole axis is profiled.
+    grid : MeasuredGrid
+        The measured grid.
+    peaks : Mapping or None, default=None
+        Peak usage per axis name (the resource ceiling); None or a missing axis: the whole
+        axis is profiled.
 
     Raises
     ------
