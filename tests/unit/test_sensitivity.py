@@ -676,3 +676,30 @@ def test_no_bisection_within_the_points_confidence_intervals():
     assert binary_recursive_search(range(5), lambda k: s[k], 0.1) == [0, 1, 2, 3, 4]
     assert binary_recursive_search(range(5), lambda k: s[k], 0.1,
                                    same=lambda i, j: j - i < 4) == [0, 2, 4]
+
+
+def test_a_configured_layout_is_checked_and_changes_the_grid(tmp_path):
+    """sensitivity.replay.layouts.<program>: the schema fills every key and refuses unknown
+    ones; the layout built from it drops, adds and reverses levels of that program's grid."""
+    from perfcast.settings import as_params
+
+    table = tmp_path / "t.csv"
+    table.write_text("program,cpu_cores,net_code,metric,value\n" + "".join(
+        f"p,{c},{n},latency,{c * 10 + n}\n" for c in (1, 2, 4) for n in (1, 2)))
+    settings = _evaluation(0, layouts={"p": {"exclude": {"cpu_cores": [2]},
+                                             "levels": {"cpu_cores": [3]},
+                                             "reverse": ["net_code"]}})
+    layouts = settings.layouts
+    assert layouts["p"].kinds == {} and layouts["p"].higher_is_better is None  # filled
+    assert build(EvaluationSettings, as_params(settings)) == settings  # the rule's params
+    grid = load_grids(table, ["p"], layouts)["p"]
+    assert grid.model["cpu_cores"].levels == (1.0, 3.0, 4.0)  # 2 dropped, 3 added
+    assert grid.model["net_code"].levels == (2.0, 1.0)  # reversed: a larger code is less
+    assert np.isnan(grid.values[1]).all()  # the added level was never measured: failed runs
+    assert grid.values[2, 1] == 41.0 and grid.baseline == 41.0  # 4 cores, the least code
+    as_measured = load_grids(table, ["p"], {})["p"]
+    assert as_measured.model["cpu_cores"].levels == (1.0, 2.0, 4.0)
+    with pytest.raises(InputError, match=r"replay\.layouts\.p.*'revers' was unexpected"):
+        _evaluation(0, layouts={"p": {"revers": ["net_code"]}})
+    with pytest.raises(InputError, match=r"replay\.layouts\.p\.kinds\.cpu_cores"):
+        _evaluation(0, layouts={"p": {"kinds": {"cpu_cores": "gpu"}}})
