@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
 from perfcast.settings import help_default
 
@@ -47,19 +46,8 @@ def _given(options: dict) -> dict:
             if v is not None}
 
 
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
-
-
 def _eval(args: argparse.Namespace) -> int:
-    from perfcast.sensitivity import published
-    from perfcast.sensitivity.evaluation import (
-        ceiling_source,
-        evaluate_fixed,
-        evaluate_program,
-        load_grids,
-        resolve_peaks,
-    )
+    from perfcast.sensitivity.evaluation import evaluate_campaign
     from perfcast.sensitivity.settings import EvaluationSettings
     from perfcast.settings import build, check_value, validate
 
@@ -74,37 +62,8 @@ def _eval(args: argparse.Namespace) -> int:
     top = validate(_given({"seed": args.seed}), "config")
     settings = build(EvaluationSettings, {**section["replay"], "seed": top["seed"]},
                      where="sensitivity.replay")
-    sampling, budget = section["sampling"], section["budget"]
-    grid = load_grids(args.data, settings.programs, settings.layouts)[args.program]
-    peaks = resolve_peaks(settings.ceiling, settings.peaks).get(args.program)
-    ev = evaluate_program(grid, args.epsilon, peaks=peaks,
-                          lhs_repeats=settings.lhs_repeats if sampling == "lhs" else 1,
-                          seed=settings.seed)
-    row = next(r for r in ev.rows() if r["sampling"] == sampling)
-    if sampling == "adaptive" and budget is not None:
-        row = next(r for r in evaluate_fixed(grid, peaks=peaks, budget=budget)
-                   if r["sampling"] == "adaptive_paper")
-    out = {
-        "program": args.program, "epsilon": args.epsilon, "sampling": sampling,
-        "ceiling": settings.ceiling, "metric": grid.metric,
-        "ceiling_source": ceiling_source(args.program, settings.ceiling, peaks),
-        "higher_is_better": grid.higher_is_better,
-        "steps": {"probes_1d": int(row["probes_1d"]),
-                  "product_points": int(row["product_points"]),
-                  "runs_total": int(row["runs_total"])},
-        "average_absolute_error": row["mae_grid"],
-        "average_absolute_error_in_box": row["mae_box"],
-        "max_abs_error": row["max_abs_error"],
-        "grid_points": row["grid_points"], "ceiling_points": row["ceiling_points"],
-        "chosen": json.loads(row["chosen"]),
-        "paper": {"steps_table4": published.TABLE4_STEPS.get(args.program),
-                  "mae_table5": published.TABLE5_MAE.get(args.program)},
-    }
-    if sampling == "lhs":
-        out["lhs_repeats"] = settings.lhs_repeats
-        out["average_absolute_error_range"] = [_finite(row["mae_grid_min"]),
-                                               _finite(row["mae_grid_max"])]
-    if sampling == "adaptive":
-        out["budget"] = int(row["budget"])
+    out = evaluate_campaign(settings, data=args.data, program=args.program,
+                            epsilon=args.epsilon, sampling=section["sampling"],
+                            budget=section["budget"])
     print(json.dumps(out, indent=2, sort_keys=True))
     return 0

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,6 +246,97 @@ def evaluate_fixed(grid: MeasuredGrid, *, peaks: Mapping | None,
     rows.append(_row(common, "adaptive_paper", ad, truth, budget=-1 if budget is None
                      else int(budget), curve=json.dumps(curve(full, truth))))
     return rows
+
+
+def evaluate_campaign(settings: EvaluationSettings, *, data: str | Path, program: str,
+                      epsilon: float, sampling: str, budget: int | None) -> dict:
+    """One program's campaign at one epsilon, replayed on its measured grid and scored: what
+    ``perfcast sensitivity-eval`` prints.
+
+    The same campaigns as :func:`evaluate_paper` (:func:`evaluate_program`, and
+    :func:`evaluate_fixed` for the adaptive sampler at a given budget), under
+    ``settings.ceiling`` with ``settings.peaks``.
+
+    Parameters
+    ----------
+    settings : EvaluationSettings
+        Ceiling, peaks, grid layouts, Latin hypercube repeats and seed.
+    data : str or Path
+        The measurement table.
+    program : str
+        The program, as named in the table.
+    epsilon : float
+        Binary search's threshold (``lhs`` and ``adaptive`` use its counts).
+    sampling : str
+        ``binary``, ``lhs`` (averaged over ``settings.lhs_repeats`` seeds) or ``adaptive``.
+    budget : int or None
+        ``adaptive``: the most grid points measured (None: binary search's count).
+
+    Returns
+    -------
+    dict
+        Steps, whole-grid and in-box average absolute error, worst error, chosen levels, where
+        the ceiling comes from, and the paper's Table 4 steps and Table 5 error for the program
+        (None where it gives none).
+
+    Raises
+    ------
+    InputError
+        an unreadable table, or a program it does not hold.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from perfcast.settings import build, validate
+    >>> replay = validate({"replay": {"ceiling": "none"}}, "sensitivity")["replay"]
+    >>> settings = build(EvaluationSettings, {**replay, "seed": 1})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     table = Path(tmp, "t.csv")
+    ...     _ = table.write_text("program,cpu_cores,metric,value\\n"
+    ...                          + "".join(f"p,{c},runtime_s,{8 / c}\\n" for c in (1, 2, 4, 8)))
+    ...     out = evaluate_campaign(settings, data=table, program="p", epsilon=0.1,
+    ...                             sampling="binary", budget=None)
+    >>> out["steps"]
+    {'probes_1d': 4, 'product_points': 4, 'runs_total': 5}
+    >>> out["average_absolute_error"], out["chosen"]
+    (0.0, {'cpu_cores': [1, 2, 4, 8]})
+    """
+    grid = load_grids(data, [program], settings.layouts)[program]
+    peaks = resolve_peaks(settings.ceiling, settings.peaks).get(program)
+    ev = evaluate_program(grid, epsilon, peaks=peaks,
+                          lhs_repeats=settings.lhs_repeats if sampling == "lhs" else 1,
+                          seed=settings.seed)
+    row = next(r for r in ev.rows() if r["sampling"] == sampling)
+    if sampling == "adaptive" and budget is not None:
+        row = next(r for r in evaluate_fixed(grid, peaks=peaks, budget=budget)
+                   if r["sampling"] == "adaptive_paper")
+    out = {
+        "program": program, "epsilon": epsilon, "sampling": sampling,
+        "ceiling": settings.ceiling, "metric": grid.metric,
+        "ceiling_source": ceiling_source(program, settings.ceiling, peaks),
+        "higher_is_better": grid.higher_is_better,
+        "steps": {"probes_1d": int(row["probes_1d"]),
+                  "product_points": int(row["product_points"]),
+                  "runs_total": int(row["runs_total"])},
+        "average_absolute_error": row["mae_grid"],
+        "average_absolute_error_in_box": row["mae_box"],
+        "max_abs_error": row["max_abs_error"],
+        "grid_points": row["grid_points"], "ceiling_points": row["ceiling_points"],
+        "chosen": json.loads(row["chosen"]),
+        "paper": {"steps_table4": published.TABLE4_STEPS.get(program),
+                  "mae_table5": published.TABLE5_MAE.get(program)},
+    }
+    if sampling == "lhs":
+        out["lhs_repeats"] = settings.lhs_repeats
+        out["average_absolute_error_range"] = [_finite(row["mae_grid_min"]),
+                                               _finite(row["mae_grid_max"])]
+    if sampling == "adaptive":
+        out["budget"] = int(row["budget"])
+    return out
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
 
 
 def load_grids(data: str | Path, programs: Sequence[str],
