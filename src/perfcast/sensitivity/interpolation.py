@@ -113,7 +113,7 @@ def sequential_pchip(
         The grid, NaN where not measured.
     coords : sequence of numpy.ndarray
         ``coords[a]``, the strictly increasing coordinates of axis ``a``.
-    order : sequence of int or None
+    order : sequence of int or None, default=None
         The axes in the order they are filled (None: 0, 1, ...).
 
     Returns

@@ -44,7 +44,7 @@ from perfcast.sensitivity.settings import (
 log = logging.getLogger(__name__)
 
 
-def make_backend(settings: ProfileSettings, data: str | Path | None = None
+def make_backend(settings: ProfileSettings, data: str | Path | None
                  ) -> CgroupBackend | ReplayBackend:
     """The backend of ``settings.backend`` for ``settings.program``.
 

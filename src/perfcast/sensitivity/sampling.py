@@ -91,9 +91,9 @@ def binary_recursive_search(
         ends first, then midpoints depth-first, left before right.
     epsilon : float
         A segment is bisected while ``|S(j) - S(i)| > epsilon``.
-    splits : list or None
+    splits : list or None, default=None
         If given, receives ``(i, j, |S(j) - S(i)|)`` for every segment bisected.
-    same : callable or None
+    same : callable or None, default=None
         ``same(i, j)`` is True when the measurements at levels ``i`` and ``j`` do not differ
         beyond their confidence intervals: such a segment is not bisected, whatever its
         ``|dS|`` (None: every difference counts).
@@ -229,10 +229,10 @@ def adaptive_product(
         The most points measured (None: until ``epsilon`` stops it).
     epsilon : float, default=0.0
         A segment whose score is at or below it is not bisected.
-    same : callable or None
+    same : callable or None, default=None
         ``same(p, q)`` is True when the measurements at ``p`` and ``q`` do not differ beyond
         their confidence intervals (None: every difference counts).
-    trace : list or None
+    trace : list or None, default=None
         If given, receives the chosen levels after every step (corners first).
 
     Returns
