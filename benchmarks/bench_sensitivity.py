@@ -41,8 +41,12 @@ from perfcast.sensitivity.cgroups import Limits, fresh_cgroup  # noqa: E402
 from perfcast.sensitivity.devices import block_device  # noqa: E402
 from perfcast.sensitivity.evaluation import epsilon_summary, evaluate_paper  # noqa: E402
 from perfcast.sensitivity.interpolation import sequential_pchip  # noqa: E402
-from perfcast.sensitivity.settings import SensitivitySettings  # noqa: E402
-from perfcast.settings import from_section  # noqa: E402
+from perfcast.sensitivity.settings import EvaluationSettings  # noqa: E402
+from perfcast.settings import build, schema_default, validate  # noqa: E402
+
+#: where test groups go: the schema's sensitivity.cgroup.version and .parent
+PLACE = {"version": schema_default("sensitivity", "cgroup.version"),
+         "parent": schema_default("sensitivity", "cgroup.parent")}
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "arcp" / "arcp_measurements.csv"
@@ -94,10 +98,10 @@ def main() -> int:
     # (a) + (c)
     if DATA.exists():
         t = time.perf_counter()
-        # the schema's replay settings (every epsilon, every program), 20 LHS seeds
-        replay = from_section(SensitivitySettings, {"replay": {"lhs_repeats": 20}},
-                              "sensitivity").replay
-        res, _ = evaluate_paper(DATA, replay.evaluation(seed=20261122))
+        # the schema's replay settings (every epsilon, every program), 20 LHS seeds, its seed
+        replay = validate({"replay": {"lhs_repeats": 20}}, "sensitivity")["replay"]
+        settings = build(EvaluationSettings, {**replay, "seed": schema_default("config", "seed")})
+        res, _ = evaluate_paper(DATA, settings)
         eval_s = time.perf_counter() - t
         b = res[(res["sampling"] == "binary") & res["headline"]]
         per_eps = {}
@@ -167,7 +171,7 @@ def main() -> int:
             run_measured(["true"])
 
         def grouped() -> None:
-            with fresh_cgroup(lim, prefix="pcbench") as cg:
+            with fresh_cgroup(lim, prefix="pcbench", **PLACE) as cg:
                 run_measured(["true"], preexec_fn=cg.attach_self)
 
         tp = statistics.median(timed(plain, 1) for _ in range(15))

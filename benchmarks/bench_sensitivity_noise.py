@@ -31,15 +31,15 @@ from _util import save  # noqa: E402
 
 from perfcast.sensitivity.backends import CgroupBackend  # noqa: E402
 from perfcast.sensitivity.profile import profile  # noqa: E402
-from perfcast.sensitivity.settings import SensitivitySettings  # noqa: E402
-from perfcast.settings import from_section  # noqa: E402
+from perfcast.sensitivity.settings import ProfileSettings, profile_settings  # noqa: E402
+from perfcast.settings import validate  # noqa: E402
 
 EPSILONS = (0.05, 0.1, 0.3)
 
 
-def backend(repeats: int, baseline: int | None = None) -> tuple[CgroupBackend, float]:
+def backend(repeats: int, baseline: int | None = None) -> tuple[CgroupBackend, ProfileSettings]:
     """The workload's cgroup backend at ``repeats`` runs per point and ``baseline``
-    unrestricted runs (the schema's defaults otherwise), and the section's epsilon."""
+    unrestricted runs (the schema's defaults otherwise), and its profile's settings."""
     section = {
         "dimensions": {"cpu_quota": {"lower": 0.5, "upper": 2.0, "step": 0.5}},
         "programs": {"cpuhash": {
@@ -50,8 +50,8 @@ def backend(repeats: int, baseline: int | None = None) -> tuple[CgroupBackend, f
     }
     if baseline is not None:
         section["baseline_repeats"] = baseline
-    sens = from_section(SensitivitySettings, section, "sensitivity")
-    return CgroupBackend(sens.profile("cpuhash", {}, seed=0)), sens.epsilon
+    settings = profile_settings(validate(section, "sensitivity"), "cpuhash", {}, seed=0)
+    return CgroupBackend(settings), settings
 
 
 def main(argv: list[str]) -> int:
@@ -66,12 +66,13 @@ def main(argv: list[str]) -> int:
     rows = []
     samplings = ("binary",) if os.environ.get("NOISE_BINARY_ONLY") else ("brute", "binary")
     for sampling, (r, base) in [(s, spec) for s in samplings for spec in specs]:
-        be, eps_default = backend(r, base)
+        be, settings = backend(r, base)
         diffs, runs = [], []
         t = time.perf_counter()
         for _ in range(pairs):
-            a = profile(be, epsilon=eps_default, sampling=sampling, program="cpuhash")
-            b = profile(be, epsilon=eps_default, sampling=sampling, program="cpuhash")
+            a, b = (profile(be, epsilon=settings.epsilon, sampling=sampling,
+                            spare_cores=settings.spare_cores, program="cpuhash")
+                    for _ in range(2))
             diffs.append(float(np.max(np.abs(a.grid - b.grid))))
             runs += [sum(m.outcome.repeats for m in p.measurements) + p.baseline.repeats
                      for p in (a, b)]
@@ -84,9 +85,9 @@ def main(argv: list[str]) -> int:
             "runs_per_profile": float(np.mean(runs)), "wall_s": wall}
         rows.append((label, float(np.median(d)), float(d.max()), agree,
                      float(np.mean(runs)), wall))
-    result["default_epsilon"] = eps_default
+    result["default_epsilon"] = settings.epsilon
     print(f"{pairs} pairs of profiles, cpuhash under cpu_quota 0.5..2 (binary search: eps "
-          f"{eps_default:g}); share of pairs whose two profiles agree within epsilon on every "
+          f"{settings.epsilon:g}); share of pairs whose two profiles agree within epsilon on every "
           "point")
     print("sampling x repeats (base)  median max|dS|  worst  "
           + "  ".join(f"eps {e:g}" for e in EPSILONS) + "  runs/profile  wall")

@@ -1,12 +1,9 @@
 """Rule sensitivity_arcp_fetch: the paper's raw data.zip, downloaded (or copied) and verified."""
 
-from perfcast.rulekit import rule_logging
-from perfcast.sensitivity.arcp import fetch
+from perfcast.rulekit import rule_logging, rule_settings
+from perfcast.sensitivity.rules import fetch_measurements
 from perfcast.sensitivity.settings import SourceSettings
-from perfcast.settings import build
 
 with rule_logging(snakemake):
-    source = build(SourceSettings, snakemake.params.settings)
-    inp = snakemake.input
-    fetch(source.url, source.sha256, snakemake.output[0],
-          local_zip=inp.zip if len(inp) else None)
+    fetch_measurements(rule_settings(snakemake, SourceSettings),
+                       zip=snakemake.input.zip or None, out=snakemake.output[0])

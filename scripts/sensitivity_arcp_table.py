@@ -1,7 +1,7 @@
 """Rule sensitivity_arcp_table: the workbooks of the paper's raw data.zip as one tidy table."""
 
 from perfcast.rulekit import rule_logging
-from perfcast.sensitivity.arcp import convert
+from perfcast.sensitivity.rules import convert_measurements
 
 with rule_logging(snakemake):
-    convert(snakemake.input[0], snakemake.output[0])
+    convert_measurements(zip=snakemake.input[0], table=snakemake.output[0])

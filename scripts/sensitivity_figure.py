@@ -4,4 +4,5 @@ from perfcast.rulekit import rule_logging
 from perfcast.sensitivity.rules import plot_program
 
 with rule_logging(snakemake):
-    plot_program(snakemake.input.grid, snakemake.input.summary, snakemake.output[0])
+    plot_program(grid=snakemake.input.grid, summary=snakemake.input.summary,
+                 out=snakemake.output[0])

@@ -4,5 +4,5 @@ from perfcast.rulekit import rule_logging
 from perfcast.sensitivity.rules import summarize
 
 with rule_logging(snakemake):
-    out = snakemake.output
-    summarize(list(snakemake.input), out.table, out.csv)
+    summarize(summaries=list(snakemake.input), table=snakemake.output.table,
+              csv=snakemake.output.csv)

@@ -179,10 +179,15 @@ import sys, types
 from perfcast.process import run_measured
 from perfcast.rulekit import rule_logging
 from perfcast.sensitivity.cgroups import Limits, fresh_cgroup
+from perfcast.settings import schema_default
+
+# where the group goes: the schema's sensitivity.cgroup.version and .parent
+PLACE = {"version": schema_default("sensitivity", "cgroup.version"),
+         "parent": schema_default("sensitivity", "cgroup.parent")}
 
 prefix, duration = sys.argv[1:]
 with rule_logging(types.SimpleNamespace(log=[], rule="sensitivity_profile")):
-    with fresh_cgroup(Limits(memory_bytes=256 * 2**20), prefix=prefix) as cg:
+    with fresh_cgroup(Limits(memory_bytes=256 * 2**20), prefix=prefix, **PLACE) as cg:
         run_measured(f"sleep {duration}", preexec_fn=cg.attach_self)
 """
 

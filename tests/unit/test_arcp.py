@@ -17,6 +17,11 @@ import pytest
 
 from perfcast.errors import InputError
 from perfcast.sensitivity import arcp
+from perfcast.settings import schema_default
+
+#: the published zip: where it is downloaded from and its checksum (the schema's defaults)
+URL = schema_default("sensitivity", "replay.source.url")
+SHA256 = schema_default("sensitivity", "replay.source.sha256")
 
 # ------------------------------------------------------------------------------- convert
 
@@ -100,8 +105,8 @@ def test_convert_rejects_a_file_that_is_no_zip(tmp_path):
 
 
 def test_fetch_downloads_and_verifies(server, tmp_path):
-    dest = arcp.fetch(server.url, arcp.SHA256, tmp_path / "d" / "raw_data.zip")
-    assert arcp.sha256_of(dest) == arcp.SHA256
+    dest = arcp.fetch(server.url, SHA256, tmp_path / "d" / "raw_data.zip")
+    assert arcp.sha256_of(dest) == SHA256
     assert server.requests == ["/raw data.zip"]
     assert [p.name for p in dest.parent.iterdir()] == ["raw_data.zip"]
 
@@ -109,9 +114,9 @@ def test_fetch_downloads_and_verifies(server, tmp_path):
 def test_fetch_checksum_mismatch_leaves_nothing(server, tmp_path):
     dest = tmp_path / "d" / "raw_data.zip"
     with pytest.raises(InputError) as err:
-        arcp.fetch(server.bad_url, arcp.SHA256, dest)
+        arcp.fetch(server.bad_url, SHA256, dest)
     msg = str(err.value)
-    assert server.bad_url in msg and "checksum mismatch" in msg and arcp.SHA256 in msg
+    assert server.bad_url in msg and "checksum mismatch" in msg and SHA256 in msg
     actual = hashlib.sha256(server.files["/bad/raw data.zip"]).hexdigest()
     assert actual in msg
     assert list(dest.parent.iterdir()) == []
@@ -121,36 +126,33 @@ def test_fetch_offline_says_what_to_set(tmp_path, closed_url):
     url = closed_url()
     dest = tmp_path / "raw_data.zip"
     with pytest.raises(arcp.DownloadError) as err:
-        arcp.fetch(url, arcp.SHA256, dest, timeout_s=5)
+        arcp.fetch(url, SHA256, dest, timeout_s=5)
     msg = str(err.value)
-    assert url in msg and arcp.SHA256 in msg
+    assert url in msg and SHA256 in msg
     assert "sensitivity.replay.source.zip" in msg and "sensitivity.replay.source.table" in msg
     assert list(tmp_path.iterdir()) == []
 
 
 def test_fetch_http_error_is_a_download_error(server, tmp_path):
     with pytest.raises(arcp.DownloadError, match="HTTP 404 Not Found"):
-        arcp.fetch(f"{server.base}/missing.zip", arcp.SHA256, tmp_path / "z.zip")
+        arcp.fetch(f"{server.base}/missing.zip", SHA256, tmp_path / "z.zip")
 
 
 def test_fetch_local_copy(arcp_zip, tmp_path, closed_url):
-    dest = arcp.fetch(closed_url(), arcp.SHA256, tmp_path / "z.zip", local_zip=arcp_zip)
+    dest = arcp.fetch(closed_url(), SHA256, tmp_path / "z.zip", local_zip=arcp_zip)
     assert dest.read_bytes() == arcp_zip.read_bytes()
     wrong = tmp_path / "wrong.zip"
     wrong.write_bytes(b"x")
-    with pytest.raises(InputError, match=f"{wrong}.*checksum mismatch.*{arcp.SHA256}"):
-        arcp.fetch(arcp.URL, arcp.SHA256, tmp_path / "y.zip", local_zip=wrong)
+    with pytest.raises(InputError, match=f"{wrong}.*checksum mismatch.*{SHA256}"):
+        arcp.fetch(URL, SHA256, tmp_path / "y.zip", local_zip=wrong)
     with pytest.raises(InputError, match="cannot read the local copy"):
-        arcp.fetch(arcp.URL, arcp.SHA256, tmp_path / "y.zip", local_zip=tmp_path / "none.zip")
+        arcp.fetch(URL, SHA256, tmp_path / "y.zip", local_zip=tmp_path / "none.zip")
     assert not (tmp_path / "y.zip").exists()
 
 
-def test_schema_defaults_pin_the_published_zip(repo):
-    import yaml
-
-    schema = yaml.safe_load((repo / "workflow" / "schemas"
-                             / "sensitivity.schema.yaml").read_text())
-    source = schema["properties"]["replay"]["properties"]["source"]["properties"]
-    assert source["url"]["default"] == arcp.URL
-    assert source["sha256"]["default"] == arcp.SHA256
-    assert arcp.COMMIT in arcp.URL and arcp.URL.endswith("/raw%20data.zip")
+def test_schema_defaults_pin_the_published_zip():
+    """The download is pinned: the authors' repository at one commit, and the checksum of the
+    zip as published there (the reference copy's, when present, is checked above)."""
+    assert URL == ("https://github.com/yishaou/ARCPTool/raw/"
+                   "1d0118a3efabf9bf9df01b67f5d8b946c83f70be/raw%20data.zip")
+    assert SHA256 == "15da7740693823fc7862f2744aeb3be5ed52bd8052d526ad7a982135c4467caa"

@@ -30,18 +30,21 @@ from perfcast.sensitivity.cgroups import (
     v1_mounts,
     v2_mount,
 )
-from perfcast.sensitivity.settings import SensitivitySettings
-from perfcast.settings import from_section
+from perfcast.sensitivity.settings import profile_settings
+from perfcast.settings import schema_default, validate
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need root")
 
+#: where test groups go: the schema's sensitivity.cgroup.version and .parent
+PLACE = {"version": schema_default("sensitivity", "cgroup.version"),
+         "parent": schema_default("sensitivity", "cgroup.parent")}
 LIMITS = Limits(cpu_quota_cores=0.5, memory_bytes=256 * 1024 * 1024)
 
 JOB = textwrap.dedent("""
     import subprocess, sys, time
     from perfcast.sensitivity.cgroups import Limits, fresh_cgroup
     with fresh_cgroup(Limits(cpu_quota_cores=0.5, memory_bytes=256 * 1024 * 1024),
-                      prefix=sys.argv[1]) as cg:
+                      prefix=sys.argv[1], version=sys.argv[2], parent=sys.argv[3]) as cg:
         child = subprocess.Popen(["sleep", "300"], preexec_fn=cg.attach_self)
         print(child.pid, *cg.procs_files, flush=True)
         time.sleep(300)
@@ -66,8 +69,8 @@ def _gone(pid: int) -> bool:
 
 def _killed_job(prefix: str) -> tuple[int, int, list[Path]]:
     """(job pid, its program's pid, the group dirs) of a job SIGKILLed inside its group."""
-    job = subprocess.Popen([sys.executable, "-c", JOB, prefix], stdout=subprocess.PIPE,
-                           text=True)
+    job = subprocess.Popen([sys.executable, "-c", JOB, prefix, PLACE["version"],
+                            PLACE["parent"]], stdout=subprocess.PIPE, text=True)
     first = job.stdout.readline().split()
     program = int(first[0])
     job.send_signal(signal.SIGKILL)
@@ -79,12 +82,12 @@ def _killed_job(prefix: str) -> tuple[int, int, list[Path]]:
 def _backend(prefix: str) -> CgroupBackend:
     dims = {"cpu_quota": {"lower": 0.5, "upper": 1.0, "step": 0.5},
             "memory_mb": {"lower": 32, "upper": 64, "step": 32}}
-    sens = from_section(SensitivitySettings, {
+    sens = validate({
         "dimensions": dims, "cgroup": {"prefix": prefix},
         "programs": {"tiny": {"command": f"{sys.executable} -c pass",
                               "metric": {"name": "wall_s", "source": "wall_time",
                                          "higher_is_better": False}}}}, "sensitivity")
-    return CgroupBackend(sens.profile("tiny", {}, seed=0))
+    return CgroupBackend(profile_settings(sens, "tiny", {}, seed=0))
 
 
 def test_the_next_probe_removes_a_killed_jobs_group_and_logs_it(caplog):
@@ -107,12 +110,12 @@ def test_the_next_probe_removes_a_killed_jobs_group_and_logs_it(caplog):
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(program, signal.SIGKILL)
-        remove_stale(prefix)
+        remove_stale(prefix, PLACE["parent"])
 
 
 def test_a_live_owners_group_is_left_alone():
     prefix = f"pcstale-{uuid.uuid4().hex[:8]}"
-    with fresh_cgroup(LIMITS, prefix=prefix) as cg:
-        assert remove_stale(prefix) == []  # its owner (this process) lives
+    with fresh_cgroup(LIMITS, prefix=prefix, **PLACE) as cg:
+        assert remove_stale(prefix, PLACE["parent"]) == []  # its owner (this process) lives
         assert all(f.parent.is_dir() for f in cg.procs_files)
     assert not _groups(prefix)

@@ -29,7 +29,12 @@ from perfcast.sensitivity.interpolation import fill_axis, pchip_line, sequential
 from perfcast.sensitivity.metrics import Metric, MetricNotFound, sensitivity, sensitivity_array
 from perfcast.sensitivity.profile import profile
 from perfcast.sensitivity.programs import ProfiledProgram
-from perfcast.sensitivity.replay import MeasuredGrid, ReplayBackend, read_measurements
+from perfcast.sensitivity.replay import (
+    AS_MEASURED,
+    MeasuredGrid,
+    ReplayBackend,
+    read_measurements,
+)
 from perfcast.sensitivity.resources import (
     Dimension,
     ResourceModel,
@@ -43,20 +48,21 @@ from perfcast.sensitivity.sampling import (
     lhs_levels,
     midpoint_index,
 )
-from perfcast.sensitivity.settings import EvaluationSettings, Range, SensitivitySettings
-from perfcast.settings import from_section
+from perfcast.sensitivity.settings import (
+    EvaluationSettings,
+    Range,
+    profile_settings,
+)
+from perfcast.settings import build, validate
 
 PERFCAST = str(Path(sys.executable).parent / "perfcast")  # the installed console script
 
 
-def _section(**section) -> SensitivitySettings:
-    """The sensitivity section through its schema (defaults filled), as the workflow builds it."""
-    return from_section(SensitivitySettings, section, "sensitivity")
-
-
 def _evaluation(seed: int, **replay) -> EvaluationSettings:
-    """The replay evaluation's settings of ``sensitivity.replay`` and ``seed``."""
-    return _section(replay=replay).replay.evaluation(seed)
+    """The replay evaluation's settings of ``sensitivity.replay`` and ``seed``, as the workflow
+    builds them."""
+    return build(EvaluationSettings,
+                 {**validate({"replay": replay}, "sensitivity")["replay"], "seed": seed})
 
 
 def _dims(**dims: dict) -> dict[str, Range]:
@@ -92,16 +98,17 @@ def test_model_from_dimensions_orders_axes_like_arcptool():
 def test_ceiling_first_level_at_or_above_peak_plus_spare_core():
     mem = Dimension.from_range("mem", "memory", 2, 8, 0.5)
     cpu = Dimension.from_range("cpu", "cpu_cores", 2, 8, 1)
-    assert mem.levels[ceiling_range(mem, 3.2).ceiling] == 3.5
-    assert mem.levels[ceiling_range(mem, 3.5).ceiling] == 3.5  # at the peak counts
+    assert mem.levels[ceiling_range(mem, 3.2, 1).ceiling] == 3.5
+    assert mem.levels[ceiling_range(mem, 3.5, 1).ceiling] == 3.5  # at the peak counts
     # ARCPTool: searchTOP(2, cpu, 1) + 1
-    assert cpu.levels[ceiling_range(cpu, 4).ceiling] == 5
-    assert cpu.levels[ceiling_range(cpu, 3.2).ceiling] == 5
-    assert cpu.levels[ceiling_range(cpu, 7.5).ceiling] == 8  # capped at the upper bound
+    assert cpu.levels[ceiling_range(cpu, 4, 1).ceiling] == 5
+    assert cpu.levels[ceiling_range(cpu, 3.2, 1).ceiling] == 5
+    assert cpu.levels[ceiling_range(cpu, 7.5, 1).ceiling] == 8  # capped at the upper bound
     assert cpu.levels[ceiling_range(cpu, 4, spare_cores=0).ceiling] == 4
-    low = ceiling_range(mem, 1.0)  # used below the lower bound: non-effective, profiled once
+    assert cpu.levels[ceiling_range(cpu, 4, spare_cores=2).ceiling] == 6
+    low = ceiling_range(mem, 1.0, 1)  # used below the lower bound: non-effective, profiled once
     assert not low.effective and low.ceiling == 0 and list(low.indices) == [0]
-    unknown = ceiling_range(mem, None)
+    unknown = ceiling_range(mem, None, 1)
     assert unknown.effective and unknown.ceiling == len(mem) - 1
 
 
@@ -111,7 +118,8 @@ def test_table4_ceiling_steps_follow_from_the_implied_peaks():
     mem = Dimension.from_range("mem_gb", "memory", 2, 8, 0.5)
     model = ResourceModel((cpu, mem))
     for prog in ["mg.c.4", "mg.c.8", "ft.c.4", "ft.c.8", "Data Serving"]:
-        ranges = model.ceilings(published.TABLE4_PEAKS.get(prog, {}))
+        ranges = model.ceilings(published.TABLE4_PEAKS.get(prog, {}),
+                                published.ARCP_SPARE_CORES)
         steps = np.prod([r.ceiling + 1 for r in ranges])
         assert steps == published.TABLE4_CEILING_STEPS[prog], prog
 
@@ -278,7 +286,7 @@ def test_profile_on_known_function_counts_and_exactness():
     levels = {"cpu_cores": list(range(2, 9)), "mem_gb": list(np.arange(2, 8.5, 0.5))}
     g = _grid_from_function(lambda c, m: 10 + 5 * c + 10 * m, levels,
                             {"cpu_cores": "cpu_cores", "mem_gb": "memory"})
-    res = profile(ReplayBackend(g), epsilon=0.1)
+    res = profile(ReplayBackend(g), epsilon=0.1, sampling="binary", spare_cores=1)
     np.testing.assert_allclose(res.grid, g.truth(), atol=1e-12)
     assert res.steps["product_points"] == np.prod([len(c) for c in res.chosen])
     assert res.steps["probes_1d"] == sum(len(c) for c in res.chosen) - 1  # shared corner
@@ -292,7 +300,8 @@ def test_profile_non_effective_dimension_runs_once_and_failures_count_zero():
     g = _grid_from_function(lambda c, m: np.where(m < 2, np.nan, 2.0 + 0 * c),
                             levels, {"cpu_cores": "cpu_cores", "mem_gb": "memory"},
                             higher_is_better=False)
-    res = profile(ReplayBackend(g, peaks={"cpu_cores": 0.5}), epsilon=0.3)
+    res = profile(ReplayBackend(g, peaks={"cpu_cores": 0.5}), epsilon=0.3, sampling="binary",
+                  spare_cores=1)
     cpu, mem = res.ranges
     assert not cpu.effective and res.chosen[0] == (0,)
     assert res.grid[:, 0].tolist() == [0.0] * 4  # failed level: S = 0 on every CPU level
@@ -307,12 +316,12 @@ def test_profile_lhs_uses_the_same_counts():
     g = _grid_from_function(lambda c, m: c * np.sqrt(m), {"cpu_cores": list(range(2, 9)),
                             "mem_gb": [2.0, 3, 4, 5, 6, 7, 8]},
                             {"cpu_cores": "cpu_cores", "mem_gb": "memory"})
-    b = profile(ReplayBackend(g), epsilon=0.1)
-    lh = profile(ReplayBackend(g), epsilon=0.1, sampling="lhs",
+    b = profile(ReplayBackend(g), epsilon=0.1, sampling="binary", spare_cores=1)
+    lh = profile(ReplayBackend(g), epsilon=0.1, sampling="lhs", spare_cores=1,
                  counts=[len(c) for c in b.chosen], seed=3)
     assert [len(c) for c in lh.chosen] == [len(c) for c in b.chosen]
     assert lh.steps["probes_1d"] == 0
-    brute = profile(ReplayBackend(g), epsilon=0.1, sampling="brute")
+    brute = profile(ReplayBackend(g), epsilon=0.1, sampling="brute", spare_cores=1)
     assert brute.steps["product_points"] == 49
     np.testing.assert_allclose(brute.grid, g.truth())
 
@@ -321,7 +330,7 @@ def test_profile_lhs_uses_the_same_counts():
 
 
 def test_arcp_grids(arcp_csv):
-    grids = load_grids(arcp_csv)
+    grids = load_grids(arcp_csv, [], {})
     assert len(grids) == 14
     ds = grids["Data Serving"]
     assert ds.model.shape == (7, 13) and np.isfinite(ds.values).all()
@@ -347,7 +356,7 @@ def test_read_measurements_names_bad_rows(tmp_path):
     dup = tmp_path / "d.csv"
     dup.write_text("program,cpu_cores,metric,value\np,2,runtime_s,10\np,2,runtime_s,11\n")
     with pytest.raises(InputError, match="line 3.*|measured twice"):
-        MeasuredGrid.from_frame(read_measurements(dup), "p")
+        MeasuredGrid.from_frame(read_measurements(dup), "p", AS_MEASURED)
 
 
 def test_replay_reproduces_table4_steps_and_scores_the_whole_grid(arcp_csv):
@@ -424,8 +433,8 @@ def test_binary_beats_lhs_and_epsilon_trades_steps_for_error(arcp_csv):
 
 
 def test_lhs_seeds_are_reproducible(arcp_csv):
-    g = load_grids(arcp_csv, ["mg.c.8"])["mg.c.8"]
-    pk = resolve_peaks("table4")["mg.c.8"]
+    g = load_grids(arcp_csv, ["mg.c.8"], {})["mg.c.8"]
+    pk = resolve_peaks("table4", None)["mg.c.8"]
     a = evaluate_program(g, 0.3, peaks=pk, lhs_repeats=4, seed=9).rows()
     b = evaluate_program(g, 0.3, peaks=pk, lhs_repeats=4, seed=9).rows()
     assert a == b
@@ -436,8 +445,8 @@ def test_cli_sensitivity_eval(arcp_csv):
                           str(arcp_csv), "--program", "Data Serving", "--epsilon", "0.3"],
                          capture_output=True, text=True, check=True)
     j = json.loads(out.stdout)
-    g = load_grids(arcp_csv, ["Data Serving"])["Data Serving"]
-    row = evaluate_program(g, 0.3, lhs_repeats=1, seed=0).rows()[0]
+    g = load_grids(arcp_csv, ["Data Serving"], {})["Data Serving"]
+    row = evaluate_program(g, 0.3, peaks=None, lhs_repeats=1, seed=0).rows()[0]
     assert j["steps"] == {"probes_1d": row["probes_1d"], "product_points":
                           row["product_points"], "runs_total": row["runs_total"]}
     assert j["average_absolute_error"] == pytest.approx(row["mae_grid"])
@@ -468,53 +477,60 @@ def test_cli_sensitivity_eval(arcp_csv):
 
 def test_programs_resolve_from_the_top_level_map():
     top = {"lbm": {"command": "run-lbm {work}", "work": 3, "env": {"A": 1}}}
-    sens = _section(programs={"lbm": {"metric": {"source": "wall_time"}},
-                              "lbm_small": {"program": "lbm", "work": 1},
-                              "x": {}, "py": {"command": "{python} -c pass"},
-                              "typo": {"command": "run {sise}"}})
-    r = sens.profile("lbm", top, seed=0).program
-    assert r.program.command == "run-lbm {work}" and r.program.work == 3
-    assert r.program.env == {"A": "1"} and r.replay_program == "lbm"
+    section = validate({"programs": {"lbm": {"metric": {"source": "wall_time"}},
+                                     "lbm_small": {"program": "lbm", "work": 1},
+                                     "x": {}, "py": {"command": "{python} -c pass"},
+                                     "typo": {"command": "run {sise}"},
+                                     "envtypo": {"command": "run", "env": {"B": "{wrk}"}}}},
+                       "sensitivity")
+    r = profile_settings(section, "lbm", top, seed=0).program
+    assert r.definition.command == "run-lbm {work}" and r.definition.work == 3
+    assert r.definition.env == {"A": "1"} and r.replay_program == "lbm"
     assert r.metric == Metric("runtime_s", "wall_time", None, False)  # the schema's defaults
-    assert r.program.render() == "run-lbm 3"
-    assert sens.profile("lbm_small", top, seed=0).program.program.render() == "run-lbm 1"
+    assert r.definition.render() == "run-lbm 3"
+    assert profile_settings(section, "lbm_small", top, seed=0).program.definition.render() == (
+        "run-lbm 1")
     with pytest.raises(InputError, match="not in the top-level programs"):
-        sens.profile("x", top, seed=0)
+        profile_settings(section, "x", top, seed=0)
     with pytest.raises(InputError, match="unknown placeholder.*sise"):
-        sens.profile("typo", top, seed=0)
-    py = sens.profile("py", top, seed=0).program
-    assert py.program.render() == f"{sys.executable} -c pass"  # a plain path: unquoted
-    again = ProfiledProgram.from_config("lbm", _section(programs={"lbm": {}}).programs["lbm"],
-                                        top)
-    assert again.program == r.program
+        profile_settings(section, "typo", top, seed=0)
+    with pytest.raises(InputError, match="env B.*unknown placeholder.*wrk"):
+        profile_settings(section, "envtypo", top, seed=0)
+    py = profile_settings(section, "py", top, seed=0).program
+    assert py.definition.render() == f"{sys.executable} -c pass"  # a plain path: unquoted
+    again = ProfiledProgram.from_config("lbm", validate({"programs": {"lbm": {}}},
+                                                        "sensitivity")["programs"]["lbm"], top)
+    assert again == r
 
 
 def test_profile_settings_hold_one_program_and_round_trip():
     """A rule's params: the profile of one program (another program's change does not touch
-    it), replay settings only with backend replay; rebuilt by the script unchanged."""
+    it, nor do the replay evaluation's keys), replay settings only with backend replay;
+    rebuilt by the script unchanged."""
     from perfcast.sensitivity.settings import ProfileSettings
-    from perfcast.settings import as_params, build
+    from perfcast.settings import as_params
 
-    sens = _section(backend="replay", programs={"a": {"command": "true"},
-                                                "b": {"command": "false"}},
-                    replay={"ceiling": "none", "lhs_repeats": 3})
-    a = sens.profile("a", {}, seed=5)
+    def section(b_command: str, lhs_repeats: int, backend: str = "replay") -> dict:
+        return validate({"backend": backend, "programs": {"a": {"command": "true"},
+                                                          "b": {"command": b_command}},
+                         "replay": {"ceiling": "none", "lhs_repeats": lhs_repeats}},
+                        "sensitivity")
+
+    a = profile_settings(section("false", 3), "a", {}, seed=5)
     params = as_params(a)
-    assert "programs" not in params and params["program"]["program"]["name"] == "a"
+    assert "programs" not in params and params["program"]["definition"]["name"] == "a"
     assert params["replay"] == {"ceiling": "none", "peaks": {}, "layouts": {}}
     assert build(ProfileSettings, params) == a
-    changed = _section(backend="replay", programs={"a": {"command": "true"},
-                                                   "b": {"command": "b2"}},
-                       replay={"ceiling": "none", "lhs_repeats": 4})
-    assert as_params(changed.profile("a", {}, seed=5)) == params
-    assert as_params(_section(programs={"a": {"command": "true"}}).profile("a", {}, 5))[
+    assert as_params(profile_settings(section("b2", 4), "a", {}, seed=5)) == params
+    assert as_params(profile_settings(section("b2", 4), "a", {}, seed=6)) != params
+    assert as_params(profile_settings(section("false", 3, "cgroup"), "a", {}, 5))[
         "replay"] is None
 
 
 def test_grid_frame_and_summary_are_consistent():
     g = _grid_from_function(lambda c, m: c + m, {"cpu_cores": [2.0, 3, 4], "mem_gb": [1.0, 2]},
                             {"cpu_cores": "cpu_cores", "mem_gb": "memory"})
-    r = profile(ReplayBackend(g), epsilon=0.05)
+    r = profile(ReplayBackend(g), epsilon=0.05, sampling="binary", spare_cores=1)
     gf = r.grid_frame()
     assert len(gf) == 6 and gf["measured"].sum() == r.steps["product_points"]
     s = r.summary()
@@ -528,10 +544,11 @@ def test_replay_outputs_are_byte_identical(tmp_path, arcp_csv):
     outs = []
     for k in range(2):
         d = tmp_path / str(k)
-        paths = [d / "r.parquet", d / "t.csv", d / "s.csv", d / "c.parquet"]
-        replay_evaluation(arcp_csv, *paths, None,
-                          settings=_evaluation(11, epsilons=[0.3], programs=["mg.c.8", "fileiord"],
-                                               lhs_repeats=2))
+        paths = [d / "r.parquet", d / "t.csv", d / "s.csv", d / "c.parquet", d / "t.md"]
+        replay_evaluation(_evaluation(11, epsilons=[0.3], programs=["mg.c.8", "fileiord"],
+                                      lhs_repeats=2),
+                          data=arcp_csv, results=paths[0], table=paths[1], summary=paths[2],
+                          cells=paths[3], markdown=paths[4])
         outs.append([p.read_bytes() for p in paths])
     assert outs[0] == outs[1]
 
@@ -590,12 +607,12 @@ def test_profile_adaptive_on_a_replayed_grid():
     levels = {"cpu_cores": list(range(2, 9)), "mem_gb": list(np.arange(2, 8.5, 0.5))}
     g = _grid_from_function(lambda c, m: 10 + 5 * np.minimum(c, 5) + 10 * m, levels,
                             {"cpu_cores": "cpu_cores", "mem_gb": "memory"})
-    r = profile(ReplayBackend(g), epsilon=0.0, sampling="adaptive", budget=12)
+    r = profile(ReplayBackend(g), epsilon=0.0, sampling="adaptive", spare_cores=1, budget=12)
     assert r.product_points <= 12 and r.trace[0] == ((0, 6), (0, 12))
     assert {m.phase for m in r.measurements} == {"adaptive"}
     assert r.grid_frame()["measured"].sum() == r.product_points
-    binary = profile(ReplayBackend(g), epsilon=0.05)
-    full = profile(ReplayBackend(g), epsilon=0.0, sampling="adaptive", budget=None)
+    binary = profile(ReplayBackend(g), epsilon=0.05, sampling="binary", spare_cores=1)
+    full = profile(ReplayBackend(g), epsilon=0.0, sampling="adaptive", spare_cores=1, budget=None)
     assert full.score(g.truth())["mae_full_grid"] < 1e-12  # refined until nothing varies
     assert r.score(g.truth())["mae_full_grid"] <= binary.score(g.truth())["mae_full_grid"] \
         or r.product_points < binary.product_points
@@ -643,17 +660,46 @@ def test_no_bisection_within_the_points_confidence_intervals():
     levels = {"cpu_cores": list(range(1, 10))}
     g = _grid_from_function(lambda c: 10 + 10 * (c - 1) / 8, levels,
                             {"cpu_cores": "cpu_cores"})
-    narrow = profile(IntervalBackend(g, 0.01), epsilon=0.1)
-    wide = profile(IntervalBackend(g, 6.0), epsilon=0.1)  # 10 +- 6 overlaps 20 +- 6
+    narrow = profile(IntervalBackend(g, 0.01), epsilon=0.1, sampling="binary", spare_cores=1)
+    # 10 +- 6 overlaps 20 +- 6
+    wide = profile(IntervalBackend(g, 6.0), epsilon=0.1, sampling="binary", spare_cores=1)
     assert len(narrow.chosen[0]) > 2 and wide.chosen[0] == (0, 8)
     m = wide.measurements[0]
     assert m.s_low == pytest.approx((m.outcome.performance - 6) / 20)
     runs = wide.runs_frame()
     assert {"sensitivity_ci_low", "sensitivity_ci_high", "performance_ci_low"} <= set(runs)
-    ad = profile(IntervalBackend(g, 6.0), epsilon=0.0, sampling="adaptive", budget=None)
+    ad = profile(IntervalBackend(g, 6.0), epsilon=0.0, sampling="adaptive", spare_cores=1,
+                 budget=None)
     assert ad.chosen[0] == (0, 8)
     # binary search itself: an interval test on levels
     s = [0.0, 0.2, 0.4, 0.6, 0.8]
     assert binary_recursive_search(range(5), lambda k: s[k], 0.1) == [0, 1, 2, 3, 4]
     assert binary_recursive_search(range(5), lambda k: s[k], 0.1,
                                    same=lambda i, j: j - i < 4) == [0, 2, 4]
+
+
+def test_a_configured_layout_is_checked_and_changes_the_grid(tmp_path):
+    """sensitivity.replay.layouts.<program>: the schema fills every key and refuses unknown
+    ones; the layout built from it drops, adds and reverses levels of that program's grid."""
+    from perfcast.settings import as_params
+
+    table = tmp_path / "t.csv"
+    table.write_text("program,cpu_cores,net_code,metric,value\n" + "".join(
+        f"p,{c},{n},latency,{c * 10 + n}\n" for c in (1, 2, 4) for n in (1, 2)))
+    settings = _evaluation(0, layouts={"p": {"exclude": {"cpu_cores": [2]},
+                                             "levels": {"cpu_cores": [3]},
+                                             "reverse": ["net_code"]}})
+    layouts = settings.layouts
+    assert layouts["p"].kinds == {} and layouts["p"].higher_is_better is None  # filled
+    assert build(EvaluationSettings, as_params(settings)) == settings  # the rule's params
+    grid = load_grids(table, ["p"], layouts)["p"]
+    assert grid.model["cpu_cores"].levels == (1.0, 3.0, 4.0)  # 2 dropped, 3 added
+    assert grid.model["net_code"].levels == (2.0, 1.0)  # reversed: a larger code is less
+    assert np.isnan(grid.values[1]).all()  # the added level was never measured: failed runs
+    assert grid.values[2, 1] == 41.0 and grid.baseline == 41.0  # 4 cores, the least code
+    as_measured = load_grids(table, ["p"], {})["p"]
+    assert as_measured.model["cpu_cores"].levels == (1.0, 2.0, 4.0)
+    with pytest.raises(InputError, match=r"replay\.layouts\.p.*'revers' was unexpected"):
+        _evaluation(0, layouts={"p": {"revers": ["net_code"]}})
+    with pytest.raises(InputError, match=r"replay\.layouts\.p\.kinds\.cpu_cores"):
+        _evaluation(0, layouts={"p": {"kinds": {"cpu_cores": "gpu"}}})

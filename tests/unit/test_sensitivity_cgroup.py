@@ -38,22 +38,24 @@ from perfcast.sensitivity.cgroups import (
 from perfcast.sensitivity.devices import block_device
 from perfcast.sensitivity.monitor import UsageMonitor
 from perfcast.sensitivity.profile import profile
-from perfcast.sensitivity.settings import ProfileSettings, SensitivitySettings
-from perfcast.settings import from_section
+from perfcast.sensitivity.settings import ProfileSettings, profile_settings
+from perfcast.settings import schema_default, validate
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need root")
 
 PY = sys.executable
 MIB = 1024 * 1024
+#: where test groups go: the schema's sensitivity.cgroup.version and .parent
+PLACE = {"version": schema_default("sensitivity", "cgroup.version"),
+         "parent": schema_default("sensitivity", "cgroup.parent")}
 
 
 def _settings(name: str, command: str, dims: dict, *, metric: dict | None = None,
               **section) -> ProfileSettings:
     """Program ``name``'s profile settings through the schema, as the workflow builds them."""
     entry = {"command": command} | ({"metric": metric} if metric else {})
-    sens = from_section(SensitivitySettings,
-                        {"dimensions": dims, "programs": {name: entry}, **section}, "sensitivity")
-    return sens.profile(name, {}, seed=0)
+    sens = validate({"dimensions": dims, "programs": {name: entry}, **section}, "sensitivity")
+    return profile_settings(sens, name, {}, seed=0)
 
 
 def _prefix() -> str:
@@ -98,7 +100,7 @@ def test_oom_killed_run_is_a_failed_run_not_a_crash():
 def test_cpuset_pins_the_program_to_the_chosen_cpus():
     cpus = sorted(os.sched_getaffinity(0))
     prefix = _prefix()
-    with fresh_cgroup(Limits(cpus=(cpus[-1],)), prefix=prefix) as cg:
+    with fresh_cgroup(Limits(cpus=(cpus[-1],)), prefix=prefix, **PLACE) as cg:
         r = run_measured([PY, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
                          preexec_fn=cg.attach_self)
     assert r.ok and r.stdout.strip() == f"[{cpus[-1]}]"
@@ -107,7 +109,7 @@ def test_cpuset_pins_the_program_to_the_chosen_cpus():
 
 def test_cpu_quota_caps_cpu_time_per_wall_second():
     prefix = _prefix()
-    with fresh_cgroup(Limits(cpu_quota_cores=0.25), prefix=prefix) as cg:
+    with fresh_cgroup(Limits(cpu_quota_cores=0.25), prefix=prefix, **PLACE) as cg:
         r = run_measured([PY, "-m", "perfcast.workloads.cpuhash", "--mb", "128", "--threads",
                           "2"], preexec_fn=cg.attach_self)
         d = cg.dirs["cpu"] if cg.version == "v1" else cg.dir
@@ -134,7 +136,7 @@ def test_disk_throttle_on_the_device_holding_the_path(tmp_path, direction):
     free = run_measured(cmd)
     if not free.ok:
         pytest.skip(f"direct I/O not supported under {tmp_path}: {free.stderr.strip()}")
-    with fresh_cgroup(lim, prefix=_prefix()) as cg:
+    with fresh_cgroup(lim, prefix=_prefix(), **PLACE) as cg:
         r = run_measured(cmd, preexec_fn=cg.attach_self)
     assert r.ok
     assert 2 * MIB / r.wall_s <= 2_000_000 * 1.3  # the throttle holds
@@ -159,7 +161,7 @@ def test_block_device_of_a_path():
 def test_group_removed_after_a_failed_run_and_escaped_processes_killed():
     prefix = _prefix()
     marker = f"{37 + uuid.uuid4().int % 1000 / 1000:.3f}"
-    with fresh_cgroup(Limits(memory_bytes=256 * MIB), prefix=prefix) as cg:
+    with fresh_cgroup(Limits(memory_bytes=256 * MIB), prefix=prefix, **PLACE) as cg:
         dirs = [f.parent for f in cg.procs_files]
         # the sleeper leaves the run's session (run_measured's kill of the process group
         # misses it) but not its cgroup
@@ -177,7 +179,7 @@ def test_group_removed_after_a_failed_run_and_escaped_processes_killed():
 def test_group_removed_when_the_caller_raises():
     prefix = _prefix()
     with pytest.raises(RuntimeError, match="boom"):
-        with fresh_cgroup(Limits(cpu_quota_cores=1.0), prefix=prefix):
+        with fresh_cgroup(Limits(cpu_quota_cores=1.0), prefix=prefix, **PLACE):
             assert _leftovers(prefix)
             raise RuntimeError("boom")
     assert _leftovers(prefix) == []
@@ -209,7 +211,7 @@ def _as_nobody(fn) -> str:
 
 def test_not_root_names_the_control_file():
     """A real unprivileged process (forked, setuid nobody) asks for a memory limit."""
-    msg = _as_nobody(lambda: make_cgroup(Limits(memory_bytes=64 * MIB), prefix="pctest"))
+    msg = _as_nobody(lambda: make_cgroup(Limits(memory_bytes=64 * MIB), prefix="pctest", **PLACE))
     assert msg.startswith("HostCapabilityError") and "restricting a program needs root" in msg
     assert "memory.limit_in_bytes" in msg or "memory.max" in msg
 
@@ -249,17 +251,19 @@ def test_host_without_the_controllers_is_reported_as_not_run(tmp_path, if_unavai
     settings = _settings("tiny", TINY_COMMAND, TINY_DIMS, metric=TINY_METRIC, epsilon=0.3,
                          cgroup={"version": "v2", "if_unavailable": if_unavailable})
     out = [tmp_path / "g.parquet", tmp_path / "r.parquet", tmp_path / "s.json"]
+    files = dict(zip(["grid", "runs", "summary"], out, strict=True))
     if if_unavailable == "fail":
         with pytest.raises(HostCapabilityError, match=missing):
-            profile_program(settings, *out)
+            profile_program(settings, data=None, **files)
         assert not any(p.exists() for p in out)
         return
-    profile_program(settings, *out)
+    profile_program(settings, data=None, **files)
     summary = json.loads(out[2].read_text())
     assert summary["status"] == "not_run" and missing in summary["reason"]
     assert "cpu" in summary["requires"] and "memory" in summary["requires"]
     assert len(read_parquet(out[0])) == 0 and len(read_parquet(out[1])) == 0
-    table = summarize([out[2]], tmp_path / "t.parquet", tmp_path / "t.csv")
+    table = summarize(summaries=[out[2]], table=tmp_path / "t.parquet",
+                      csv=tmp_path / "t.csv")
     assert table.loc[0, "status"] == "not_run" and table.loc[0, "reason"] == summary["reason"]
 
 
@@ -268,7 +272,7 @@ def test_missing_v1_controller_names_the_control_file():
         pytest.skip("net_cls is mounted on this host")
     with pytest.raises(HostCapabilityError,
                        match=r"net_cls/net_cls\.classid: the net_cls controller is not mounted"):
-        make_cgroup(Limits(net_classid=0x10001), version="v1")
+        make_cgroup(Limits(net_classid=0x10001), version="v1", parent="perfcast", prefix="pctest")
 
 
 def test_cgroup_v2_limits_or_a_clear_error():
@@ -382,7 +386,7 @@ def test_network_limit_with_tc_on_the_interface(veth, tmp_path):
                    check=True)
     try:
         with pytest.raises(HostCapabilityError, match="already has a configured root qdisc"):
-            with netshape.shaped(iface, 8_000_000):
+            with netshape.shaped(iface, 8_000_000, "interface"):
                 pass
     finally:
         subprocess.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False)
@@ -423,7 +427,7 @@ def test_profile_campaign_on_the_cgroup_backend():
         metric={"name": "triad_s", "source": "stdout", "pattern": r"wall_s=([0-9.]+)",
                 "higher_is_better": False},
         cgroup={"prefix": prefix}, timeout_s=60, monitor_interval_s=0.01))
-    res = profile(be, epsilon=0.3, program="memstream")
+    res = profile(be, epsilon=0.3, sampling="binary", spare_cores=1, program="memstream")
     cpu, mem = res.ranges
     peak_mib = res.baseline.usage.rss_bytes / MIB
     assert peak_mib > 24  # the working set was seen (VmHWM: no peak slips between samples)
@@ -466,16 +470,16 @@ _JOB = """
 import sys, types
 from perfcast.rulekit import rule_logging
 from perfcast.sensitivity.backends import CgroupBackend
-from perfcast.sensitivity.settings import SensitivitySettings
-from perfcast.settings import from_section
+from perfcast.sensitivity.settings import profile_settings
+from perfcast.settings import validate
 
 prefix, duration = sys.argv[1:]
-sens = from_section(SensitivitySettings, {
+sens = validate({
     "dimensions": {"memory_mb": {"lower": 64, "upper": 128, "step": 64}},
     "programs": {"sleeper": {"command": "sleep " + duration}},
     "cgroup": {"prefix": prefix}, "timeout_s": 600}, "sensitivity")
 with rule_logging(types.SimpleNamespace(log=[], rule="sensitivity_profile")):
-    CgroupBackend(sens.profile("sleeper", {}, seed=0)).run({"memory_mb": 64.0})
+    CgroupBackend(profile_settings(sens, "sleeper", {}, seed=0)).run({"memory_mb": 64.0})
 """
 
 

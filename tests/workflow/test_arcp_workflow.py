@@ -8,6 +8,10 @@ from __future__ import annotations
 import pandas as pd
 
 from perfcast.sensitivity import arcp
+from perfcast.settings import schema_default
+
+#: the checksum the downloaded zip must have (the schema's default)
+SHA256 = schema_default("sensitivity", "replay.source.sha256")
 
 TABLE = "results/data/arcp/arcp_measurements.csv"
 RAW = "results/data/arcp/raw_data.zip"
@@ -32,7 +36,7 @@ def _jobs(proc) -> str:
 def test_workflow_downloads_converts_and_replays(tmp_path, snakemake_run, server, arcp_csv):
     snakemake_run(tmp_path, _config({"url": server.url}), targets=[TABLE, EVAL])
     assert (tmp_path / TABLE).read_bytes() == arcp_csv.read_bytes()
-    assert arcp.sha256_of(tmp_path / RAW) == arcp.SHA256
+    assert arcp.sha256_of(tmp_path / RAW) == SHA256
     assert server.requests == ["/raw data.zip"]
     ev = pd.read_parquet(tmp_path / EVAL)
     assert set(ev["program"]) == {"Data Serving"}
@@ -45,7 +49,7 @@ def test_workflow_corrupted_download_fails_and_leaves_nothing(tmp_path, snakemak
     out = _jobs(proc)
     assert proc.returncode != 0
     assert "sensitivity_arcp_fetch" in out and "checksum mismatch" in out
-    assert server.bad_url in out and arcp.SHA256 in out
+    assert server.bad_url in out and SHA256 in out
     assert not (tmp_path / RAW).exists() and not (tmp_path / TABLE).exists()
     assert not list((tmp_path / "results/data/arcp").glob("*.zip*"))
 
@@ -55,7 +59,7 @@ def test_workflow_offline_fails_naming_url_checksum_and_keys(tmp_path, snakemake
     proc = snakemake_run(tmp_path, _config({"url": url}), targets=[TABLE], check=False)
     out = _jobs(proc)
     assert proc.returncode != 0
-    assert url in out and arcp.SHA256 in out
+    assert url in out and SHA256 in out
     assert "sensitivity.replay.source.zip" in out and "sensitivity.replay.source.table" in out
     assert not (tmp_path / RAW).exists() and not (tmp_path / TABLE).exists()
 

@@ -93,7 +93,7 @@ rule sensitivity_arcp_fetch:
     output:
         f"{SENSITIVITY_DATA_DIR}/raw_data.zip",
     params:
-        settings=get_sensitivity_source_settings,
+        settings=sensitivity_arcp_fetch_settings(),
     log:
         f"{LOGS}/sensitivity/arcp_fetch.log",
     benchmark:
@@ -148,7 +148,7 @@ rule sensitivity_replay_eval:
             subcategory="paper data (replay)",
         ),
     params:
-        settings=get_sensitivity_evaluation_settings,
+        settings=sensitivity_replay_eval_settings(),
     log:
         f"{LOGS}/sensitivity/replay_eval.log",
     benchmark:
@@ -201,7 +201,7 @@ rule sensitivity_replay_figures:
             subcategory="paper data (replay)",
         ),
     params:
-        settings=get_sensitivity_figure_settings,
+        settings=sensitivity_replay_figures_settings(),
     log:
         f"{LOGS}/sensitivity/replay_figures.log",
     benchmark:

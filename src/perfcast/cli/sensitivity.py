@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
+
+from perfcast.settings import help_default
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,80 +20,50 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "mem_gb, net_code, io_mbps, metric, value)")
     p.add_argument("--program", required=True, help="program name as in the table")
     p.add_argument("--epsilon", type=float, required=True, help="binary-search threshold on |dS|")
-    p.add_argument("--sampling", choices=["binary", "lhs", "adaptive"], default="binary",
+    # left out (None), these take the schema's defaults, and are checked by it like the config
+    p.add_argument("--sampling", choices=["binary", "lhs", "adaptive"],
                    help="binary recursive search, Latin hypercube at its counts, or the "
-                   "budgeted adaptive sampler (over all dimensions jointly)")
+                   "budgeted adaptive sampler (over all dimensions jointly) "
+                   + help_default("sensitivity", "sampling"))
     p.add_argument("--budget", type=int, metavar="RUNS",
-                   help="sampling adaptive: the most grid points measured (default: binary "
+                   help="sampling adaptive: the most grid points measured (left out: binary "
                    "search's count at --epsilon)")
-    # left out, these take the config schema's defaults (and are checked by it)
     p.add_argument("--ceiling", metavar="{table4,none}",
-                   help="peak usage implied by the paper's Table 4, or none (whole grid); "
-                   "default: the schema's sensitivity.replay.ceiling")
+                   help="peak usage implied by the paper's Table 4, or none (whole grid) "
+                   + help_default("sensitivity", "replay.ceiling"))
     p.add_argument("--lhs-repeats", type=int,
-                   help="LHS seeds averaged (sampling lhs); default: the schema's "
-                   "sensitivity.replay.lhs_repeats")
+                   help="LHS seeds averaged (sampling lhs) "
+                   + help_default("sensitivity", "replay.lhs_repeats"))
     p.add_argument("--seed", type=int,
-                   help="seed of the LHS campaigns; default: the schema's seed")
+                   help="seed of the LHS campaigns " + help_default("config", "seed"))
     p.set_defaults(func=_eval)
 
 
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
+def _given(options: dict) -> dict:
+    """``options`` without the flags left out (None), nested mappings included: the schema
+    fills those with its defaults."""
+    return {k: _given(v) if isinstance(v, dict) else v for k, v in options.items()
+            if v is not None}
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from perfcast.sensitivity import published
-    from perfcast.sensitivity.evaluation import (
-        ceiling_source,
-        evaluate_fixed,
-        evaluate_program,
-        load_grids,
-        resolve_peaks,
-    )
-    from perfcast.sensitivity.settings import SensitivitySettings
-    from perfcast.settings import check_value, from_section, validate
+    from perfcast.sensitivity.evaluation import evaluate_campaign
+    from perfcast.sensitivity.settings import EvaluationSettings
+    from perfcast.settings import build, check_value, validate
 
-    # the same settings as the workflow's, through the same schema (which fills the defaults)
-    given = {"ceiling": args.ceiling, "lhs_repeats": args.lhs_repeats}
-    replay = {"epsilons": [args.epsilon], "programs": [args.program],
-              **{k: v for k, v in given.items() if v is not None}}
-    top = validate({} if args.seed is None else {"seed": args.seed}, "config")
-    settings = from_section(SensitivitySettings, {"replay": replay},
-                            "sensitivity").replay.evaluation(top["seed"])
-    grid = load_grids(args.data, settings.programs, settings.layouts)[args.program]
-    peaks = resolve_peaks(settings.ceiling, settings.peaks).get(args.program)
-    if args.budget is not None:
+    if args.budget is not None:  # named as the flag it came from
         check_value(args.budget, "sensitivity", "/properties/budget", flag="--budget",
                     key="sensitivity.budget")
-    ev = evaluate_program(grid, args.epsilon, peaks=peaks,
-                          lhs_repeats=settings.lhs_repeats if args.sampling == "lhs" else 1,
-                          seed=settings.seed)
-    row = next(r for r in ev.rows() if r["sampling"] == args.sampling)
-    if args.sampling == "adaptive" and args.budget is not None:
-        row = next(r for r in evaluate_fixed(grid, peaks=peaks, budget=args.budget)
-                   if r["sampling"] == "adaptive_paper")
-    out = {
-        "program": args.program, "epsilon": args.epsilon, "sampling": args.sampling,
-        "ceiling": settings.ceiling, "metric": grid.metric,
-        "ceiling_source": ceiling_source(args.program, settings.ceiling, peaks),
-        "higher_is_better": grid.higher_is_better,
-        "steps": {"probes_1d": int(row["probes_1d"]),
-                  "product_points": int(row["product_points"]),
-                  "runs_total": int(row["runs_total"])},
-        "average_absolute_error": row["mae_grid"],
-        "average_absolute_error_in_box": row["mae_box"],
-        "max_abs_error": row["max_abs_error"],
-        "grid_points": row["grid_points"], "ceiling_points": row["ceiling_points"],
-        "chosen": json.loads(row["chosen"]),
-        "paper": {"steps_table4": published.TABLE4_STEPS.get(args.program),
-                  "mae_table5": published.TABLE5_MAE.get(args.program)},
-    }
-    if args.sampling == "lhs":
-        out["lhs_repeats"] = settings.lhs_repeats
-        out["average_absolute_error_range"] = [_finite(row["mae_grid_min"]),
-                                               _finite(row["mae_grid_max"])]
-    if args.sampling == "adaptive":
-        out["budget"] = int(row["budget"])
+    # the same settings as the workflow's, through the same schemas (which fill the defaults)
+    given = {"sampling": args.sampling, "budget": args.budget,
+             "replay": {"epsilons": [args.epsilon], "programs": [args.program],
+                        "ceiling": args.ceiling, "lhs_repeats": args.lhs_repeats}}
+    section = validate(_given(given), "sensitivity")
+    top = validate(_given({"seed": args.seed}), "config")
+    settings = build(EvaluationSettings, {**section["replay"], "seed": top["seed"]},
+                     where="sensitivity.replay")
+    out = evaluate_campaign(settings, data=args.data, program=args.program,
+                            epsilon=args.epsilon, sampling=section["sampling"],
+                            budget=section["budget"])
     print(json.dumps(out, indent=2, sort_keys=True))
     return 0

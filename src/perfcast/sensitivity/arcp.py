@@ -9,10 +9,11 @@ Wang et al. published with
 
 Their Data Availability Statement points to the authors' repository
 https://github.com/yishaou/ARCPTool, file ``raw data.zip`` (used here at commit
-1d0118a3efabf9bf9df01b67f5d8b946c83f70be): eight Excel workbooks, one grid or list of
-measurements each. The repository states no licence, so perfcast does not redistribute the
-data: :func:`fetch` downloads the zip (or copies a local copy of it) and checks its sha256,
-and :func:`convert` turns the workbooks into one tidy table, one measured cell a row::
+1d0118a3efabf9bf9df01b67f5d8b946c83f70be; its address and checksum are the defaults of
+``sensitivity.replay.source``): eight Excel workbooks, one grid or list of measurements each.
+The repository states no licence, so perfcast does not redistribute the data: :func:`fetch`
+downloads the zip (or copies a local copy of it) and checks its sha256, and :func:`convert`
+turns the workbooks into one tidy table, one measured cell a row::
 
     program, cpu_cores, mem_gb, net_code, io_mbps, metric, value
 
@@ -45,10 +46,6 @@ from perfcast.io import atomic_path
 
 log = logging.getLogger(__name__)
 
-REPOSITORY = "https://github.com/yishaou/ARCPTool"
-COMMIT = "1d0118a3efabf9bf9df01b67f5d8b946c83f70be"
-URL = f"{REPOSITORY}/raw/{COMMIT}/raw%20data.zip"
-SHA256 = "15da7740693823fc7862f2744aeb3be5ed52bd8052d526ad7a982135c4467caa"
 COLUMNS = ("program", "cpu_cores", "mem_gb", "net_code", "io_mbps", "metric", "value")
 #: Config keys that replace the download (a local copy of the zip; an already converted table).
 OFFLINE_KEYS = ("sensitivity.replay.source.zip", "sensitivity.replay.source.table")
@@ -89,11 +86,16 @@ def fetch(
 
     Parameters
     ----------
-    url : where the zip is downloaded from (``sensitivity.replay.source.url``).
-    sha256 : the checksum it must have (``sensitivity.replay.source.sha256``).
-    dest : where it is put.
-    local_zip : a local copy used instead of downloading (``sensitivity.replay.source.zip``).
-    timeout_s : the download's network time-out.
+    url : str
+        Where the zip is downloaded from (``sensitivity.replay.source.url``).
+    sha256 : str
+        The checksum it must have (``sensitivity.replay.source.sha256``).
+    dest : str or Path
+        Where it is put.
+    local_zip : str or Path or None, default=None
+        A local copy used instead of downloading (``sensitivity.replay.source.zip``).
+    timeout_s : float, default=60.0
+        The download's network time-out, seconds.
 
     Returns
     -------

@@ -110,8 +110,8 @@ class CgroupBackend:
         if self.net_mode == "auto":
             v1 = cgroups.v1_mounts()
             self.net_mode = "net_cls" if "net_cls" in v1 and cg.version != "v2" else "interface"
-        self.command = settings.program.program.render(seed=settings.seed)
-        self.env = settings.program.program.render_env(seed=settings.seed)
+        self.command = settings.program.definition.render(seed=settings.seed)
+        self.env = settings.program.definition.render_env(seed=settings.seed)
 
     def _name(self, kind: str) -> str:
         return next(d.name for d in self.model.dims if d.kind == kind)
@@ -146,7 +146,7 @@ class CgroupBackend:
         with cgroups.fresh_cgroup(limits, version=s.cgroup.version, parent=s.cgroup.parent,
                                   prefix=s.cgroup.prefix) as cg, net:
             joins = bool(cg.procs_files)
-            res = run_measured(self.command, env=self.env, cwd=self.program.program.cwd,
+            res = run_measured(self.command, env=self.env, cwd=self.program.definition.cwd,
                                timeout_s=s.timeout_s,
                                preexec_fn=cg.attach_self if joins else None,
                                on_start=monitor.start if monitor else None)

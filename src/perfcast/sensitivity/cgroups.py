@@ -127,12 +127,11 @@ def own_cgroup(controller: str | None) -> str:
     return "/"
 
 
-def detect_version(prefer: str = "auto", needed: list[str] | None = None) -> str:
+def detect_version(prefer: str, needed: list[str]) -> str:
     """``"v1"`` or ``"v2"``: v1 where the needed controllers are mounted as v1 hierarchies."""
     if prefer in ("v1", "v2"):
         return prefer
     v1 = v1_mounts()
-    needed = needed or []
     v1_needed = [c if c != "io" else "blkio" for c in needed]
     if v1 and (not needed or any(c in v1 for c in v1_needed)):
         return "v1"
@@ -301,12 +300,12 @@ class CgroupV2:
 
     version = "v2"
 
-    def __init__(self, name: str, controllers: list[str], parent: str = "perfcast") -> None:
+    def __init__(self, name: str, controllers: list[str], parent: str) -> None:
         mnt = v2_mount()
         if mnt is None:
             raise HostCapabilityError("/sys/fs/cgroup/cgroup.controllers: no cgroup v2 mounted")
         self.mount = Path(mnt)
-        self.parent = self.mount / (parent.strip("/") or "perfcast")
+        self.parent = self.mount / parent.strip("/")
         self.dir = self.parent / name
         self.controllers = list(controllers)
         if os.geteuid() != 0:
@@ -440,12 +439,12 @@ def _group_roots(parent: str) -> list[Path]:
         if root not in roots and root.is_dir():
             roots.append(root)
     mnt2 = v2_mount()
-    if mnt2 is not None and (Path(mnt2) / (parent.strip("/") or "perfcast")).is_dir():
-        roots.append(Path(mnt2) / (parent.strip("/") or "perfcast"))
+    if mnt2 is not None and (Path(mnt2) / parent.strip("/")).is_dir():
+        roots.append(Path(mnt2) / parent.strip("/"))
     return roots
 
 
-def remove_stale(prefix: str, parent: str = "") -> list[StaleGroup]:
+def remove_stale(prefix: str, parent: str) -> list[StaleGroup]:
     """Remove the groups ``<prefix>-<pid>-<n>`` whose owner ``pid`` is dead.
 
     A run's group is removed when the run ends, also when it fails; only a SIGKILLed job (or a
@@ -455,8 +454,10 @@ def remove_stale(prefix: str, parent: str = "") -> list[StaleGroup]:
 
     Parameters
     ----------
-    prefix : the groups' name prefix (``sensitivity.cgroup.prefix``).
-    parent : v2 only, the group the runs' groups go under (empty: ``perfcast``).
+    prefix : str
+        The groups' name prefix (``sensitivity.cgroup.prefix``).
+    parent : str
+        v2 only, the group the runs' groups go under (``sensitivity.cgroup.parent``).
 
     Returns
     -------
@@ -494,19 +495,20 @@ def remove_stale(prefix: str, parent: str = "") -> list[StaleGroup]:
     return removed
 
 
-def make_cgroup(limits: Limits, *, version: str = "auto", parent: str = "",
-                prefix: str = "perfcast") -> Cgroup:
+def make_cgroup(limits: Limits, *, version: str, parent: str, prefix: str) -> Cgroup:
     """An (uncreated) group for ``limits`` with a unique name.
-
-    A library function, also used outside the workflow: its defaults are for that use (the
-    workflow passes ``sensitivity.cgroup``'s values).
 
     Parameters
     ----------
-    limits : the limits the group will apply (they decide the controllers it needs).
-    version : ``v1``, ``v2`` or ``auto`` (v1 where the needed controllers are mounted as v1).
-    parent : v2 only, the group the new one goes under (empty: ``perfcast``).
-    prefix : the group's name is ``<prefix>-<pid>-<n>``.
+    limits : Limits
+        The limits the group will apply (they decide the controllers it needs).
+    version : str
+        ``v1``, ``v2`` or ``auto`` (v1 where the needed controllers are mounted as v1;
+        ``sensitivity.cgroup.version``).
+    parent : str
+        v2 only, the group the new one goes under (``sensitivity.cgroup.parent``).
+    prefix : str
+        The group's name is ``<prefix>-<pid>-<n>`` (``sensitivity.cgroup.prefix``).
 
     Returns
     -------
@@ -522,18 +524,23 @@ def make_cgroup(limits: Limits, *, version: str = "auto", parent: str = "",
     name = f"{prefix}-{os.getpid()}-{next(_COUNTER)}"
     if v == "v1":  # v1: under this process's own group in each hierarchy (parent is for v2)
         return CgroupV1(name, limits.controllers("v1"))
-    return CgroupV2(name, limits.controllers("v2"), parent or "perfcast")
+    return CgroupV2(name, limits.controllers("v2"), parent)
 
 
 @contextlib.contextmanager
-def fresh_cgroup(limits: Limits, *, version: str = "auto", parent: str = "",
-                 prefix: str = "perfcast") -> Iterator[Cgroup]:
+def fresh_cgroup(limits: Limits, *, version: str, parent: str,
+                 prefix: str) -> Iterator[Cgroup]:
     """Create a group with ``limits``; always remove it (and kill what is left in it), also when
     the job is ended by SIGTERM (SLURM's time limit, ``scancel``) or SIGHUP: inside the block
     they raise :class:`perfcast.process.Terminated` (:func:`perfcast.process.ending_on_signals`)
     and unwind to the removal as SIGINT's KeyboardInterrupt does.
 
-    The arguments are those of :func:`make_cgroup`.
+    Parameters
+    ----------
+    limits : Limits
+        The limits the group applies.
+    version, parent, prefix : str
+        As :func:`make_cgroup`.
 
     Yields
     ------

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +35,8 @@ import pandas as pd
 from perfcast.sensitivity import published
 from perfcast.sensitivity.interpolation import sequential_pchip
 from perfcast.sensitivity.profile import ProfileResult, profile
-from perfcast.sensitivity.replay import GridLayout, MeasuredGrid, ReplayBackend, read_measurements
-from perfcast.sensitivity.settings import EvaluationSettings
+from perfcast.sensitivity.replay import AS_MEASURED, MeasuredGrid, ReplayBackend, read_measurements
+from perfcast.sensitivity.settings import EvaluationSettings, GridLayout
 
 log = logging.getLogger(__name__)
 AXES = ("cpu_cores", "mem_gb", "net_code", "io_mbps")
@@ -48,6 +49,14 @@ def _seed(seed: int, program: str, epsilon: float, rep: int) -> np.random.SeedSe
     return np.random.SeedSequence([seed, *program.encode(), int(round(epsilon * 1000)), rep])
 
 
+def _campaign(grid: MeasuredGrid, peaks: Mapping | None, sampling: str, epsilon: float,
+              **kw) -> ProfileResult:
+    """One campaign on the replayed ``grid``, with the method's spare core
+    (:data:`~perfcast.sensitivity.published.ARCP_SPARE_CORES`)."""
+    return profile(ReplayBackend(grid, peaks), epsilon=epsilon, sampling=sampling,
+                   spare_cores=published.ARCP_SPARE_CORES, program=grid.program, **kw)
+
+
 def _chosen(r: ProfileResult) -> dict[str, list[float]]:
     return {d.name: [d.levels[i] for i in c] for d, c in zip(r.model.dims, r.chosen,
                                                               strict=True)}
@@ -56,7 +65,20 @@ def _chosen(r: ProfileResult) -> dict[str, list[float]]:
 def curve(result: ProfileResult, truth: np.ndarray) -> list[list[float]]:
     """Error against runs of an adaptive campaign: ``[runs, whole-grid error, in-box error]``
     after each refinement step of ``result.trace`` (each step's product filled by sequential
-    PCHIP, as the campaign itself would be had it stopped there)."""
+    PCHIP, as the campaign itself would be had it stopped there).
+
+    Parameters
+    ----------
+    result : ProfileResult
+        An adaptive campaign (its ``trace`` holds the chosen levels after every step).
+    truth : numpy.ndarray
+        The measured sensitivity of every cell (NaN: not measured, left out of the errors).
+
+    Returns
+    -------
+    list of list of float
+        One ``[runs, whole-grid error, in-box error]`` per step.
+    """
     region = result.region_mask()
     ok = np.isfinite(truth)
     coords = [d.coords for d in result.model.dims]
@@ -139,72 +161,198 @@ class ProgramEval:
         return g[["program", "epsilon", *AXES, "truth", "predicted", "measured", "in_ceiling"]]
 
 
-def evaluate_program(grid: MeasuredGrid, epsilon: float, *, peaks: Mapping | None = None,
+def evaluate_program(grid: MeasuredGrid, epsilon: float, *, peaks: Mapping | None,
                      lhs_repeats: int, seed: int) -> ProgramEval:
     """Replay binary search, Latin hypercube and adaptive sampling on one measured grid.
 
+    Every campaign adds the method's one spare core to a CPU ceiling
+    (:data:`~perfcast.sensitivity.published.ARCP_SPARE_CORES`).
+
     Parameters
     ----------
-    grid : the program's measured grid (the dense truth).
-    epsilon : binary recursive search bisects a segment while ``|S(high) - S(low)| > epsilon``.
-    peaks : peak usage per axis standing in for the monitored unrestricted run (the resource
+    grid : MeasuredGrid
+        The program's measured grid (the dense truth).
+    epsilon : float
+        Binary recursive search bisects a segment while ``|S(high) - S(low)| > epsilon``.
+    peaks : Mapping or None
+        Peak usage per axis standing in for the monitored unrestricted run (the resource
         ceiling); None or a missing axis: the whole axis.
-    lhs_repeats : Latin hypercube campaigns at binary search's per-dimension counts, one seed
-        each (at least one is run).
-    seed : the seeds of the Latin hypercube campaigns derive from it, the program and epsilon.
+    lhs_repeats : int
+        Latin hypercube campaigns at binary search's per-dimension counts, one seed each (at
+        least one is run).
+    seed : int
+        The seeds of the Latin hypercube campaigns derive from it, the program and epsilon.
 
     Returns
     -------
     ProgramEval
         the binary campaign, the Latin hypercube ones and the adaptive one at binary search's
         run count (budget only: its own epsilon is 0).
+
+    Examples
+    --------
+    A runtime that halves with each doubling of cores, on 1 to 8 cores:
+
+    >>> import pandas as pd
+    >>> from perfcast.sensitivity.replay import AS_MEASURED
+    >>> table = pd.DataFrame({"program": "p", "cpu_cores": [1.0, 2, 4, 8], "metric": "runtime_s",
+    ...                       "value": [8.0, 4.0, 2.0, 1.0]})
+    >>> grid = MeasuredGrid.from_frame(table, "p", AS_MEASURED)
+    >>> ev = evaluate_program(grid, 0.1, peaks=None, lhs_repeats=2, seed=1)
+    >>> [(r["sampling"], r["product_points"]) for r in ev.rows()]
+    [('binary', 4), ('lhs', 4), ('adaptive', 4)]
     """
-    b = profile(ReplayBackend(grid, peaks), epsilon=epsilon, program=grid.program)
+    b = _campaign(grid, peaks, "binary", epsilon)
     counts = [len(c) for c in b.chosen]
-    lhs = [profile(ReplayBackend(grid, peaks), epsilon=epsilon, sampling="lhs", counts=counts,
-                   seed=_seed(seed, grid.program, epsilon, k), program=grid.program)
+    lhs = [_campaign(grid, peaks, "lhs", epsilon, counts=counts,
+                     seed=_seed(seed, grid.program, epsilon, k))
            for k in range(max(1, lhs_repeats))]
-    ad = profile(ReplayBackend(grid, peaks), epsilon=0.0, sampling="adaptive",
-                 budget=b.product_points, program=grid.program)
+    ad = _campaign(grid, peaks, "adaptive", 0.0, budget=b.product_points)
     return ProgramEval(grid, b, lhs, ad)
 
 
-def evaluate_fixed(grid: MeasuredGrid, *, peaks: Mapping | None = None,
-                   budget: int | None = None) -> list[dict]:
+def evaluate_fixed(grid: MeasuredGrid, *, peaks: Mapping | None,
+                   budget: int | None) -> list[dict]:
     """The rows of one program that do not depend on epsilon: ``brute`` (every level up to
     the ceiling) and ``adaptive_paper`` (the adaptive sampler at the paper's Table 4 run count,
     where Table 4 lists the program, or at ``budget`` when given), whose ``curve`` holds the
     error against runs of the unbudgeted adaptive refinement up to the whole profiled box
-    (:func:`curve`)."""
+    (:func:`curve`).
+
+    Parameters
+    ----------
+    grid : MeasuredGrid
+        The program's measured grid (the dense truth).
+    peaks : Mapping or None
+        Peak usage per axis (the resource ceiling); None or a missing axis: the whole axis.
+    budget : int or None
+        The adaptive sampler's run count (None: Table 4's for the program, else unbudgeted).
+
+    Returns
+    -------
+    list of dict
+        The ``brute`` row and the ``adaptive_paper`` row (NaN epsilon).
+    """
     truth = grid.truth()
-    brute = profile(ReplayBackend(grid, peaks), epsilon=0.0, sampling="brute",
-                    program=grid.program)
+    brute = _campaign(grid, peaks, "brute", 0.0)
     common = {"program": grid.program, "metric": grid.metric,
               "higher_is_better": grid.higher_is_better, "epsilon": float("nan"),
               "grid_points": int(truth.size), "ceiling_points": int(brute.region_mask().sum()),
               "dimensions": ",".join(grid.model.names)}
     rows = [_row(common, "brute", brute, truth)]
-    full = profile(ReplayBackend(grid, peaks), epsilon=0.0, sampling="adaptive", budget=None,
-                   program=grid.program)
+    full = _campaign(grid, peaks, "adaptive", 0.0, budget=None)
     budget = budget if budget is not None else published.TABLE4_STEPS.get(grid.program)
-    ad = full if budget is None else profile(
-        ReplayBackend(grid, peaks), epsilon=0.0, sampling="adaptive", budget=budget,
-        program=grid.program)
+    ad = full if budget is None else _campaign(grid, peaks, "adaptive", 0.0, budget=budget)
     rows.append(_row(common, "adaptive_paper", ad, truth, budget=-1 if budget is None
                      else int(budget), curve=json.dumps(curve(full, truth))))
     return rows
 
 
-def load_grids(data: str | Path, programs: Sequence[str] | None = None,
-               layouts: Mapping[str, Mapping] | None = None) -> dict[str, MeasuredGrid]:
+def evaluate_campaign(settings: EvaluationSettings, *, data: str | Path, program: str,
+                      epsilon: float, sampling: str, budget: int | None) -> dict:
+    """One program's campaign at one epsilon, replayed on its measured grid and scored: what
+    ``perfcast sensitivity-eval`` prints.
+
+    The same campaigns as :func:`evaluate_paper` (:func:`evaluate_program`, and
+    :func:`evaluate_fixed` for the adaptive sampler at a given budget), under
+    ``settings.ceiling`` with ``settings.peaks``.
+
+    Parameters
+    ----------
+    settings : EvaluationSettings
+        Ceiling, peaks, grid layouts, Latin hypercube repeats and seed.
+    data : str or Path
+        The measurement table.
+    program : str
+        The program, as named in the table.
+    epsilon : float
+        Binary search's threshold (``lhs`` and ``adaptive`` use its counts).
+    sampling : str
+        ``binary``, ``lhs`` (averaged over ``settings.lhs_repeats`` seeds) or ``adaptive``.
+    budget : int or None
+        ``adaptive``: the most grid points measured (None: binary search's count).
+
+    Returns
+    -------
+    dict
+        Steps, whole-grid and in-box average absolute error, worst error, chosen levels, where
+        the ceiling comes from, and the paper's Table 4 steps and Table 5 error for the program
+        (None where it gives none).
+
+    Raises
+    ------
+    InputError
+        an unreadable table, or a program it does not hold.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from perfcast.settings import build, validate
+    >>> replay = validate({"replay": {"ceiling": "none"}}, "sensitivity")["replay"]
+    >>> settings = build(EvaluationSettings, {**replay, "seed": 1})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     table = Path(tmp, "t.csv")
+    ...     _ = table.write_text("program,cpu_cores,metric,value\\n"
+    ...                          + "".join(f"p,{c},runtime_s,{8 / c}\\n" for c in (1, 2, 4, 8)))
+    ...     out = evaluate_campaign(settings, data=table, program="p", epsilon=0.1,
+    ...                             sampling="binary", budget=None)
+    >>> out["steps"]
+    {'probes_1d': 4, 'product_points': 4, 'runs_total': 5}
+    >>> out["average_absolute_error"], out["chosen"]
+    (0.0, {'cpu_cores': [1, 2, 4, 8]})
+    """
+    grid = load_grids(data, [program], settings.layouts)[program]
+    peaks = resolve_peaks(settings.ceiling, settings.peaks).get(program)
+    ev = evaluate_program(grid, epsilon, peaks=peaks,
+                          lhs_repeats=settings.lhs_repeats if sampling == "lhs" else 1,
+                          seed=settings.seed)
+    row = next(r for r in ev.rows() if r["sampling"] == sampling)
+    if sampling == "adaptive" and budget is not None:
+        row = next(r for r in evaluate_fixed(grid, peaks=peaks, budget=budget)
+                   if r["sampling"] == "adaptive_paper")
+    out = {
+        "program": program, "epsilon": epsilon, "sampling": sampling,
+        "ceiling": settings.ceiling, "metric": grid.metric,
+        "ceiling_source": ceiling_source(program, settings.ceiling, peaks),
+        "higher_is_better": grid.higher_is_better,
+        "steps": {"probes_1d": int(row["probes_1d"]),
+                  "product_points": int(row["product_points"]),
+                  "runs_total": int(row["runs_total"])},
+        "average_absolute_error": row["mae_grid"],
+        "average_absolute_error_in_box": row["mae_box"],
+        "max_abs_error": row["max_abs_error"],
+        "grid_points": row["grid_points"], "ceiling_points": row["ceiling_points"],
+        "chosen": json.loads(row["chosen"]),
+        "paper": {"steps_table4": published.TABLE4_STEPS.get(program),
+                  "mae_table5": published.TABLE5_MAE.get(program)},
+    }
+    if sampling == "lhs":
+        out["lhs_repeats"] = settings.lhs_repeats
+        out["average_absolute_error_range"] = [_finite(row["mae_grid_min"]),
+                                               _finite(row["mae_grid_max"])]
+    if sampling == "adaptive":
+        out["budget"] = int(row["budget"])
+    return out
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def load_grids(data: str | Path, programs: Sequence[str],
+               layouts: Mapping[str, GridLayout]) -> dict[str, MeasuredGrid]:
     """Every program's measured grid.
 
     Parameters
     ----------
-    data : the measurement table (:func:`~perfcast.sensitivity.replay.read_measurements`).
-    programs : the programs wanted (None or empty: every program of the table).
-    layouts : program -> grid layout (:class:`~perfcast.sensitivity.replay.GridLayout`
-        keys) overriding :data:`perfcast.sensitivity.published.ARCP_LAYOUTS`.
+    data : str or Path
+        The measurement table (:func:`~perfcast.sensitivity.replay.read_measurements`).
+    programs : sequence of str
+        The programs wanted (empty: every program of the table).
+    layouts : Mapping[str, GridLayout]
+        Program -> grid layout (``sensitivity.replay.layouts``), overriding
+        :data:`perfcast.sensitivity.published.ARCP_LAYOUTS`; a program in neither is taken as
+        measured (:data:`~perfcast.sensitivity.replay.AS_MEASURED`).
 
     Returns
     -------
@@ -218,20 +366,22 @@ def load_grids(data: str | Path, programs: Sequence[str] | None = None,
     """
     df = read_measurements(data)
     names = sorted(programs) if programs else sorted(df["program"].unique())
-    lay = {**published.ARCP_LAYOUTS, **(layouts or {})}
-    return {p: MeasuredGrid.from_frame(df, p, GridLayout.from_config(lay.get(p))) for p in names}
+    lay = {**published.ARCP_LAYOUTS, **layouts}
+    return {p: MeasuredGrid.from_frame(df, p, lay.get(p, AS_MEASURED)) for p in names}
 
 
-def resolve_peaks(ceiling: str, overrides: Mapping[str, Mapping] | None = None
+def resolve_peaks(ceiling: str, overrides: Mapping[str, Mapping] | None
                   ) -> dict[str, dict[str, float]]:
     """Peak usage per program for the resource ceiling.
 
     Parameters
     ----------
-    ceiling : ``table4``: the peaks implied by the "Ceiling" column of Wang et al. (2017),
-        Table 4 (:data:`perfcast.sensitivity.published.TABLE4_PEAKS`); ``none``: no peaks (every
-        axis profiled up to its top level).
-    overrides : program -> {axis: peak}, replacing a program's peaks.
+    ceiling : str
+        ``table4``: the peaks implied by the "Ceiling" column of Wang et al. (2017), Table 4
+        (:data:`perfcast.sensitivity.published.TABLE4_PEAKS`); ``none``: no peaks (every axis
+        profiled up to its top level).
+    overrides : Mapping or None
+        Program -> {axis: peak}, replacing a program's peaks (``sensitivity.replay.peaks``).
 
     Returns
     -------
@@ -242,6 +392,13 @@ def resolve_peaks(ceiling: str, overrides: Mapping[str, Mapping] | None = None
     ------
     ValueError
         ``ceiling`` is neither ``table4`` nor ``none``.
+
+    Examples
+    --------
+    >>> resolve_peaks("table4", {"p": {"cpu_cores": 2}})["mg.c.8"]
+    {'cpu_cores': 8, 'mem_gb': 4.0}
+    >>> resolve_peaks("none", {"p": {"cpu_cores": 2}})
+    {'p': {'cpu_cores': 2}}
     """
     if ceiling not in ("table4", "none"):
         raise ValueError(f"ceiling must be 'table4' or 'none', got {ceiling!r}")
@@ -256,7 +413,21 @@ def ceilings_evaluated(ceiling: str) -> list[str]:
 
 
 def ceiling_source(program: str, ceiling: str, peaks: Mapping | None) -> str:
-    """Where a program's resource ceiling comes from, in words (for the table)."""
+    """Where a program's resource ceiling comes from, in words (for the table).
+
+    Parameters
+    ----------
+    program : str
+        The program.
+    ceiling : str
+        The ceiling evaluated (``table4`` or ``none``).
+    peaks : Mapping or None
+        The program's peaks under it (:func:`resolve_peaks`).
+
+    Returns
+    -------
+    str
+    """
     if not peaks:
         return "none: every axis up to its top level" if ceiling == "none" else (
             f"{ceiling}: no peak for this program, every axis up to its top level")
@@ -274,9 +445,11 @@ def evaluate_paper(data: str | Path, settings: EvaluationSettings
 
     Parameters
     ----------
-    data : the measurement table (the paper's ``arcp_measurements.csv``).
-    settings : programs (empty: all), epsilons, grid layouts, ceiling and peaks, Latin
-        hypercube repeats and seed.
+    data : str or Path
+        The measurement table (the paper's ``arcp_measurements.csv``).
+    settings : EvaluationSettings
+        Programs (empty: all), epsilons, grid layouts, ceiling and peaks, Latin hypercube
+        repeats and seed.
 
     Returns
     -------
@@ -288,6 +461,10 @@ def evaluate_paper(data: str | Path, settings: EvaluationSettings
     cells : pandas.DataFrame
         every cell's truth and binary-search prediction, per program and epsilon, under the
         configured ceiling.
+
+    Examples
+    --------
+    See :func:`perfcast.sensitivity.rules.replay_evaluation`, which writes these tables.
     """
     grids = load_grids(data, settings.programs, settings.layouts)
     rows, cells = [], []
@@ -302,7 +479,7 @@ def evaluate_paper(data: str | Path, settings: EvaluationSettings
                 new += ev.rows()
                 if ceiling == settings.ceiling:
                     cells.append(ev.cells())
-            new += evaluate_fixed(grid, peaks=pk.get(name))
+            new += evaluate_fixed(grid, peaks=pk.get(name), budget=None)
             rows += [{**r, "ceiling": ceiling, "headline": ceiling == settings.ceiling,
                       "ceiling_source": src} for r in new]
     res = pd.DataFrame(rows)
@@ -371,7 +548,8 @@ def comparison_table(results: pd.DataFrame) -> pd.DataFrame:
 
     Parameters
     ----------
-    results : :func:`evaluate_paper`'s results.
+    results : pandas.DataFrame
+        :func:`evaluate_paper`'s results.
 
     Returns
     -------
@@ -432,7 +610,8 @@ def epsilon_summary(results: pd.DataFrame) -> pd.DataFrame:
 
     Parameters
     ----------
-    results : :func:`evaluate_paper`'s results.
+    results : pandas.DataFrame
+        :func:`evaluate_paper`'s results.
 
     Returns
     -------
@@ -472,6 +651,11 @@ def error_vs_runs(results: pd.DataFrame) -> pd.DataFrame:
     Latin hypercube at each epsilon, every step of the adaptive refinement, brute force, and
     the paper's Table 4 / Table 5 point (the figure's data).
 
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        :func:`evaluate_paper`'s results.
+
     Returns
     -------
     pandas.DataFrame
@@ -495,82 +679,3 @@ def error_vs_runs(results: pd.DataFrame) -> pd.DataFrame:
                                       "mae_box"]).drop_duplicates()
     return out.sort_values(["program", "ceiling", "sampling", "runs", "mae_grid"],
                            kind="stable").reset_index(drop=True)
-
-
-def _cell(v: object) -> str:
-    if isinstance(v, bool | np.bool_):
-        return "yes" if v else "no"
-    if isinstance(v, float | np.floating):
-        return "" if not np.isfinite(v) else f"{v:.4g}"
-    return str(v).replace("|", "/")
-
-
-def _md(df: pd.DataFrame) -> list[str]:
-    out = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    out += ["| " + " | ".join(_cell(v) for v in row) + " |"
-            for row in df.itertuples(index=False)]
-    return out + [""]
-
-
-def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame,
-                        headline_epsilon: float = 0.3) -> str:
-    """The comparison as Markdown: per epsilon against Fig. 10-12, then per program.
-
-    Parameters
-    ----------
-    table : :func:`comparison_table`'s table.
-    summary : :func:`epsilon_summary`'s table.
-    headline_epsilon : the epsilon of the per-program section set beside Table 4 (0.3
-        reproduces its PARSEC counts).
-    """
-    ceiling = str(table["ceiling"].iloc[0]) if len(table) else ""
-    lines = [
-        "# Resource sensitivity: the method replayed on the paper's measurements",
-        "",
-        "Wang et al. 2017 (PLoS ONE 12(4): e0175861), data `arcp_measurements.csv`. Steps = runs "
-        "measured (the Cartesian product of the levels chosen; binary search's 1-D probes are "
-        "part of it). Error = average absolute error of the interpolated sensitivity against "
-        "the measured value over the **whole measured grid** (every cell the program was "
-        "measured at, failed runs as 0), the paper's metric; the verdicts use it. `*_box` is "
-        "the error inside the profiled box only (cells up to the resource ceiling), which "
-        "flatters a narrow ceiling.",
-        "",
-        f"Ceiling: `{ceiling}`; the `*_no_ceiling` columns replay the same campaign with "
-        "`ceiling: none` (every axis up to its top level). Where each program's ceiling comes "
-        "from is in the last section. `adaptive`: our budgeted joint refinement at binary "
-        "search's run count; `adaptive_paper`: the same at the paper's Table 4 count.",
-        "",
-        "## Per epsilon (all programs; paper: Fig. 10, 11, 12)",
-        "",
-    ]
-    cols = ["epsilon", "product_points_total", "probes_1d_total", "paper_fig12_steps",
-            "paper_table4_steps_total", "mae_binary_mean", "mae_binary_box_mean",
-            "mae_lhs_mean", "mae_adaptive_mean", "mae_binary_mean_table5",
-            "mae_adaptive_mean_table5", "paper_fig11_mae"]
-    lines += _md(summary[cols])
-    fig10 = published.FIG10_MAE
-    lines += [f"Paper, Fig. 10 (binary vs Latin hypercube at equal counts): "
-              f"{fig10['binary']} vs {fig10['lhs']}; Table 5 mean {published.TABLE5_MEAN}. "
-              "Fig. 12's totals do not add up to Table 4's own total.", ""]
-    t = table[np.isclose(table["epsilon"], headline_epsilon)]
-    lines += [f"## Per program at epsilon {headline_epsilon:g} (paper: Table 4, Table 5)", "",
-              "Table 4 states no epsilon; at 0.3 binary search needs exactly its PARSEC counts.",
-              ""]
-    cols = ["program", "probes_1d", "product_points", "paper_steps", "mae_binary",
-            "mae_binary_box", "mae_lhs", "mae_adaptive", "adaptive_paper_runs",
-            "mae_adaptive_paper", "brute_runs", "mae_brute", "paper_mae", "paper_mae_source",
-            "verdict", "adaptive_verdict", "why", "data_note"]
-    lines += _md(t[cols])
-    lines += ["## Without a ceiling, beside it", ""]
-    cols = ["program", "product_points", "mae_binary", "product_points_no_ceiling",
-            "mae_binary_no_ceiling", "mae_adaptive_paper", "mae_adaptive_paper_no_ceiling",
-            "paper_mae"]
-    lines += _md(t[cols])
-    lines += ["## Every program and epsilon", ""]
-    cols = ["program", "epsilon", "probes_1d", "product_points", "grid_points", "paper_steps",
-            "mae_binary", "mae_binary_box", "mae_lhs", "mae_lhs_range", "mae_adaptive",
-            "paper_mae", "verdict"]
-    lines += _md(table[cols])
-    lines += ["## Where the ceiling comes from", ""]
-    lines += _md(t[["program", "ceiling_points", "grid_points", "ceiling_source"]])
-    return "\n".join(lines)

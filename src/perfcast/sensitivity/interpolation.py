@@ -34,15 +34,24 @@ def pchip_line(x: np.ndarray, y: np.ndarray, known: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    x : (n,) strictly increasing coordinates of the line's points.
-    y : (n,) values, or (lines, n) when every line shares the same ``known`` mask.
-    known : (n,) boolean mask of the points whose value is known (at least one).
+    x : numpy.ndarray
+        (n,) strictly increasing coordinates of the line's points.
+    y : numpy.ndarray
+        (n,) values, or (lines, n) when every line shares the same ``known`` mask.
+    known : numpy.ndarray
+        (n,) boolean mask of the points whose value is known (at least one).
 
     Returns
     -------
     numpy.ndarray
         ``y``'s shape: the known values unchanged, PCHIP (Fritsch & Carlson 1980; Fritsch &
         Butland 1984) between them, the nearest known value beyond them.
+
+    Examples
+    --------
+    >>> x = np.array([1.0, 2.0, 3.0, 4.0])
+    >>> pchip_line(x, np.array([1.0, np.nan, 3.0, np.nan]), np.array([True, False, True, False]))
+    array([1., 2., 3., 3.])
     """
     y = np.asarray(y, dtype=float)
     xk = x[known]
@@ -64,9 +73,12 @@ def fill_axis(values: np.ndarray, x: np.ndarray, axis: int) -> np.ndarray:
 
     Parameters
     ----------
-    values : the grid, NaN where unknown.
-    x : the coordinates of ``axis`` (strictly increasing).
-    axis : the axis the lines run along.
+    values : numpy.ndarray
+        The grid, NaN where unknown.
+    x : numpy.ndarray
+        The coordinates of ``axis`` (strictly increasing).
+    axis : int
+        The axis the lines run along.
 
     Returns
     -------
@@ -97,9 +109,12 @@ def sequential_pchip(
 
     Parameters
     ----------
-    values : the grid, NaN where not measured.
-    coords : ``coords[a]``, the strictly increasing coordinates of axis ``a``.
-    order : the axes in the order they are filled (default: 0, 1, ...).
+    values : numpy.ndarray
+        The grid, NaN where not measured.
+    coords : sequence of numpy.ndarray
+        ``coords[a]``, the strictly increasing coordinates of axis ``a``.
+    order : sequence of int or None, default=None
+        The axes in the order they are filled (None: 0, 1, ...).
 
     Returns
     -------
@@ -111,6 +126,20 @@ def sequential_pchip(
     ValueError
         ``coords`` does not match the shape of ``values``, or a cell is still unknown at the
         end (the known cells did not span the grid).
+
+    Examples
+    --------
+    The corners of a 3 x 3 grid of ``c + m`` measured, the rest interpolated (exact here, as
+    the function is linear along each axis):
+
+    >>> values = np.full((3, 3), np.nan)
+    >>> for i in (0, 2):
+    ...     for j in (0, 2):
+    ...         values[i, j] = i + j
+    >>> sequential_pchip(values, [np.arange(3.0), np.arange(3.0)])
+    array([[0., 1., 2.],
+           [1., 2., 3.],
+           [2., 3., 4.]])
     """
     out = np.asarray(values, dtype=float)
     if out.ndim != len(coords):

@@ -77,9 +77,12 @@ def sensitivity(performance: float | None, baseline: float, higher_is_better: bo
 
     Parameters
     ----------
-    performance : the restricted run's performance; None, NaN or non-positive: a failed run.
-    baseline : the unrestricted performance ``P0``.
-    higher_is_better : ``S = P / P0`` (throughput-like) or ``S = P0 / P`` (runtime-like).
+    performance : float or None
+        The restricted run's performance; None, NaN or non-positive: a failed run.
+    baseline : float
+        The unrestricted performance ``P0``.
+    higher_is_better : bool
+        ``S = P / P0`` (throughput-like) or ``S = P0 / P`` (runtime-like).
 
     Returns
     -------
@@ -90,6 +93,15 @@ def sensitivity(performance: float | None, baseline: float, higher_is_better: bo
     ------
     ValueError
         ``baseline`` is not positive and finite.
+
+    Examples
+    --------
+    >>> sensitivity(50.0, 200.0, higher_is_better=True)  # a quarter of the throughput
+    0.25
+    >>> sensitivity(4.0, 2.0, higher_is_better=False)  # twice the runtime
+    0.5
+    >>> sensitivity(None, 2.0, higher_is_better=False)  # a failed run
+    0.0
     """
     if performance is None or not math.isfinite(performance) or performance <= 0:
         return 0.0
@@ -101,6 +113,20 @@ def sensitivity(performance: float | None, baseline: float, higher_is_better: bo
 def sensitivity_array(performance: np.ndarray, baseline: float, higher_is_better: bool
                       ) -> np.ndarray:
     """Vectorised :func:`sensitivity`: NaN or non-positive cells are failed runs (0).
+
+    Parameters
+    ----------
+    performance : numpy.ndarray
+        The restricted runs' performances.
+    baseline : float
+        The unrestricted performance ``P0``.
+    higher_is_better : bool
+        ``S = P / P0`` (throughput-like) or ``S = P0 / P`` (runtime-like).
+
+    Returns
+    -------
+    numpy.ndarray
+        The sensitivities, ``performance``'s shape.
 
     Raises
     ------
@@ -144,7 +170,22 @@ def repeat_ci(values: Sequence[float], confidence: float) -> tuple[float, float,
 def sensitivity_interval(low: float, high: float, baseline: float, higher_is_better: bool
                          ) -> tuple[float, float]:
     """The interval of S that a performance interval ``[low, high]`` maps to (Eq. 1 is
-    monotone in P, the unrestricted performance held fixed); NaN bounds stay NaN."""
+    monotone in P, the unrestricted performance held fixed); NaN bounds stay NaN.
+
+    Parameters
+    ----------
+    low, high : float
+        The performance interval.
+    baseline : float
+        The unrestricted performance ``P0``.
+    higher_is_better : bool
+        As :func:`sensitivity`.
+
+    Returns
+    -------
+    tuple of float
+        ``(lowest S, highest S)``.
+    """
     if not (math.isfinite(low) and math.isfinite(high)):
         return math.nan, math.nan
     a = sensitivity(low, baseline, higher_is_better)

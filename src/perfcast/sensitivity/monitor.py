@@ -113,8 +113,10 @@ class UsageMonitor:
 
     Parameters
     ----------
-    interval_s : seconds between samples (``sensitivity.monitor_interval_s``).
-    interface : the network interface whose bytes count as the program's (None: no network).
+    interval_s : float
+        Seconds between samples (``sensitivity.monitor_interval_s``).
+    interface : str or None, default=None
+        The network interface whose bytes count as the program's (None: no network).
 
     Raises
     ------

@@ -79,16 +79,19 @@ def _lock(interface: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def shaped(interface: str, rate_bits: int, mode: str = "interface") -> Iterator[None]:
+def shaped(interface: str, rate_bits: int, mode: str) -> Iterator[None]:
     """Limit ``interface`` egress to ``rate_bits`` bit/s for the duration of the block.
 
     Parameters
     ----------
-    interface : the network interface.
-    rate_bits : the rate, bit/s (an HTB class with that rate and ceiling).
-    mode : ``interface``: every packet of the interface is shaped; ``net_cls``: only packets of
-        processes in a net_cls group with classid ``1:1`` (a ``tc`` cgroup filter), the rest
-        go through an unlimited class.
+    interface : str
+        The network interface.
+    rate_bits : int
+        The rate, bit/s (an HTB class with that rate and ceiling).
+    mode : str
+        ``interface``: every packet of the interface is shaped; ``net_cls``: only packets of
+        processes in a net_cls group with classid ``1:1`` (a ``tc`` cgroup filter), the rest go
+        through an unlimited class (``sensitivity.network.mode``, ``auto`` resolved).
 
     Raises
     ------

@@ -224,10 +224,10 @@ def profile(
     backend: Backend,
     *,
     epsilon: float,
-    sampling: str = "binary",
+    sampling: str,
+    spare_cores: float,
     counts: Sequence[int] | None = None,
     seed: int | np.random.SeedSequence = 0,
-    spare_cores: float = 1.0,
     program: str = "",
     baseline: RunOutcome | None = None,
     cache: dict[tuple[int, ...], Measurement] | None = None,
@@ -235,25 +235,35 @@ def profile(
 ) -> ProfileResult:
     """Run one campaign on ``backend`` (see the module docstring).
 
-    A library function, also used outside the workflow (the replay evaluation, the tests): its
-    defaults are the method's (binary search, one spare core); the workflow passes the
-    ``sensitivity`` section's values.
+    A library function, also used outside the workflow (the replay evaluation, the tests): the
+    workflow passes the ``sensitivity`` section's ``sampling`` and ``spare_cores``, the replay
+    evaluation the method's (binary search and the campaigns compared with it, one spare core).
 
     Parameters
     ----------
-    backend : where runs come from (cgroup or replay).
-    epsilon : binary recursive search bisects while ``|dS| > epsilon``.
-    sampling : ``binary``, ``lhs``, ``brute`` or ``adaptive``.
-    counts : ``lhs`` only, levels per dimension (normally those binary search chose); without
-        them binary search runs first to find them.
-    seed : the Latin hypercube's seed.
-    spare_cores : cores added to a CPU ceiling
-        (:func:`~perfcast.sensitivity.resources.ceiling_range`).
-    program : names the program in the result and the log.
-    baseline : the unrestricted run, if already made.
-    cache : measured points, shared by campaigns compared on one backend (each point runs once).
-    budget : ``adaptive`` only, the most grid points measured (None: until no segment varies
-        by more than ``epsilon``).
+    backend : Backend
+        Where runs come from (cgroup or replay).
+    epsilon : float
+        Binary recursive search bisects while ``|dS| > epsilon``.
+    sampling : str
+        ``binary``, ``lhs``, ``brute`` or ``adaptive`` (``sensitivity.sampling``).
+    spare_cores : float
+        Cores added to a CPU ceiling (:func:`~perfcast.sensitivity.resources.ceiling_range`;
+        ``sensitivity.spare_cores``).
+    counts : sequence of int or None, default=None
+        ``lhs`` only, levels per dimension (normally those binary search chose); without them
+        binary search runs first to find them.
+    seed : int or numpy.random.SeedSequence, default=0
+        The Latin hypercube's seed.
+    program : str, default=""
+        Names the program in the result and the log.
+    baseline : RunOutcome or None, default=None
+        The unrestricted run, if already made.
+    cache : dict or None, default=None
+        Measured points, shared by campaigns compared on one backend (each point runs once).
+    budget : int or None, default=None
+        ``adaptive`` only, the most grid points measured (None: until no segment varies by
+        more than ``epsilon``).
 
     Returns
     -------
@@ -265,6 +275,21 @@ def profile(
         an unknown ``sampling``, or ``counts`` not one per dimension.
     ProfileError
         the unrestricted run failed.
+
+    Examples
+    --------
+    A runtime that halves with each doubling of cores, replayed from its measured grid with
+    a peak of 2 cores (the ceiling: 2 + one spare core, so 4):
+
+    >>> import pandas as pd
+    >>> from perfcast.sensitivity.replay import AS_MEASURED, MeasuredGrid, ReplayBackend
+    >>> table = pd.DataFrame({"program": "p", "cpu_cores": [1.0, 2, 4, 8], "metric": "runtime_s",
+    ...                       "value": [8.0, 4.0, 2.0, 1.0]})
+    >>> grid = MeasuredGrid.from_frame(table, "p", AS_MEASURED)
+    >>> r = profile(ReplayBackend(grid, {"cpu_cores": 2}), epsilon=0.1, sampling="binary",
+    ...             spare_cores=1, program="p")
+    >>> r.chosen, r.steps["product_points"], r.grid.tolist()
+    (((0, 1, 2),), 3, [0.125, 0.25, 0.5, 0.5])
     """
     if sampling not in SAMPLINGS:
         raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")

@@ -12,8 +12,8 @@ interpolated result is scored against.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,7 @@ from perfcast.errors import InputError
 from perfcast.sensitivity.backends import RunOutcome
 from perfcast.sensitivity.metrics import sensitivity_array
 from perfcast.sensitivity.resources import Dimension, ResourceModel
+from perfcast.sensitivity.settings import GridLayout
 
 #: measurement column -> (resource kind, unit)
 AXIS_COLUMNS: dict[str, tuple[str, str]] = {
@@ -44,33 +45,8 @@ METRIC_DIRECTION: dict[str, bool] = {
 REQUIRED = ["program", "metric", "value"]
 
 
-@dataclass(frozen=True)
-class GridLayout:
-    """How one program's rows form a grid.
-
-    ``levels``: extra levels per column (cells with no row are failed runs); ``exclude``: levels
-    dropped with their rows; ``reverse``: columns whose value falls as the resource grows;
-    ``kinds``: column -> resource kind where it differs from :data:`AXIS_COLUMNS`;
-    ``higher_is_better``: the metric's direction where :data:`METRIC_DIRECTION` does not know it.
-    A library class, also built from the published layouts
-    (:data:`perfcast.sensitivity.published.ARCP_LAYOUTS`): every key is optional, the defaults
-    are "nothing to change".
-    """
-
-    levels: Mapping[str, Sequence[float]] = field(default_factory=dict)
-    exclude: Mapping[str, Sequence[float]] = field(default_factory=dict)
-    reverse: Sequence[str] = ()
-    kinds: Mapping[str, str] = field(default_factory=dict)
-    higher_is_better: bool | None = None
-
-    @classmethod
-    def from_config(cls, d: Mapping | None) -> GridLayout:
-        """A layout from a mapping of its keys (``sensitivity.replay.layouts.<program>``)."""
-        d = dict(d or {})
-        return cls(levels={k: list(v) for k, v in (d.get("levels") or {}).items()},
-                   exclude={k: list(v) for k, v in (d.get("exclude") or {}).items()},
-                   reverse=tuple(d.get("reverse") or ()), kinds=dict(d.get("kinds") or {}),
-                   higher_is_better=d.get("higher_is_better"))
+#: the layout of a program that needs none: the table's rows as they are
+AS_MEASURED = GridLayout(levels={}, exclude={}, reverse=(), kinds={}, higher_is_better=None)
 
 
 def read_measurements(path: str | Path) -> pd.DataFrame:
@@ -78,7 +54,8 @@ def read_measurements(path: str | Path) -> pd.DataFrame:
 
     Parameters
     ----------
-    path : a CSV with columns ``program``, ``metric``, ``value`` and axis columns among
+    path : str or Path
+        A CSV with columns ``program``, ``metric``, ``value`` and axis columns among
         :data:`AXIS_COLUMNS` (empty cell: the axis is not varied for that program).
 
     Returns
@@ -147,12 +124,24 @@ class MeasuredGrid:
         return sensitivity_array(self.values, self.baseline, self.higher_is_better)
 
     @classmethod
-    def from_frame(cls, df: pd.DataFrame, program: str, layout: GridLayout | None = None
-                   ) -> MeasuredGrid:
+    def from_frame(cls, df: pd.DataFrame, program: str, layout: GridLayout) -> MeasuredGrid:
         """Program ``program``'s grid from a table of :func:`read_measurements`.
 
         The axes are the columns the program varies (in interpolation order), their levels the
         values seen plus ``layout.levels``; a cell without a row is a failed run (NaN).
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            The table (:func:`read_measurements`; ``attrs["path"]`` names it in errors).
+        program : str
+            The program whose rows form the grid.
+        layout : GridLayout
+            How they form it (:data:`AS_MEASURED`: as they are).
+
+        Returns
+        -------
+        MeasuredGrid
 
         Raises
         ------
@@ -160,8 +149,18 @@ class MeasuredGrid:
             no rows for ``program``, several metrics, a direction unknown, a row leaving an
             axis empty, a cell measured twice, or no unrestricted measurement (the most of
             every resource).
+
+        Examples
+        --------
+        >>> table = pd.DataFrame({"program": "p", "cpu_cores": [1.0, 2.0, 1.0, 2.0],
+        ...                       "mem_gb": [1.0, 1.0, 2.0, 2.0], "metric": "runtime_s",
+        ...                       "value": [4.0, 2.0, 3.0, 1.0]})
+        >>> grid = MeasuredGrid.from_frame(table, "p", AS_MEASURED)
+        >>> grid.model.names, grid.baseline
+        (('cpu_cores', 'mem_gb'), 1.0)
+        >>> grid.truth().round(2).tolist()  # runtime-like: S = P0 / P
+        [[0.25, 0.33], [0.5, 1.0]]
         """
-        layout = layout or GridLayout()
         path = df.attrs.get("path")
         rows = df[df["program"] == program]
         if rows.empty:
@@ -225,9 +224,11 @@ class ReplayBackend:
 
     Parameters
     ----------
-    grid : the measured grid.
-    peaks : peak usage per axis name (the resource ceiling); None or a missing axis: the
-        whole axis is profiled.
+    grid : MeasuredGrid
+        The measured grid.
+    peaks : Mapping or None, default=None
+        Peak usage per axis name (the resource ceiling); None or a missing axis: the whole
+        axis is profiled.
 
     Raises
     ------

@@ -58,8 +58,10 @@ def range_levels(lower: float, upper: float, step: float, *, name: str = "?") ->
 
     Parameters
     ----------
-    lower, upper, step : the range; ``upper - lower`` must be a whole number of steps.
-    name : names the dimension in an error.
+    lower, upper, step : float
+        The range; ``upper - lower`` must be a whole number of steps.
+    name : str, default="?"
+        Names the dimension in an error.
 
     Returns
     -------
@@ -70,6 +72,11 @@ def range_levels(lower: float, upper: float, step: float, *, name: str = "?") ->
     ------
     InputError
         ``step <= 0``, ``upper < lower``, or not a whole number of steps.
+
+    Examples
+    --------
+    >>> range_levels(0.5, 2.0, 0.5)
+    (0.5, 1.0, 1.5, 2.0)
     """
     if not (step > 0 and upper >= lower):
         raise InputError(None, f"dimension {name}: need step > 0 and upper >= lower",
@@ -109,8 +116,23 @@ class Dimension:
     @classmethod
     def from_range(cls, name: str, kind: str, lower: float, upper: float, step: float,
                    unit: str = "") -> Dimension:
-        """A dimension whose levels are :func:`range_levels` (``unit`` empty: that of
-        :data:`UNITS` for ``kind``)."""
+        """A dimension whose levels are :func:`range_levels`.
+
+        Parameters
+        ----------
+        name : str
+            The dimension's name (a column of the grid).
+        kind : str
+            One of :data:`KINDS`.
+        lower, upper, step : float
+            The range (:func:`range_levels`).
+        unit : str, default=""
+            The levels' unit (empty: that of :data:`UNITS` for ``kind``).
+
+        Returns
+        -------
+        Dimension
+        """
         return cls(name, kind, range_levels(lower, upper, step, name=name),
                    unit or UNITS.get(kind, ""))
 
@@ -150,19 +172,20 @@ class AxisRange:
         return self.ceiling
 
 
-def ceiling_range(dim: Dimension, peak: float | None, spare_cores: float = 1.0) -> AxisRange:
+def ceiling_range(dim: Dimension, peak: float | None, spare_cores: float) -> AxisRange:
     """Cut ``dim`` at the resource ceiling for a measured ``peak`` (Wang et al. 2017, Eq. 2).
-
-    A library function, also used outside the workflow: ``spare_cores`` defaults to the
-    method's one spare core (the workflow passes ``sensitivity.spare_cores``).
 
     Parameters
     ----------
-    dim : the dimension.
-    peak : the unrestricted run's peak usage in the dimension's unit; None (unknown) keeps the
+    dim : Dimension
+        The dimension.
+    peak : float or None
+        The unrestricted run's peak usage in the dimension's unit; None (unknown) keeps the
         whole range; at or below the lower bound the dimension is non-effective.
-    spare_cores : for CPU, the ceiling is the first level at or above the first level at or
-        above the peak plus ``spare_cores`` (ARCPTool: ``searchTOP(min, cpu, 1) + 1``).
+    spare_cores : float
+        For CPU, the ceiling is the first level at or above the first level at or above the
+        peak plus ``spare_cores`` (the workflow's ``sensitivity.spare_cores``; the method's
+        is one, ARCPTool: ``searchTOP(min, cpu, 1) + 1``).
 
     Returns
     -------
@@ -173,6 +196,15 @@ def ceiling_range(dim: Dimension, peak: float | None, spare_cores: float = 1.0) 
     ------
     InputError
         a peak on a reversed axis.
+
+    Examples
+    --------
+    >>> cpu = Dimension("cpu_cores", "cpu_cores", tuple(float(c) for c in range(1, 9)))
+    >>> r = ceiling_range(cpu, 3.2, spare_cores=1)  # 4 is the first level at or above the peak
+    >>> cpu.levels[r.ceiling], r.effective
+    (5.0, True)
+    >>> ceiling_range(cpu, 1.0, spare_cores=1).effective  # at the lower bound: never limiting
+    False
     """
     top = len(dim) - 1
     if peak is None or top == 0:
@@ -216,9 +248,10 @@ class ResourceModel:
 
         Parameters
         ----------
-        dimensions : dimension name -> its :class:`~perfcast.sensitivity.settings.Range`; names
-            are those of :data:`CGROUP_DIMENSIONS` (``cpu_cores``, ``cpu_quota``,
-            ``memory_mb``, ``disk_read_mbps``, ``disk_write_mbps``, ``network_mbit``).
+        dimensions : Mapping[str, Range]
+            Dimension name -> its :class:`~perfcast.sensitivity.settings.Range`; names are
+            those of :data:`CGROUP_DIMENSIONS` (``cpu_cores``, ``cpu_quota``, ``memory_mb``,
+            ``disk_read_mbps``, ``disk_write_mbps``, ``network_mbit``).
 
         Returns
         -------
@@ -230,6 +263,14 @@ class ResourceModel:
         InputError
             an unknown name, a range that is not a whole number of steps, fractional cores, or
             no dimension at all.
+
+        Examples
+        --------
+        >>> from perfcast.sensitivity.settings import Range
+        >>> model = ResourceModel.from_dimensions({"memory_mb": Range(32, 64, 16),
+        ...                                       "cpu_quota": Range(0.5, 1.0, 0.5)})
+        >>> model.names, model.shape
+        (('cpu_quota', 'memory_mb'), (2, 3))
         """
         dims = []
         for name, spec in dimensions.items():
@@ -265,8 +306,7 @@ class ResourceModel:
         """Every grid index, in C order."""
         return product(*(range(len(d)) for d in self.dims))
 
-    def ceilings(self, peaks: Mapping[str, float | None], spare_cores: float = 1.0
+    def ceilings(self, peaks: Mapping[str, float | None], spare_cores: float
                  ) -> tuple[AxisRange, ...]:
-        """:func:`ceiling_range` of every dimension (``peaks`` by dimension name; library
-        default: the method's one spare core)."""
+        """:func:`ceiling_range` of every dimension (``peaks`` by dimension name)."""
         return tuple(ceiling_range(d, peaks.get(d.name), spare_cores) for d in self.dims)

@@ -1,4 +1,6 @@
-"""The sensitivity stage's rules, one function each (the scripts only rebuild the settings).
+"""The sensitivity stage's rules, one function each: a rule's script receives the job's
+settings (:func:`perfcast.rulekit.rule_settings`) and hands them, whole, to its function here,
+with the job's files as keyword arguments.
 
 Resource-sensitivity profiling after L. Wang, D. Qian, Z. Luan, G. Wei, R. Wang, H. Yang,
 "Speeding up profiling program's runtime characteristics for workload consolidation", PLoS ONE
@@ -6,8 +8,10 @@ Resource-sensitivity profiling after L. Wang, D. Qian, Z. Luan, G. Wei, R. Wang,
 
 - :func:`profile_program` (rule ``sensitivity_profile``): one program's campaign;
 - :func:`summarize` (``sensitivity_summary``) and :func:`plot_program` (``sensitivity_figure``);
+- :func:`fetch_measurements` (``sensitivity_arcp_fetch``) and :func:`convert_measurements`
+  (``sensitivity_arcp_table``): the paper's published measurements as one table;
 - :func:`replay_evaluation` (``sensitivity_replay_eval``) and :func:`replay_figures`
-  (``sensitivity_replay_figures``): the method replayed on the paper's published measurements.
+  (``sensitivity_replay_figures``): the method replayed on them.
 """
 
 from __future__ import annotations
@@ -25,23 +29,31 @@ import pandas as pd
 
 from perfcast.errors import HostCapabilityError, InputError
 from perfcast.io import read_parquet, write_csv, write_json, write_parquet, write_text
-from perfcast.sensitivity import evaluation, plots
+from perfcast.sensitivity import arcp, evaluation, figures
 from perfcast.sensitivity.backends import CgroupBackend
+from perfcast.sensitivity.markdown import comparison_markdown
 from perfcast.sensitivity.profile import Measurement, ProfileResult, profile
 from perfcast.sensitivity.replay import ReplayBackend
-from perfcast.sensitivity.settings import EvaluationSettings, FigureSettings, ProfileSettings
+from perfcast.sensitivity.settings import (
+    EvaluationSettings,
+    FigureSettings,
+    ProfileSettings,
+    SourceSettings,
+)
 
 log = logging.getLogger(__name__)
 
 
-def make_backend(settings: ProfileSettings, data: str | Path | None = None
+def make_backend(settings: ProfileSettings, data: str | Path | None
                  ) -> CgroupBackend | ReplayBackend:
     """The backend of ``settings.backend`` for ``settings.program``.
 
     Parameters
     ----------
-    settings : the profile's settings.
-    data : backend ``replay`` only: the measurement table the runs are answered from
+    settings : ProfileSettings
+        The profile's settings.
+    data : str or Path or None
+        Backend ``replay`` only: the measurement table the runs are answered from
         (``sensitivity.replay.source``); its rows for ``settings.program.replay_program`` form
         the grid, cut at the ceiling of ``settings.replay``.
 
@@ -70,8 +82,8 @@ def _seed(seed: int, name: str) -> np.random.SeedSequence:
     return np.random.SeedSequence([seed, *name.encode()])
 
 
-def profile_program(settings: ProfileSettings, out_grid: str | Path, out_runs: str | Path,
-                    out_summary: str | Path, *, data: str | Path | None = None) -> dict:
+def profile_program(settings: ProfileSettings, *, data: str | Path | None, grid: str | Path,
+                    runs: str | Path, summary: str | Path) -> dict:
     """Profile one program; write its interpolated grid, every run, and a JSON summary.
 
     The campaign of Wang et al. (2017): the unrestricted run and its peak usage (the resource
@@ -84,10 +96,16 @@ def profile_program(settings: ProfileSettings, out_grid: str | Path, out_runs: s
 
     Parameters
     ----------
-    settings : the profile's settings (:meth:`SensitivitySettings.profile`).
-    out_grid, out_runs, out_summary : the grid (Parquet), every distinct run (Parquet) and the
-        summary (JSON) written.
-    data : backend ``replay``: the measurement table.
+    settings : ProfileSettings
+        The profile's settings (the rule's: the section, the job's program and the seed).
+    data : str or Path or None
+        Backend ``replay``: the measurement table (None with backend ``cgroup``).
+    grid : str or Path
+        The interpolated grid written (Parquet).
+    runs : str or Path
+        Every distinct run written (Parquet), in execution order.
+    summary : str or Path
+        The summary written (JSON).
 
     Returns
     -------
@@ -102,6 +120,27 @@ def profile_program(settings: ProfileSettings, out_grid: str | Path, out_runs: s
         this host cannot restrict a run and ``if_unavailable`` is ``fail`` (nothing written).
     ProfileError
         the unrestricted run failed.
+
+    Examples
+    --------
+    Backend ``replay`` answers every run from a measured table, so this runs anywhere:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.sensitivity.settings import profile_settings
+    >>> from perfcast.settings import validate
+    >>> section = validate({"backend": "replay", "replay": {"ceiling": "none"},
+    ...                     "programs": {"p": {"command": "true"}}}, "sensitivity")
+    >>> settings = profile_settings(section, "p", {}, seed=1)
+    >>> rows = ["program,cpu_cores,mem_gb,net_code,io_mbps,metric,value"] + [
+    ...     f"p,{c},{m},,,runtime_s,{10 / c + 4 / m}" for c in (1, 2, 4) for m in (1, 2)]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     table = Path(tmp, "table.csv")
+    ...     _ = table.write_text("\\n".join(rows) + "\\n")
+    ...     out = profile_program(settings, data=table, grid=Path(tmp, "p.parquet"),
+    ...                           runs=Path(tmp, "p.runs.parquet"), summary=Path(tmp, "p.json"))
+    >>> out["status"], out["steps"]["product_points"], out["score"]["mae"] < 0.1
+    ('profiled', 6, True)
     """
     name, backend = settings.program.name, settings.backend
     be = make_backend(settings, data)
@@ -111,7 +150,7 @@ def profile_program(settings: ProfileSettings, out_grid: str | Path, out_runs: s
         except HostCapabilityError as exc:
             if settings.cgroup.if_unavailable == "fail":
                 raise
-            return _not_profiled(be, str(exc), out_grid, out_runs, out_summary)
+            return _not_profiled(be, str(exc), grid, runs, summary)
     epsilon, sampling, compare = settings.epsilon, settings.sampling, settings.compare
     seed, spare_cores = settings.seed, settings.spare_cores
     base = be.unrestricted()
@@ -128,36 +167,36 @@ def profile_program(settings: ProfileSettings, out_grid: str | Path, out_runs: s
     if "brute" in compare and sampling != "brute":
         others["brute"] = profile(be, epsilon=epsilon, sampling="brute", program=name,
                                   spare_cores=spare_cores, baseline=base, cache=cache)
-    grid = main.grid_frame()
-    summary = {**main.summary(), "status": "profiled"}
+    frame = main.grid_frame()
+    result = {**main.summary(), "status": "profiled"}
     if isinstance(be, CgroupBackend):
-        summary["metric"] = asdict(be.program.metric)
-        summary["command"] = be.command
+        result["metric"] = asdict(be.program.metric)
+        result["command"] = be.command
     else:
-        summary["metric"] = {"name": be.grid.metric, "higher_is_better": be.higher_is_better}
-    summary["compare"] = {}
+        result["metric"] = {"name": be.grid.metric, "higher_is_better": be.higher_is_better}
+    result["compare"] = {}
     truth = None
     if "brute" in others:
         truth = np.where(others["brute"].region_mask(), others["brute"].grid, np.nan)
-        grid["brute_truth"] = others["brute"].grid_frame()["sensitivity"].where(
-            grid["in_ceiling"])
+        frame["brute_truth"] = others["brute"].grid_frame()["sensitivity"].where(
+            frame["in_ceiling"])
     elif backend == "replay":
         truth = be.grid.truth()
-        grid["brute_truth"] = truth[tuple(np.array(list(main.model.indices())).T)]
+        frame["brute_truth"] = truth[tuple(np.array(list(main.model.indices())).T)]
     if truth is not None:
-        summary["score"] = main.score(truth)
+        result["score"] = main.score(truth)
     for k, r in others.items():
         entry: dict[str, Any] = {"steps": r.steps,
                                  "chosen": {d.name: [d.levels[i] for i in c]
                                             for d, c in zip(r.model.dims, r.chosen, strict=True)}}
         if truth is not None and k != "brute":
             entry["score"] = r.score(truth)
-        summary["compare"][k] = entry
-    runs = _all_runs(main, others, cache)
-    write_parquet(grid, out_grid, metadata={"program": name, "backend": backend})
-    write_parquet(runs, out_runs, metadata={"program": name, "backend": backend})
-    write_json(summary, out_summary)
-    return summary
+        result["compare"][k] = entry
+    meta = {"program": name, "backend": backend}
+    write_parquet(frame, grid, metadata=meta)
+    write_parquet(_all_runs(main, others, cache), runs, metadata=meta)
+    write_json(result, summary)
+    return result
 
 
 def _not_profiled(be: CgroupBackend, reason: str, out_grid: str | Path, out_runs: str | Path,
@@ -213,15 +252,18 @@ def _all_runs(main: ProfileResult, others: Mapping[str, ProfileResult],
     return pd.DataFrame(rows)
 
 
-def summarize(summaries: Sequence[str | Path], out: str | Path,
-              out_csv: str | Path | None = None) -> pd.DataFrame:
+def summarize(*, summaries: Sequence[str | Path], table: str | Path,
+              csv: str | Path | None) -> pd.DataFrame:
     """One row per profiled program, from the summaries :func:`profile_program` wrote.
 
     Parameters
     ----------
-    summaries : the programs' JSON summaries.
-    out : the table (Parquet).
-    out_csv : the same table as CSV (None: not written).
+    summaries : sequence of str or Path
+        The programs' JSON summaries.
+    table : str or Path
+        The table written (Parquet).
+    csv : str or Path or None
+        The same table written as CSV (None: not written).
 
     Returns
     -------
@@ -256,21 +298,78 @@ def summarize(summaries: Sequence[str | Path], out: str | Path,
                 row[f"{k}_mae"] = c.get("score", {}).get("mae", np.nan)
         rows.append(row)
     df = pd.DataFrame(rows)
-    write_parquet(df, out)
-    if out_csv is not None:
-        write_csv(df, out_csv)
+    write_parquet(df, table)
+    if csv is not None:
+        write_csv(df, csv)
     return df
 
 
-def plot_program(grid: str | Path, summary: str | Path, out: str | Path) -> None:
-    """The figure of one profile (:func:`perfcast.sensitivity.plots.plot_profile`) from its grid
-    (Parquet) and summary (JSON) into ``out`` (PNG)."""
-    plots.plot_profile(read_parquet(grid), json.loads(Path(summary).read_text()), out)
+def plot_program(*, grid: str | Path, summary: str | Path, out: str | Path) -> None:
+    """The figure of one profile (:func:`perfcast.sensitivity.figures.plot_profile`).
+
+    Parameters
+    ----------
+    grid : str or Path
+        The profile's grid (Parquet, :func:`profile_program`'s ``grid``).
+    summary : str or Path
+        Its summary (JSON).
+    out : str or Path
+        The figure written (PNG).
+    """
+    figures.plot_profile(read_parquet(grid), json.loads(Path(summary).read_text()), out)
 
 
-def replay_evaluation(data: str | Path, out_results: str | Path, out_table: str | Path,
-                      out_summary: str | Path, out_cells: str | Path,
-                      out_markdown: str | Path | None, *, settings: EvaluationSettings) -> None:
+def fetch_measurements(settings: SourceSettings, *, zip: str | Path | None,
+                       out: str | Path) -> Path:
+    """The paper's ``raw data.zip`` at ``out``, downloaded from ``settings.url`` or copied from
+    ``zip``, and checked against ``settings.sha256`` (:func:`perfcast.sensitivity.arcp.fetch`).
+
+    Parameters
+    ----------
+    settings : SourceSettings
+        ``sensitivity.replay.source``.
+    zip : str or Path or None
+        A local copy used instead of downloading (``settings.zip``, as the rule's input).
+    out : str or Path
+        Where the zip is put.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out``.
+
+    Raises
+    ------
+    InputError
+        a checksum mismatch, or an unreadable local copy.
+    DownloadError
+        a network failure, saying how to work offline.
+    """
+    return arcp.fetch(settings.url, settings.sha256, out, local_zip=zip)
+
+
+def convert_measurements(*, zip: str | Path, table: str | Path) -> pd.DataFrame:
+    """The workbooks of the paper's ``raw data.zip`` as one tidy table
+    (:func:`perfcast.sensitivity.arcp.convert`).
+
+    Parameters
+    ----------
+    zip : str or Path
+        The zip (:func:`fetch_measurements`).
+    table : str or Path
+        The table written (CSV: program, cpu_cores, mem_gb, net_code, io_mbps, metric, value).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table.
+    """
+    return arcp.convert(zip, table)
+
+
+def replay_evaluation(settings: EvaluationSettings, *, data: str | Path, results: str | Path,
+                      table: str | Path, summary: str | Path, cells: str | Path,
+                      markdown: str | Path | None) -> None:
     """The paper's measurements replayed for every program and epsilon, beside its figures.
 
     For each program of ``data`` (``settings.programs``, or all) and each of
@@ -283,30 +382,58 @@ def replay_evaluation(data: str | Path, out_results: str | Path, out_table: str 
 
     Parameters
     ----------
-    data : the measurement table (``arcp_measurements.csv``).
-    out_results : one row per program x epsilon x sampling (Parquet).
-    out_table : the comparison table, program x epsilon (CSV).
-    out_summary : per epsilon, beside Figs. 10-12 (CSV).
-    out_cells : every cell's truth and prediction (Parquet).
-    out_markdown : the comparison as Markdown (None: not written).
-    settings : the evaluation's settings.
+    settings : EvaluationSettings
+        ``sensitivity.replay``'s evaluation keys and the workflow's seed.
+    data : str or Path
+        The measurement table (``arcp_measurements.csv``).
+    results : str or Path
+        One row per program x epsilon x sampling, written (Parquet).
+    table : str or Path
+        The comparison table, program x epsilon, written (CSV).
+    summary : str or Path
+        Per epsilon, beside Figs. 10-12, written (CSV).
+    cells : str or Path
+        Every cell's truth and prediction, written (Parquet).
+    markdown : str or Path or None
+        The comparison as Markdown (None: not written).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from perfcast.settings import build, validate
+    >>> replay = validate({"replay": {"epsilons": [0.3], "lhs_repeats": 2}},
+    ...                   "sensitivity")["replay"]
+    >>> settings = build(EvaluationSettings, {**replay, "seed": 1})
+    >>> rows = ["program,cpu_cores,mem_gb,net_code,io_mbps,metric,value"] + [
+    ...     f"p,{c},{m},,,runtime_s,{10 / c + 4 / m}" for c in (1, 2, 4) for m in (1, 2)]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "t.csv").write_text("\\n".join(rows) + "\\n")
+    ...     replay_evaluation(settings, data=Path(tmp, "t.csv"),
+    ...                       results=Path(tmp, "r.parquet"), table=Path(tmp, "table.csv"),
+    ...                       summary=Path(tmp, "s.csv"), cells=Path(tmp, "c.parquet"),
+    ...                       markdown=None)
+    ...     comparison = pd.read_csv(Path(tmp, "table.csv"))
+    >>> comparison[["program", "epsilon", "product_points", "verdict"]].to_dict("records")
+    [{'program': 'p', 'epsilon': 0.3, 'product_points': 6, 'verdict': 'no paper figure'}]
     """
-    res, cells = evaluation.evaluate_paper(data, settings)
+    res, every_cell = evaluation.evaluate_paper(data, settings)
     meta = {"data": str(data), "ceiling": settings.ceiling,
             "lhs_repeats": settings.lhs_repeats, "seed": settings.seed}
-    write_parquet(res, out_results, metadata=meta)
-    write_parquet(cells, out_cells, metadata=meta)
-    table, summary = evaluation.comparison_table(res), evaluation.epsilon_summary(res)
-    write_csv(table, out_table)
-    write_csv(summary, out_summary)
-    if out_markdown is not None:
-        write_text(evaluation.comparison_markdown(table, summary), out_markdown)
+    write_parquet(res, results, metadata=meta)
+    write_parquet(every_cell, cells, metadata=meta)
+    comparison, per_epsilon = evaluation.comparison_table(res), evaluation.epsilon_summary(res)
+    write_csv(comparison, table)
+    write_csv(per_epsilon, summary)
+    if markdown is not None:
+        write_text(comparison_markdown(comparison, per_epsilon), markdown)
 
 
-def replay_figures(results: str | Path, table: str | Path, summary: str | Path,
-                   cells: str | Path, out_error: str | Path, out_lhs: str | Path,
-                   out_steps: str | Path, out_surfaces: str | Path,
-                   out_runs: str | Path | None = None, *, settings: FigureSettings) -> None:
+def replay_figures(settings: FigureSettings, *, results: str | Path, table: str | Path,
+                   summary: str | Path, cells: str | Path, error: str | Path,
+                   lhs: str | Path, steps: str | Path, surfaces: str | Path,
+                   runs: str | Path | None) -> None:
     """The replay evaluation's figures: error vs epsilon (beside Fig. 11), binary search vs
     Latin hypercube and adaptive (Fig. 10), steps per program (Table 4) at
     ``settings.figure_epsilon``, the measured vs interpolated surfaces of ``settings.surfaces``
@@ -314,18 +441,23 @@ def replay_figures(results: str | Path, table: str | Path, summary: str | Path,
 
     Parameters
     ----------
-    results, table, summary, cells : the outputs of :func:`replay_evaluation`.
-    out_error, out_lhs, out_steps, out_surfaces, out_runs : the figures written (PNG;
-        ``out_runs`` None: not drawn).
-    settings : the figures' settings.
+    settings : FigureSettings
+        ``sensitivity.replay``'s figure keys.
+    results, table, summary, cells : str or Path
+        The outputs of :func:`replay_evaluation`.
+    error, lhs, steps, surfaces : str or Path
+        The figures written (PNG): error vs epsilon, binary vs Latin hypercube, steps per
+        program, surfaces.
+    runs : str or Path or None
+        The error-against-runs figure written (PNG; None: not drawn).
     """
     res = read_parquet(results)
-    plots.plot_error_vs_epsilon(pd.read_csv(summary), out_error)
-    plots.plot_binary_vs_lhs(res, settings.figure_epsilon, out_lhs)
-    plots.plot_steps(pd.read_csv(table), settings.figure_epsilon, out_steps)
-    plots.plot_replay_surfaces(read_parquet(cells), settings.surfaces, settings.figure_epsilon,
-                               out_surfaces)
-    if out_runs is not None:
+    figures.plot_error_vs_epsilon(pd.read_csv(summary), error)
+    figures.plot_binary_vs_lhs(res, settings.figure_epsilon, lhs)
+    figures.plot_steps(pd.read_csv(table), settings.figure_epsilon, steps)
+    figures.plot_replay_surfaces(read_parquet(cells), settings.surfaces,
+                                 settings.figure_epsilon, surfaces)
+    if runs is not None:
         headline = str(res.loc[res["headline"], "ceiling"].iloc[0])
-        plots.plot_error_vs_runs(evaluation.error_vs_runs(res), settings.surfaces, headline,
-                                 out_runs)
+        figures.plot_error_vs_runs(evaluation.error_vs_runs(res), settings.surfaces, headline,
+                                   runs)

@@ -43,8 +43,10 @@ def midpoint_index(coords: Sequence[float], i: int, j: int) -> int:
 
     Parameters
     ----------
-    coords : the levels' coordinates, increasing.
-    i, j : the segment's end indices.
+    coords : sequence of float
+        The levels' coordinates, increasing.
+    i, j : int
+        The segment's end indices.
 
     Returns
     -------
@@ -56,6 +58,13 @@ def midpoint_index(coords: Sequence[float], i: int, j: int) -> int:
     ------
     ValueError
         ``j - i < 2``: the segment has no interior level.
+
+    Examples
+    --------
+    >>> midpoint_index([1, 2, 3, 4, 5], 0, 4)  # midpoint 3: the first level at or above
+    2
+    >>> midpoint_index([1, 2, 3, 4, 8], 0, 4)  # midpoint 4.5: none, the highest interior
+    3
     """
     if j - i < 2:
         raise ValueError(f"segment ({i}, {j}) has no interior level")
@@ -75,14 +84,19 @@ def binary_recursive_search(
 
     Parameters
     ----------
-    coords : the levels' coordinates, increasing.
-    probe : ``probe(k)`` measures the sensitivity at level ``k``; called once per chosen level,
+    coords : sequence of float
+        The levels' coordinates, increasing.
+    probe : callable
+        ``probe(k)`` measures the sensitivity at level ``k``; called once per chosen level,
         ends first, then midpoints depth-first, left before right.
-    epsilon : a segment is bisected while ``|S(j) - S(i)| > epsilon``.
-    splits : if given, receives ``(i, j, |S(j) - S(i)|)`` for every segment bisected.
-    same : ``same(i, j)`` is True when the measurements at levels ``i`` and ``j`` do not
-        differ beyond their confidence intervals: such a segment is not bisected, whatever
-        its ``|dS|`` (None: every difference counts).
+    epsilon : float
+        A segment is bisected while ``|S(j) - S(i)| > epsilon``.
+    splits : list or None, default=None
+        If given, receives ``(i, j, |S(j) - S(i)|)`` for every segment bisected.
+    same : callable or None, default=None
+        ``same(i, j)`` is True when the measurements at levels ``i`` and ``j`` do not differ
+        beyond their confidence intervals: such a segment is not bisected, whatever its
+        ``|dS|`` (None: every difference counts).
 
     Returns
     -------
@@ -93,6 +107,17 @@ def binary_recursive_search(
     ------
     ValueError
         no levels, or ``epsilon < 0``.
+
+    Examples
+    --------
+    A sensitivity that saturates at level 2 of 0..8: the flat upper half is never bisected.
+
+    >>> s = [0.2, 0.6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    >>> splits = []
+    >>> binary_recursive_search(range(9), lambda k: s[k], 0.1, splits)
+    [0, 1, 2, 4, 8]
+    >>> [(i, j) for i, j, _ in splits]
+    [(0, 8), (0, 4), (0, 2)]
     """
     n = len(coords)
     if n == 0:
@@ -125,9 +150,12 @@ def lhs_levels(n_levels: int, k: int, rng: np.random.Generator) -> list[int]:
 
     Parameters
     ----------
-    n_levels : the number of levels (indices ``0 .. n_levels - 1``).
-    k : the number wanted (at most ``n_levels`` are returned).
-    rng : the generator the Latin hypercube draws from.
+    n_levels : int
+        The number of levels (indices ``0 .. n_levels - 1``).
+    k : int
+        The number wanted (at most ``n_levels`` are returned).
+    rng : numpy.random.Generator
+        The generator the Latin hypercube draws from.
 
     Returns
     -------
@@ -139,6 +167,14 @@ def lhs_levels(n_levels: int, k: int, rng: np.random.Generator) -> list[int]:
     ------
     ValueError
         ``n_levels < 1``.
+
+    Examples
+    --------
+    >>> picks = lhs_levels(9, 4, np.random.default_rng(0))
+    >>> len(picks), picks[0], picks[-1], picks == sorted(set(picks))
+    (4, 0, 8, True)
+    >>> lhs_levels(9, 2, np.random.default_rng(0))  # the ends only
+    [0, 8]
     """
     if n_levels < 1:
         raise ValueError("no levels")
@@ -184,14 +220,20 @@ def adaptive_product(
 
     Parameters
     ----------
-    coords : per axis, the levels' coordinates (increasing).
-    probe : ``probe(idx)`` measures the sensitivity at grid index ``idx``; called once per
-        point, in product order.
-    budget : the most points measured (None: until ``epsilon`` stops it).
-    epsilon : a segment whose score is at or below it is not bisected.
-    same : ``same(p, q)`` is True when the measurements at ``p`` and ``q`` do not differ beyond
+    coords : sequence of sequence of float
+        Per axis, the levels' coordinates (increasing).
+    probe : callable
+        ``probe(idx)`` measures the sensitivity at grid index ``idx``; called once per point,
+        in product order.
+    budget : int or None
+        The most points measured (None: until ``epsilon`` stops it).
+    epsilon : float, default=0.0
+        A segment whose score is at or below it is not bisected.
+    same : callable or None, default=None
+        ``same(p, q)`` is True when the measurements at ``p`` and ``q`` do not differ beyond
         their confidence intervals (None: every difference counts).
-    trace : if given, receives the chosen levels after every step (corners first).
+    trace : list or None, default=None
+        If given, receives the chosen levels after every step (corners first).
 
     Returns
     -------
@@ -202,6 +244,18 @@ def adaptive_product(
     ------
     ValueError
         an axis without levels, a negative epsilon, or a budget below 1.
+
+    Examples
+    --------
+    Two axes of 5 levels; the sensitivity varies along the first only, so the refinement
+    spends its runs there:
+
+    >>> s = lambda idx: [0.0, 0.5, 0.8, 0.9, 1.0][idx[0]]
+    >>> trace = []
+    >>> adaptive_product([range(5), range(5)], s, budget=8, trace=trace)
+    ((0, 1, 2, 4), (0, 4))
+    >>> trace[:2]  # the corners, then the middle of the first axis
+    [((0, 4), (0, 4)), ((0, 2, 4), (0, 4))]
     """
     if any(len(c) == 0 for c in coords):
         raise ValueError("an axis has no levels")

@@ -2,31 +2,40 @@
 
 Each field is a key of the section as ``src/perfcast/schemas/sensitivity.schema.yaml`` defines it,
 with no default of its own: the schema fills every default (:func:`perfcast.settings.validate`)
-and :func:`perfcast.settings.build` constructs these classes from the validated mapping. A rule
-gets the part its jobs depend on as one ``params:`` entry:
+and :func:`perfcast.settings.build` constructs these classes from the validated mapping. Each
+rule gets the settings of its jobs as one ``params:`` entry, built from the validated section
+(``workflow/rules/common/sensitivity.smk``):
 
 - ``sensitivity_profile``: :class:`ProfileSettings`, the section without the program list and
   the replay evaluation's keys, with the one program of the job (so that a change to another
-  program reruns only that program's profile);
-- ``sensitivity_replay_eval``: :class:`EvaluationSettings`; ``sensitivity_replay_figures``:
-  :class:`FigureSettings`; ``sensitivity_arcp_fetch``: :class:`SourceSettings`.
+  program reruns only that program's profile) and the workflow's seed;
+- ``sensitivity_replay_eval``: :class:`EvaluationSettings` (``sensitivity.replay`` and the
+  seed); ``sensitivity_replay_figures``: :class:`FigureSettings`; ``sensitivity_arcp_fetch``:
+  :class:`SourceSettings` (``sensitivity.replay.source``).
+
+The command line builds the same classes through the same schema.
 
 The method is that of L. Wang, D. Qian, Z. Luan, G. Wei, R. Wang, H. Yang, "Speeding up profiling
 program's runtime characteristics for workload consolidation", PLoS ONE 12(4): e0175861, 2017
 (docs/methods/sensitivity.md).
+
+Examples
+--------
+>>> from perfcast.settings import build, validate
+>>> section = validate({"replay": {"epsilons": [0.3], "lhs_repeats": 2}}, "sensitivity")
+>>> evaluation = build(EvaluationSettings, {**section["replay"], "seed": 7})
+>>> evaluation.epsilons, evaluation.ceiling, evaluation.lhs_repeats, evaluation.seed
+((0.3,), 'table4', 2, 7)
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
-from perfcast.program import check_placeholders
 from perfcast.sensitivity.programs import ProfiledProgram
-
-#: placeholders a profiled program's command may use besides ``{python}``
-PLACEHOLDERS = ("work", "seed")
+from perfcast.settings import build
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,27 @@ class SourceSettings:
 
 
 @dataclass(frozen=True)
+class GridLayout:
+    """How one program's rows form a grid (``sensitivity.replay.layouts.<program>``, whose
+    schema, ``$defs/layout``, fills every key; the paper's own are
+    :data:`perfcast.sensitivity.published.ARCP_LAYOUTS`).
+
+    ``levels``: extra levels per column (cells with no row are failed runs); ``exclude``: levels
+    dropped with their rows; ``reverse``: columns whose value falls as the resource grows;
+    ``kinds``: column -> resource kind where it differs from the column's own
+    (:data:`perfcast.sensitivity.replay.AXIS_COLUMNS`); ``higher_is_better``: the metric's
+    direction where its name does not tell it
+    (:data:`perfcast.sensitivity.replay.METRIC_DIRECTION`; None: from the name).
+    """
+
+    levels: Mapping[str, tuple[float, ...]]
+    exclude: Mapping[str, tuple[float, ...]]
+    reverse: tuple[str, ...]
+    kinds: Mapping[str, str]
+    higher_is_better: bool | None
+
+
+@dataclass(frozen=True)
 class GridSettings:
     """How the measurement table's rows become grids, and their ceilings (keys ``ceiling``,
     ``peaks`` and ``layouts`` of ``sensitivity.replay``): what backend ``replay`` and the
@@ -80,7 +110,7 @@ class GridSettings:
 
     ceiling: str
     peaks: Mapping[str, Mapping[str, float]]
-    layouts: Mapping[str, Mapping[str, Any]]
+    layouts: Mapping[str, GridLayout]
 
 
 @dataclass(frozen=True)
@@ -114,24 +144,10 @@ class ReplaySettings:
     programs: tuple[str, ...]
     ceiling: str
     peaks: Mapping[str, Mapping[str, float]]
-    layouts: Mapping[str, Mapping[str, Any]]
+    layouts: Mapping[str, GridLayout]
     lhs_repeats: int
     figure_epsilon: float
     surfaces: tuple[str, ...]
-
-    def grids(self) -> GridSettings:
-        """The part backend ``replay`` uses."""
-        return GridSettings(ceiling=self.ceiling, peaks=self.peaks, layouts=self.layouts)
-
-    def evaluation(self, seed: int) -> EvaluationSettings:
-        """The part the replay evaluation uses, with the workflow's ``seed``."""
-        return EvaluationSettings(ceiling=self.ceiling, peaks=self.peaks, layouts=self.layouts,
-                                  epsilons=self.epsilons, programs=self.programs,
-                                  lhs_repeats=self.lhs_repeats, seed=seed)
-
-    def figures(self) -> FigureSettings:
-        """The part the replay evaluation's figures use."""
-        return FigureSettings(figure_epsilon=self.figure_epsilon, surfaces=self.surfaces)
 
 
 @dataclass(frozen=True)
@@ -173,35 +189,56 @@ class ProfileSettings(CampaignSettings):
 @dataclass(frozen=True)
 class SensitivitySettings(CampaignSettings):
     """The ``sensitivity`` section. ``programs`` holds the stage's entries as the config gives
-    them; :meth:`profile` resolves one of them."""
+    them (:meth:`perfcast.sensitivity.programs.ProfiledProgram.from_config` resolves one)."""
 
     enabled: bool
     programs: Mapping[str, Mapping[str, Any]]
     replay: ReplaySettings
 
-    def profile(self, name: str, programs: Mapping[str, Mapping[str, Any]] | None,
-                seed: int) -> ProfileSettings:
-        """The settings of program ``name``'s profile.
 
-        Parameters
-        ----------
-        name : a key of ``sensitivity.programs``.
-        programs : the top-level ``programs:`` map the entry may refer to.
-        seed : the workflow's seed.
+def profile_settings(section: Mapping[str, Any], name: str,
+                     programs: Mapping[str, Mapping[str, Any]] | None,
+                     seed: int) -> ProfileSettings:
+    """The settings of program ``name``'s profile, built from the validated section.
 
-        Raises
-        ------
-        InputError
-            the entry refers to a program that is not in ``programs``, has no command, or its
-            command uses a placeholder other than ``{python}``, ``{work}`` and ``{seed}``.
-        """
-        program = ProfiledProgram.from_config(name, self.programs[name], programs)
-        check_placeholders(program.program.command, PLACEHOLDERS,
-                           where=f"sensitivity program {name!r}")
-        for key, value in program.program.env.items():
-            check_placeholders(value, PLACEHOLDERS, where=f"sensitivity program {name!r}, "
-                               f"env {key}")
-        campaign = {f.name: getattr(self, f.name) for f in fields(CampaignSettings)}
-        return ProfileSettings(
-            **campaign, program=program,
-            replay=self.replay.grids() if self.backend == "replay" else None, seed=seed)
+    :func:`perfcast.settings.build` of :class:`ProfileSettings` from the section's campaign
+    keys, the program resolved against the top-level map
+    (:meth:`~perfcast.sensitivity.programs.ProfiledProgram.from_config`), the grid keys of
+    ``replay`` with backend ``replay`` (None with ``cgroup``) and ``seed``: what the workflow
+    passes to one program's profile, so that a change to another program, or to the replay
+    evaluation's keys, does not rerun it.
+
+    Parameters
+    ----------
+    section : Mapping[str, Any]
+        The ``sensitivity`` section, validated (:func:`perfcast.settings.validate`: defaults
+        filled).
+    name : str
+        A key of ``section["programs"]``.
+    programs : Mapping[str, Mapping[str, Any]] or None
+        The top-level ``programs:`` map the entry may refer to.
+    seed : int
+        The workflow's seed.
+
+    Returns
+    -------
+    ProfileSettings
+
+    Raises
+    ------
+    InputError
+        as :meth:`~perfcast.sensitivity.programs.ProfiledProgram.from_config`.
+
+    Examples
+    --------
+    >>> from perfcast.settings import validate
+    >>> section = validate({"programs": {"a": {"command": "run {work}", "work": 2},
+    ...                                  "b": {"command": "other"}}}, "sensitivity")
+    >>> settings = profile_settings(section, "a", {}, seed=3)
+    >>> settings.program.definition.render(), settings.backend, settings.replay, settings.seed
+    ('run 2', 'cgroup', None, 3)
+    """
+    program = ProfiledProgram.from_config(name, section["programs"][name], programs)
+    replay = section["replay"] if section["backend"] == "replay" else None
+    return build(ProfileSettings, {**section, "program": program, "replay": replay, "seed": seed},
+                 where=f"sensitivity program {name!r}")

@@ -1,15 +1,23 @@
 # Functions of the sensitivity stage's rules (../sensitivity.smk): targets, input functions and
-# each rule's settings (perfcast.sensitivity.settings, passed as one `settings` param).
+# each rule's settings: one frozen dataclass of perfcast.sensitivity.settings, built here from the
+# validated section with perfcast.settings.build and passed as the rule's one `settings` param
+# (its plain dict: Snakemake reruns exactly the jobs whose settings changed).
 from snakemake.exceptions import WorkflowError
 
-from perfcast.sensitivity.settings import SensitivitySettings
+from perfcast.sensitivity.settings import (
+    EvaluationSettings,
+    FigureSettings,
+    SensitivitySettings,
+    SourceSettings,
+    profile_settings,
+)
 from perfcast.settings import as_params, build
 
+#: the validated sensitivity section (empty when the config has none)
+SENSITIVITY = section("sensitivity")
 #: the stage's settings (None when the config has no sensitivity section)
 SENSITIVITY_SETTINGS = (
-    build(SensitivitySettings, section("sensitivity"), where="sensitivity")
-    if section("sensitivity")
-    else None
+    build(SensitivitySettings, SENSITIVITY, where="sensitivity") if SENSITIVITY else None
 )
 #: the paper's measurements, downloaded and converted (sensitivity.replay.source)
 SENSITIVITY_DATA_DIR = f"{RESULTS}/data/arcp"
@@ -81,13 +89,15 @@ def get_sensitivity_profile_data(wildcards):
 
 
 def get_sensitivity_profile_settings(wildcards):
-    """The settings of one program's profile: the stage's, without the program list and the
-    replay evaluation's keys, with this program only (a change to another program does not
-    rerun this one) and the workflow's seed."""
-    settings = sensitivity_settings().profile(
-        wildcards.program, config["programs"], config["seed"]
+    """The settings of one program's profile (perfcast.sensitivity.settings.ProfileSettings,
+    built by profile_settings): the section's campaign keys without the program list and the
+    replay evaluation's keys, this program only, resolved against the top-level programs map (a
+    change to another program does not rerun this one), the grid keys of sensitivity.replay
+    with backend replay, and the workflow's seed."""
+    sensitivity_settings()  # a clear error without a sensitivity section
+    return as_params(
+        profile_settings(SENSITIVITY, wildcards.program, config["programs"], config["seed"])
     )
-    return as_params(settings)
 
 
 def get_sensitivity_arcp_zip(wildcards):
@@ -95,16 +105,26 @@ def get_sensitivity_arcp_zip(wildcards):
     return sensitivity_settings().replay.source.zip or []
 
 
-def get_sensitivity_source_settings(wildcards):
-    """Where the paper's measurements are downloaded from, and their checksum."""
-    return as_params(sensitivity_settings().replay.source)
+def sensitivity_arcp_fetch_settings():
+    """Where the paper's measurements are downloaded from, and their checksum
+    (sensitivity.replay.source: perfcast.sensitivity.settings.SourceSettings)."""
+    if not SENSITIVITY:
+        return {}
+    return as_params(build(SourceSettings, SENSITIVITY["replay"]["source"]))
 
 
-def get_sensitivity_evaluation_settings(wildcards):
-    """The replay evaluation's settings (not the figures', not the source's) and the seed."""
-    return as_params(sensitivity_settings().replay.evaluation(config["seed"]))
+def sensitivity_replay_eval_settings():
+    """The replay evaluation's settings (perfcast.sensitivity.settings.EvaluationSettings):
+    sensitivity.replay's keys it uses (not the figures', not the source's) and the seed."""
+    if not SENSITIVITY:
+        return {}
+    replay = {**SENSITIVITY["replay"], "seed": config["seed"]}
+    return as_params(build(EvaluationSettings, replay, where="sensitivity.replay"))
 
 
-def get_sensitivity_figure_settings(wildcards):
-    """The replay evaluation's figures' settings."""
-    return as_params(sensitivity_settings().replay.figures())
+def sensitivity_replay_figures_settings():
+    """The replay evaluation's figures' settings (sensitivity.replay's figure keys:
+    perfcast.sensitivity.settings.FigureSettings)."""
+    if not SENSITIVITY:
+        return {}
+    return as_params(build(FigureSettings, SENSITIVITY["replay"], where="sensitivity.replay"))

@@ -37,12 +37,16 @@ def plot_profile(grid: pd.DataFrame, summary: Mapping, out: str | Path,
 
     Parameters
     ----------
-    grid : the profile's grid (:meth:`~perfcast.sensitivity.profile.ProfileResult.grid_frame`).
-    summary : the profile's summary; a program not profiled (``status`` ``not_run``) gets a
-        figure saying why.
-    out : the figure (PNG).
-    truth_column : the column of ``grid`` drawn as the brute-force truth where it is measured
-        (None or absent: none).
+    grid : pandas.DataFrame
+        The profile's grid (:meth:`~perfcast.sensitivity.profile.ProfileResult.grid_frame`).
+    summary : Mapping
+        The profile's summary; a program not profiled (``status`` ``not_run``) gets a figure
+        saying why.
+    out : str or Path
+        The figure written (PNG).
+    truth_column : str or None, default="brute_truth"
+        The column of ``grid`` drawn as the brute-force truth where it is measured (None or
+        absent: none).
     """
     if summary.get("status") == "not_run":
         _plot_not_run(summary, out)
@@ -124,8 +128,13 @@ def _plot_not_run(summary: Mapping, out: str | Path) -> None:
 def plot_error_vs_epsilon(summary: pd.DataFrame, out: str | Path) -> None:
     """Mean error and total steps by epsilon, ours beside the paper's Fig. 11 and 12.
 
-    ``summary`` is :func:`~perfcast.sensitivity.evaluation.epsilon_summary`'s table; ``out`` the
-    figure (PNG)."""
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`~perfcast.sensitivity.evaluation.epsilon_summary`'s table.
+    out : str or Path
+        The figure written (PNG).
+    """
     fig, (a1, a2) = new_figure(1, 2, figsize=(9, 3.6))
     e = summary["epsilon"]
     a1.plot(e, summary["mae_binary_mean"], "o-", label="binary search (all programs)")
@@ -152,8 +161,15 @@ def plot_binary_vs_lhs(results: pd.DataFrame, epsilon: float, out: str | Path) -
     """Per program: binary search vs Latin hypercube vs adaptive whole-grid error at equal
     counts (paper Fig. 10), under the headline ceiling.
 
-    ``results``: :func:`~perfcast.sensitivity.evaluation.evaluate_paper`'s results, drawn at
-    ``epsilon``; ``out``: the figure (PNG)."""
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        :func:`~perfcast.sensitivity.evaluation.evaluate_paper`'s results.
+    epsilon : float
+        The epsilon drawn (``sensitivity.replay.figure_epsilon``).
+    out : str or Path
+        The figure written (PNG).
+    """
     r = results[np.isclose(results["epsilon"], epsilon) & results["headline"]]
     b = r[r["sampling"] == "binary"].set_index("program")
     lh = r[r["sampling"] == "lhs"].set_index("program")
@@ -183,7 +199,17 @@ def plot_error_vs_runs(curves: pd.DataFrame, programs: Sequence[str], ceiling: s
     binary search and Latin hypercube at each epsilon, brute force, and the paper's Table 4 /
     Table 5 point (star), under ``ceiling`` (dashed grey: the adaptive line without one).
 
-    ``curves``: :func:`~perfcast.sensitivity.evaluation.error_vs_runs`; ``out``: the figure."""
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        :func:`~perfcast.sensitivity.evaluation.error_vs_runs`'s table.
+    programs : sequence of str
+        The programs drawn, one panel each (``sensitivity.replay.surfaces``).
+    ceiling : str
+        The headline ceiling (``table4`` or ``none``).
+    out : str or Path
+        The figure written (PNG).
+    """
     progs = [p for p in programs if p in set(curves["program"])] or ["(none)"]
     fig, axes = new_figure(1, len(progs), figsize=(3.6 * len(progs), 3.4), squeeze=False)
     for ax, prog in zip(axes[0], progs, strict=True):
@@ -215,8 +241,15 @@ def plot_error_vs_runs(curves: pd.DataFrame, programs: Sequence[str], ceiling: s
 def plot_steps(table: pd.DataFrame, epsilon: float, out: str | Path) -> None:
     """Per program: our runs beside the paper's Table 4 (log scale, as the paper's Fig. 8).
 
-    ``table``: :func:`~perfcast.sensitivity.evaluation.comparison_table`, drawn at ``epsilon``;
-    ``out``: the figure (PNG)."""
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`~perfcast.sensitivity.evaluation.comparison_table`'s table.
+    epsilon : float
+        The epsilon drawn (``sensitivity.replay.figure_epsilon``).
+    out : str or Path
+        The figure written (PNG).
+    """
     t = table[np.isclose(table["epsilon"], epsilon)].set_index("program")
     progs = list(t.index)
     x = np.arange(len(progs))
@@ -238,8 +271,18 @@ def plot_replay_surfaces(cells: pd.DataFrame, programs: Sequence[str], epsilon: 
                          out: str | Path) -> None:
     """Measured (wireframe) vs interpolated (surface) sensitivity, CPU x memory.
 
-    ``cells``: :func:`~perfcast.sensitivity.evaluation.evaluate_paper`'s cells; one panel per
-    program of ``programs`` that ``cells`` holds, at ``epsilon``; ``out``: the figure (PNG)."""
+    Parameters
+    ----------
+    cells : pandas.DataFrame
+        :func:`~perfcast.sensitivity.evaluation.evaluate_paper`'s cells.
+    programs : sequence of str
+        The programs drawn, one panel each where ``cells`` holds them
+        (``sensitivity.replay.surfaces``).
+    epsilon : float
+        The epsilon drawn (``sensitivity.replay.figure_epsilon``).
+    out : str or Path
+        The figure written (PNG).
+    """
     progs = [p for p in programs if p in set(cells["program"])]
     n = max(1, len(progs))
     fig, axes = new_figure(1, n, figsize=(4.0 * n, 3.8), squeeze=False)
