@@ -1,18 +1,13 @@
 """Rule run_summary: the run's summary (JSON, Markdown, HTML) from the stages' outputs."""
 
-from perfcast.rulekit import rule_logging
-from perfcast.summary import write_summary
+from perfcast.rulekit import rule_logging, rule_settings
+from perfcast.summary import SummarySettings, write_summary
 
 with rule_logging(snakemake):
     i, o = snakemake.input, snakemake.output
-    figures = [(f"{name}: predicted new-generation IPC over time", png)
-               for name, png in zip(snakemake.params.predicted, i.get("figures", []),
-                                    strict=True)]
-    write_summary(o.json, o.md, o.html, o.fragment, evaluation_md=i.get("evaluation_md"),
-                  figures=figures,
-                  counters=i.get("counters"),
+    write_summary(rule_settings(snakemake, SummarySettings), out_json=o.json, out_md=o.md,
+                  out_html=o.html, out_fragment=o.fragment, evaluation_md=i.get("evaluation_md"),
+                  prediction_figures=list(i.get("figures", [])), counters=i.get("counters"),
                   evaluation=i.get("evaluation"), predictions=list(i.get("predictions", [])),
                   warmup=list(i.get("warmup", [])), sensitivity=list(i.get("sensitivity", [])),
-                  sweep=list(i.get("sweep", [])), replay=i.get("replay"),
-                  simulated=snakemake.params.simulated,
-                  off=list(snakemake.params.off))
+                  sweep=list(i.get("sweep", [])), replay=i.get("replay"))

@@ -366,21 +366,74 @@ def home_page_extras(evaluation_md: str | Path | None,
     return "\n".join(parts) + ("\n" if parts else "")
 
 
-def write_summary(out_json: str | Path, out_md: str | Path, out_html: str | Path,
-                  out_fragment: str | Path | None = None, *,
+@dataclass(frozen=True)
+class SummarySettings:
+    """Rule ``run_summary``'s settings, from the validated config.
+
+    Attributes
+    ----------
+    simulated : bool
+        The counters are simulated (``counters.backend: simulate``): said in the model
+        section's title.
+    stages_off : tuple of str
+        The stages the config switches off, named in the summary.
+    predicted : tuple of str
+        The old-generation-only benchmarks whose prediction figures the report's home page
+        shows, in the order of the rule's ``figures`` input.
+    """
+
+    simulated: bool
+    stages_off: tuple[str, ...]
+    predicted: tuple[str, ...]
+
+
+def write_summary(settings: SummarySettings, *, out_json: str | Path, out_md: str | Path,
+                  out_html: str | Path, out_fragment: str | Path | None = None,
                   evaluation_md: str | Path | None = None,
-                  figures: Sequence[tuple[str, str | Path]] = (),
+                  prediction_figures: Sequence[str | Path] = (),
                   **inputs: Any) -> dict[str, Any]:
     """Rule ``run_summary``: :func:`build_summary` of ``inputs`` written as JSON, Markdown,
     an HTML page (the report's result) and, when ``out_fragment`` is given, the same HTML
     without its page around it, followed by :func:`home_page_extras` (the report's home page
-    includes it); each atomically, every warning also logged."""
+    includes it); each atomically, every warning also logged.
+
+    Parameters
+    ----------
+    settings : SummarySettings
+        What the config says beyond the files.
+    out_json, out_md, out_html : str or Path
+        ``summary.json``, ``summary.md``, ``summary.html``.
+    out_fragment : str or Path, default=None
+        The HTML fragment of the report's home page.
+    evaluation_md : str or Path, default=None
+        ``model/evaluation.md``, shown on the home page.
+    prediction_figures : sequence of paths, default=()
+        One figure per benchmark of ``settings.predicted``, in that order.
+    **inputs
+        :func:`build_summary`'s file arguments.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     s = SummarySettings(simulated=False, stages_off=("sweep",), predicted=())
+    ...     out = write_summary(s, out_json=Path(d, "s.json"), out_md=Path(d, "s.md"),
+    ...                         out_html=Path(d, "s.html"))
+    ...     json.loads(Path(d, "s.json").read_text())["stages_off"]
+    ['sweep']
+    """
     import logging
 
     from perfcast.io import write_json, write_text
     from perfcast.mdhtml import to_html
 
-    summary = build_summary(**inputs)
+    if len(prediction_figures) != len(settings.predicted):
+        raise ValueError(f"{len(prediction_figures)} prediction figures for "
+                         f"{len(settings.predicted)} predicted benchmarks")
+    figures = [(f"{name}: predicted new-generation IPC over time", png)
+               for name, png in zip(settings.predicted, prediction_figures, strict=True)]
+    summary = build_summary(simulated=settings.simulated, off=settings.stages_off, **inputs)
     md = to_markdown(summary)
     for w in summary["warnings"]:
         logging.getLogger(__name__).warning("%s", w)

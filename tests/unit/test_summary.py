@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from perfcast.mdhtml import to_html
-from perfcast.summary import build_summary, fmt, to_markdown, write_summary
+from perfcast.summary import SummarySettings, build_summary, fmt, to_markdown, write_summary
 
 
 def _warmup(path: Path, rel_width: float, target: float, met: dict[str, bool]) -> Path:
@@ -97,7 +97,8 @@ def test_sweep_failed_runs_and_best_model(tmp_path):
 def test_write_summary_and_html(tmp_path):
     w = _warmup(tmp_path / "w.json", 0.204, 0.1, {"readings": False})
     out = [tmp_path / n for n in ("s.json", "s.md", "s.html")]
-    write_summary(*out, warmup=[w], off=["sweep"])
+    write_summary(SummarySettings(simulated=False, stages_off=("sweep",), predicted=()),
+                  out_json=out[0], out_md=out[1], out_html=out[2], warmup=[w])
     data = json.loads(out[0].read_text())
     assert data["stages_off"] == ["sweep"] and len(data["warnings"]) == 2
     page = out[2].read_text()

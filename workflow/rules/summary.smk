@@ -17,9 +17,7 @@ rule run_summary:
         # the same without the page around it: the report's home page includes it
         fragment=f"{RESULTS}/summary.fragment.html",
     params:
-        simulated=SIMULATED,
-        off=summary_stages_off(),
-        predicted=summary_predicted(),
+        settings=summary_settings(),
     log:
         f"{LOGS}/summary.log",
     benchmark:

@@ -1,11 +1,20 @@
-# Inputs of the run summary (rule: ../summary.smk): every stage's own outputs it reads, only
-# those of the stages that run.
+# Inputs and settings of the run summary (rule: ../summary.smk): every stage's own outputs it
+# reads, only those of the stages that run.
+from perfcast.settings import as_params
+from perfcast.summary import SummarySettings
 
 
-def summary_stages_off():
-    """The stages the config switches off (named in the summary)."""
+def summary_settings():
+    """Rule run_summary's settings: simulated counters, the stages switched off, the benchmarks
+    whose prediction figures the home page shows."""
     stages = ("counters", "model", "warmup", "sensitivity", "sweep")
-    return [s for s in stages if not is_activated(s)]
+    return as_params(
+        SummarySettings(
+            simulated=bool(SIMULATED),
+            stages_off=tuple(s for s in stages if not is_activated(s)),
+            predicted=tuple(PREDICT_BENCHMARKS if model_enabled() else ()),
+        )
+    )
 
 
 def get_summary_inputs(wildcards):
@@ -32,8 +41,3 @@ def get_summary_inputs(wildcards):
 def summary_targets():
     return [f"{RESULTS}/summary.json", f"{RESULTS}/summary.md", f"{RESULTS}/summary.html",
             f"{RESULTS}/summary.fragment.html"]
-
-
-def summary_predicted():
-    """The old-only benchmarks whose prediction figures the home page shows, in input order."""
-    return PREDICT_BENCHMARKS if model_enabled() else []
