@@ -1,4 +1,4 @@
-# Stage 5: resource sensitivity (Wang et al. 2017; docs/methods/sensitivity.md). Per program:
+# Stage 4: resource sensitivity (Wang et al. 2017; docs/methods/sensitivity.md). Per program:
 # ceiling from a monitored unrestricted run, binary recursive sampling, the Cartesian product of
 # the chosen levels measured under cgroup limits (or replayed), sequential 1-D PCHIP for the
 # rest. Plus the replay evaluation on the paper's own measurements, written to results/paper/:
@@ -42,7 +42,7 @@ rule sensitivity_figure:
         report(
             f"{RESULTS}/sensitivity/figures/{{program}}.png",
             caption="../report/sensitivity/profile.rst",
-            category="5. Resource sensitivity",
+            category="4. Resource sensitivity",
             subcategory="profiles",
             labels={"program": "{program}"},
         ),
@@ -70,7 +70,7 @@ rule sensitivity_summary:
         csv=report(
             f"{RESULTS}/sensitivity/summary.csv",
             caption="../report/sensitivity/profiles_summary.rst",
-            category="5. Resource sensitivity",
+            category="4. Resource sensitivity",
             subcategory="profiles",
         ),
     log:
@@ -137,14 +137,14 @@ rule sensitivity_replay_eval:
         table=report(
             f"{RESULTS}/paper/sensitivity_table.csv",
             caption="../report/sensitivity/table.rst",
-            category="5. Resource sensitivity",
+            category="4. Resource sensitivity",
             subcategory="paper data (replay)",
         ),
         markdown=f"{RESULTS}/paper/sensitivity_table.md",
         summary=report(
             f"{RESULTS}/paper/sensitivity_summary.csv",
             caption="../report/sensitivity/summary.rst",
-            category="5. Resource sensitivity",
+            category="4. Resource sensitivity",
             subcategory="paper data (replay)",
         ),
     params:
@@ -173,31 +173,31 @@ rule sensitivity_replay_figures:
         error=report(
             f"{RESULTS}/paper/sensitivity_error_vs_epsilon.png",
             caption="../report/sensitivity/error_vs_epsilon.rst",
-            category="5. Resource sensitivity",
+            category="4. Resource sensitivity",
             subcategory="paper data (replay)",
         ),
         lhs=report(
             f"{RESULTS}/paper/sensitivity_binary_vs_lhs.png",
             caption="../report/sensitivity/binary_vs_lhs.rst",
-            category="5. Resource sensitivity",
+            category="4. Resource sensitivity",
             subcategory="paper data (replay)",
         ),
         steps=report(
             f"{RESULTS}/paper/sensitivity_steps.png",
             caption="../report/sensitivity/steps.rst",
-            category="5. Resource sensitivity",
+            category="4. Resource sensitivity",
             subcategory="paper data (replay)",
         ),
         surfaces=report(
             f"{RESULTS}/paper/sensitivity_surfaces.png",
             caption="../report/sensitivity/surfaces.rst",
-            category="5. Resource sensitivity",
+            category="4. Resource sensitivity",
             subcategory="paper data (replay)",
         ),
         runs=report(
             f"{RESULTS}/paper/sensitivity_error_vs_runs.png",
             caption="../report/sensitivity/error_vs_runs.rst",
-            category="5. Resource sensitivity",
+            category="4. Resource sensitivity",
             subcategory="paper data (replay)",
         ),
     params:

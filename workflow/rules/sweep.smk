@@ -1,4 +1,4 @@
-# Stage 6: parameter-sweep campaigns and their models (ARPE; docs/methods/sweep.md).
+# Stage 5: parameter-sweep campaigns and their models (ARPE; docs/methods/sweep.md).
 #
 # One job per configuration x iteration (the configuration is one wildcard named like a
 # Snakemake Paramspace with filename_params="*": size~256_workers~2), so a campaign runs in
@@ -120,13 +120,13 @@ rule sweep_models:
         fits=report(
             f"{SWEEP_DIR}/{{campaign}}/figures/fits.png",
             caption="../report/sweep/fits.rst",
-            category="6. Parameter sweeps",
+            category="5. Parameter sweeps",
             subcategory="{campaign}",
         ),
         residuals=report(
             f"{SWEEP_DIR}/{{campaign}}/figures/residuals.png",
             caption="../report/sweep/residuals.rst",
-            category="6. Parameter sweeps",
+            category="5. Parameter sweeps",
             subcategory="{campaign}",
         ),
     params:
@@ -156,7 +156,7 @@ rule sweep_paper_table:
         png=report(
             f"{RESULTS}/paper/sweep_fit.png",
             caption="../report/sweep/paper_fit.rst",
-            category="6. Parameter sweeps",
+            category="5. Parameter sweeps",
             subcategory="paper",
         ),
     params:

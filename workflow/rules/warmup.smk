@@ -1,4 +1,4 @@
-# Stage 4: warm-up / cool-down detection and stable throughput with confidence (Pilot;
+# Stage 3: warm-up / cool-down detection and stable throughput with confidence (Pilot;
 # docs/methods/warmup.md). Per workload: run the real command round after round (durably
 # journalled, resumable), find each round's setup, warm-up, stable and cool-down phases, the
 # stable throughput and its CI, and the WPS regression. The same phase analysis runs on the
@@ -37,7 +37,7 @@ rule warmup_figure:
         figure=report(
             f"{RESULTS}/warmup/{{workload}}/phases.png",
             caption="../report/warmup/phases.rst",
-            category="4. Warm-up",
+            category="3. Warm-up",
             subcategory="Workloads",
             labels={"workload": "{workload}"},
         ),
@@ -91,7 +91,7 @@ rule warmup_paper:
         figure=report(
             f"{RESULTS}/paper/warmup_phases.png",
             caption="../report/warmup/paper_phases.rst",
-            category="4. Warm-up",
+            category="3. Warm-up",
             subcategory="Paper",
         ),
         table=f"{RESULTS}/paper/warmup_throughput.csv",
