@@ -15,7 +15,14 @@ from perfcast.counters.collect import check_perf_events, collect_perf, collect_s
 from perfcast.counters.events import BaseEvents, check_unique, make_groups
 from perfcast.counters.perfstat import format_perf_csv, parse_perf_stat, to_wide
 from perfcast.counters.postprocess import postprocess
-from perfcast.counters.settings import CollectSettings, PostprocessSettings, collect_settings
+from perfcast.counters.settings import (
+    CollectGroupsSettings,
+    CollectSettings,
+    PostprocessSettings,
+    SimulatedRun,
+    SimulateSettings,
+    collect_settings,
+)
 from perfcast.counters.simulate import (
     GENERATIONS,
     SIM_EVENTS,
@@ -29,6 +36,14 @@ from perfcast.settings import as_params, build, from_section, validate
 BASE = BaseEvents("instructions", "cycles")
 #: the simulator's settings of the default config (counters.simulate)
 SIM = {"noise": 0.05, "jitter": 0.02, "run_variation": 0.03}
+
+
+def simulated(events, *, role="old", seed=5, scale=0.2, clock_ghz=None, sim=SIM):
+    """The collect settings of one simulated group run (as collect_settings builds them)."""
+    return CollectSettings(backend="simulate", interval_ms=100, base_events=BASE,
+                           events=tuple(events), perf=None,
+                           simulated=SimulatedRun(role=role, clock_ghz=clock_ghz, seed=seed,
+                                                  simulate=SimulateSettings(scale=scale, **sim)))
 
 
 def pp(files, events, base=BASE, join="instructions", **over):
@@ -225,8 +240,7 @@ def test_simulated_group_runs_join_into_consistent_pki(tmp_path):
     files = []
     for k, g in enumerate(groups):
         f = tmp_path / f"g{k}.csv"
-        collect_simulated("gcc", "old", k, g, f, seed=5, interval_ms=100, base=BASE.names,
-                          clock_ghz=None, scale=0.2, **SIM)
+        collect_simulated(simulated(g), f, benchmark="gcc", group=k)
         files.append(f)
     t = pp(files, list(SIM_EVENTS), BASE, "instructions")
     assert not t.isna().any().any()
@@ -296,17 +310,19 @@ def test_collect_groups_writes_every_group_run_as_collect_group_would(tmp_path):
     settings = [collect_settings(counters, generation="g3", benchmark=None, events=g,
                                  programs={}, seed=5) for g in groups]
     outs = [tmp_path / f"all{k}.csv" for k in range(2)]
-    collect_groups([as_params(s) for s in settings], outs, generation="g3", benchmark="mcf")
+    job = build(CollectGroupsSettings, as_params(
+        CollectGroupsSettings(generation="g3", benchmark="mcf", groups=tuple(settings))))
+    assert job.groups == tuple(settings)  # through the rule's params and back, unchanged
+    collect_groups(job, outs, sources=None)
     for k, s in enumerate(settings):
         alone = tmp_path / f"alone{k}.csv"
         collect_group(s, alone, generation="g3", benchmark="mcf", group=k)
         assert outs[k].read_bytes() == alone.read_bytes()
     assert outs[0].read_bytes() != outs[1].read_bytes()
     with pytest.raises(ValueError, match="2 group outputs but 1 settings"):
-        collect_groups([as_params(settings[0])], outs, generation="g3", benchmark="mcf")
+        collect_groups(CollectGroupsSettings("g3", "mcf", (settings[0],)), outs, sources=None)
     with pytest.raises(ValueError, match="and 1 sources"):
-        collect_groups([as_params(s) for s in settings], outs, generation="g3",
-                       benchmark="mcf", sources=[outs[0]])
+        collect_groups(job, outs, sources=[outs[0]])
 
 
 # --- the settings of one collect job ------------------------------------------------------------

@@ -43,7 +43,7 @@ def test_tiny_workflow_outputs(tiny_run):
     summary = pd.read_csv(res / "counters" / "summary.csv")
     assert len(summary) == 2 * n + 1 and (summary["multiplexed_intervals"] == 0).all()
     assert (summary["lowest_pct_running"] == 100).all()
-    card = json.loads((res / "model" / "knn.json").read_text())
+    card = json.loads((res / "model" / "model.json").read_text())
     assert card["versions"]["scikit-learn"] and len(card["features"]) == 8
     md = (res / "model" / "evaluation.md").read_text()
     assert "Simulated" in md
@@ -136,13 +136,13 @@ def test_cli_align_and_predict_on_workflow_outputs(tiny_run, tmp_path):
                          check=True)
     assert json.loads(dtw.stdout)["dtw_cost"] == pytest.approx(info["dtw_cost"], rel=1e-9)
     pred = subprocess.run([*cli, "predict", str(res / "counters/g2/nab.parquet"), "--model",
-                           str(res / "model/knn.joblib"), "--clock-ghz", "2.6",
+                           str(res / "model/model.parquet"), "--clock-ghz", "2.6",
                            "-o", str(tmp_path / "p.parquet")], capture_output=True, text=True,
                           check=True)
     assert json.loads(pred.stdout)["predicted_new_total_cycles"] == pytest.approx(
         json.loads((res / "predict" / "nab.json").read_text())["predicted_new_total_cycles"])
     bad = subprocess.run([*cli, "predict", str(tmp_path / "missing.parquet"), "--model",
-                          str(res / "model/knn.joblib"), "-o", str(tmp_path / "x.parquet")],
+                          str(res / "model/model.parquet"), "-o", str(tmp_path / "x.parquet")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "missing.parquet: file not found" in bad.stderr
 

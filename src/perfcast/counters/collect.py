@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from perfcast.counters.perfstat import IMPORT_HEADER, parse_perf_stat, resolve_event, to_wide
+from perfcast.counters.settings import CollectSettings
 from perfcast.counters.simulate import simulate_group_csv
 from perfcast.errors import HostCapabilityError, InputError
 from perfcast.io import atomic_path
@@ -134,27 +135,57 @@ def import_perf_csv(source: str | Path, out: str | Path, events: Sequence[str]) 
             shutil.copyfileobj(src, dst)
 
 
-def collect_simulated(
-    benchmark: str,
-    role: str,
-    group: int,
-    events: Sequence[str],
-    out: str | Path,
-    *,
-    seed: int,
-    interval_ms: int,
-    base: tuple[str, str],
-    clock_ghz: float | None,
-    scale: float,
-    noise: float,
-    jitter: float,
-    run_variation: float = 0.0,
-) -> None:
-    """Write the simulator's CSV of group run ``group`` (see
-    :func:`perfcast.counters.simulate.simulate_group_csv` for the parameters)."""
-    text = simulate_group_csv(benchmark, role, group, list(events), seed=seed,
-                              interval_ms=interval_ms, clock_ghz=clock_ghz, scale=scale,
-                              noise=noise, jitter=jitter, run_variation=run_variation,
-                              base=base)
+def collect_simulated(settings: CollectSettings, out: str | Path, *, benchmark: str,
+                      group: int) -> None:
+    """Write the simulator's CSV of group run ``group`` of ``benchmark``
+    (:func:`perfcast.counters.simulate.simulate_group_csv`).
+
+    Parameters
+    ----------
+    settings : CollectSettings
+        the run's settings, backend ``simulate`` (:func:`perfcast.counters.settings.
+        collect_settings`): its events, interval, base events and simulator inputs.
+    out : str or Path
+        the CSV to write (atomically).
+    benchmark : str
+        a benchmark of :data:`perfcast.counters.simulate.BENCHMARKS` (any other name gets a
+        random plan).
+    group : int
+        the group run's index (each run has its own noise and jitter).
+
+    Raises
+    ------
+    ValueError
+        settings of another backend, or an event the simulator has no model for.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.counters.settings import (BaseEvents, CollectSettings, SimulateSettings,
+    ...                                         SimulatedRun)
+    >>> sim = SimulatedRun(role="old", clock_ghz=None, seed=1,
+    ...                    simulate=SimulateSettings(scale=0.02, noise=0.05, jitter=0.02,
+    ...                                              run_variation=0.03))
+    >>> settings = CollectSettings(backend="simulate", interval_ms=100,
+    ...                            base_events=BaseEvents("instructions", "cycles"),
+    ...                            events=("instructions", "cycles", "br_mis_pred"),
+    ...                            simulated=sim, perf=None)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     collect_simulated(settings, Path(tmp, "g0.csv"), benchmark="mcf", group=0)
+    ...     lines = Path(tmp, "g0.csv").read_text().splitlines()
+    >>> sorted({line.split(",")[3] for line in lines[2:]})  # perf's -I -x, lines
+    ['br_mis_pred', 'cycles', 'instructions']
+    """
+    sim = settings.simulated
+    if settings.backend != "simulate" or sim is None:
+        raise ValueError(f"collect_simulated needs simulator settings, not backend "
+                         f"{settings.backend!r}")
+    text = simulate_group_csv(benchmark, sim.role, group, list(settings.events), seed=sim.seed,
+                              interval_ms=settings.interval_ms, clock_ghz=sim.clock_ghz,
+                              scale=sim.simulate.scale, noise=sim.simulate.noise,
+                              jitter=sim.simulate.jitter,
+                              run_variation=sim.simulate.run_variation,
+                              base=settings.base_events.names)
     with atomic_path(out) as tmp:
         tmp.write_text(text)

@@ -7,6 +7,11 @@ objects. The fields of :class:`BaseEvents`, :class:`PostprocessSettings`,
 :class:`SimulateSettings` are keys of the section. A collect job gets a :class:`CollectSettings`:
 only what its one group run depends on (:func:`collect_settings`), so that a change reruns only
 the runs it concerns (one generation's clock: that generation's simulated runs).
+
+Each rule of the stage receives one settings object (its one ``settings`` param, built by a
+function of ``workflow/rules/common/counters.smk``): :class:`CollectGroupsSettings`,
+:class:`PostprocessRunSettings`, :class:`WholerunSettings`, :class:`CountersFigureSettings`,
+:class:`CountersSummarySettings`.
 """
 
 from __future__ import annotations
@@ -191,3 +196,114 @@ def collect_settings(counters: Mapping[str, Any], *, generation: str, benchmark:
     return CollectSettings(backend=backend, interval_ms=counters["interval_ms"],
                            base_events=build(BaseEvents, counters["base_events"]),
                            events=tuple(events), simulated=simulated, perf=perf)
+
+
+@dataclass(frozen=True)
+class CollectGroupsSettings:
+    """Rule ``counters_collect``: every group run of one benchmark on one generation.
+
+    Attributes
+    ----------
+    generation : str
+        the run's generation (a value of ``counters.generations``).
+    benchmark : str
+        the run's benchmark.
+    groups : tuple of CollectSettings
+        one per counter group, group 0 (the reference run) first (:func:`collect_settings`).
+    """
+
+    generation: str
+    benchmark: str
+    groups: tuple[CollectSettings, ...]
+
+
+@dataclass(frozen=True)
+class RunProvenance:
+    """What a counter table's metadata says about its run (rule ``counters_postprocess``).
+
+    Attributes
+    ----------
+    generation, benchmark : str
+        which run.
+    backend : str
+        ``counters.backend``.
+    simulated : bool
+        the counts come from the simulator (backend ``simulate``).
+    interval_ms : int
+        ``counters.interval_ms``.
+    """
+
+    generation: str
+    benchmark: str
+    backend: str
+    simulated: bool
+    interval_ms: int
+
+
+@dataclass(frozen=True)
+class PostprocessRunSettings:
+    """Rule ``counters_postprocess`` (and ``perfcast postprocess``): how one run's group CSVs
+    become its table, and what its metadata says about the run.
+
+    Attributes
+    ----------
+    postprocess : PostprocessSettings
+        the ``counters`` section's keys of schema ``counters_postprocess``.
+    provenance : RunProvenance or None
+        written into the table's metadata (None: the command line, which knows no run).
+    """
+
+    postprocess: PostprocessSettings
+    provenance: RunProvenance | None
+
+
+@dataclass(frozen=True)
+class WholerunSettings:
+    """Rule ``counters_wholerun``: one run's whole-run counts as its counter table.
+
+    Attributes
+    ----------
+    postprocess : PostprocessSettings
+        ``counters.events`` and ``counters.base_events`` (the other keys are not used).
+    generation, benchmark : str
+        which run (a CSV table names them in its machine and benchmark columns).
+    clock_ghz : float or None
+        ``counters.clock_ghz`` of this run's generation (None: the file's own time).
+    """
+
+    postprocess: PostprocessSettings
+    generation: str
+    benchmark: str
+    clock_ghz: float | None
+
+
+@dataclass(frozen=True)
+class CountersFigureSettings:
+    """Rule ``counters_figure``: IPC over time of every run.
+
+    Attributes
+    ----------
+    runs : tuple of (str, str)
+        ``(generation, benchmark)`` of each input table, in the same order.
+    generations : (str, str)
+        ``(old, new)``: colours and legend order.
+    simulated : bool
+        the counts come from the simulator (said in the title).
+    """
+
+    runs: tuple[tuple[str, str], ...]
+    generations: tuple[str, str]
+    simulated: bool
+
+
+@dataclass(frozen=True)
+class CountersSummarySettings:
+    """Rule ``counters_summary``: one row per run.
+
+    Attributes
+    ----------
+    runs : tuple of (str, str)
+        ``(generation, benchmark)`` of each input table, in the same order.
+    """
+
+    runs: tuple[tuple[str, str], ...]

@@ -307,7 +307,7 @@ def simulate_group_csv(
     noise: float,
     jitter: float,
     base: tuple[str, str],
-    run_variation: float = 0.0,
+    run_variation: float,
 ) -> str:
     """perf ``-I -x,`` text of group run ``group`` of ``benchmark`` on generation ``role``.
 

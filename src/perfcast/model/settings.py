@@ -6,6 +6,12 @@ Frozen dataclasses without defaults: every default lives in the schema
 :func:`perfcast.settings.validate` applies before :func:`perfcast.settings.build` (or
 :func:`perfcast.settings.from_section`, the command line's way) makes these objects. Fields are
 keys of the section.
+
+Each rule of the stages receives one settings object (its one ``settings`` param, built by a
+function of ``workflow/rules/common/model.smk``), which nests the section's object with what the
+job needs besides (its benchmark, the new generation's clock...): :class:`AlignRunSettings`,
+:class:`TrainsetSettings`, :class:`TrainSettings`, :class:`EvaluateSettings`,
+:class:`PredictRunSettings`, :class:`PredictFigureSettings`.
 """
 
 from __future__ import annotations
@@ -71,3 +77,126 @@ class PredictSettings:
     """
 
     ipc_range: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class AlignRunSettings:
+    """Rule ``model_align`` (and ``perfcast align``): the alignment of one benchmark's runs.
+
+    Attributes
+    ----------
+    align : AlignSettings
+        the ``align`` section.
+    benchmark : str
+        the benchmark (metadata, figure title).
+    generations : (str, str)
+        ``(old, new)`` generation names (the figure's legend).
+    """
+
+    align: AlignSettings
+    benchmark: str
+    generations: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class TrainsetSettings:
+    """Rule ``model_trainset``: the training set of every training benchmark.
+
+    Attributes
+    ----------
+    benchmarks : tuple of str
+        the training benchmarks (``counters.benchmarks``), in the order of the rule's inputs.
+    """
+
+    benchmarks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Rule ``model_train``: fit, choose and calibrate the model.
+
+    Attributes
+    ----------
+    model : KnnSettings
+        the ``model`` section's keys the model uses.
+    benchmarks : tuple of str
+        the training benchmarks, in the order of the rule's inputs.
+    clock_new_ghz : float or None
+        ``counters.clock_ghz`` of the new generation (None: cycles only, no runtime).
+    """
+
+    model: KnnSettings
+    benchmarks: tuple[str, ...]
+    clock_new_ghz: float | None
+
+
+@dataclass(frozen=True)
+class EvaluateSettings:
+    """Rule ``model_evaluate``: leave-one-benchmark-out evaluation.
+
+    Attributes
+    ----------
+    model : KnnSettings
+        the ``model`` section's keys the model uses.
+    benchmarks : tuple of str
+        the training benchmarks, in the order of the rule's inputs.
+    clock_new_ghz : float or None
+        ``counters.clock_ghz`` of the new generation (None: cycles only, no runtime).
+    simulated : bool
+        the counters are simulated (said at the top of the Markdown).
+    stable_not_run : str or None
+        why the evaluation on the stable intervals is not run (no phase labels), said in the
+        Markdown and the log; None when it is run.
+    """
+
+    model: KnnSettings
+    benchmarks: tuple[str, ...]
+    clock_new_ghz: float | None
+    simulated: bool
+    stable_not_run: str | None
+
+
+@dataclass(frozen=True)
+class PredictRunSettings:
+    """Rule ``model_predict`` (and ``perfcast predict``): one old-only benchmark's prediction.
+
+    Attributes
+    ----------
+    predict : PredictSettings
+        the ``predict`` section's keys the prediction uses.
+    benchmark : str
+        the benchmark (in the summary).
+    clock_new_ghz : float or None
+        ``counters.clock_ghz`` of the new generation (adds the predicted runtime; None: cycles
+        only).
+    """
+
+    predict: PredictSettings
+    benchmark: str
+    clock_new_ghz: float | None
+
+
+@dataclass(frozen=True)
+class PredictFigureSettings:
+    """Rule ``model_predict_figure``.
+
+    Attributes
+    ----------
+    simulated : bool
+        the counters are simulated (said in the title).
+    """
+
+    simulated: bool
+
+
+@dataclass(frozen=True)
+class EvaluationPageSettings:
+    """Rule ``model_evaluation_html``: the evaluation's Markdown as an HTML page.
+
+    Attributes
+    ----------
+    title : str
+        the page's title.
+    """
+
+    title: str
