@@ -287,7 +287,10 @@ def test_perf_backend_multi_group_real_run(tmp_path):
     # its own run's total over that run's own task-clock: the join maps counts, it loses none
     from perfcast.counters.postprocess import read_group
     w = t["instructions"]
-    raw = [read_group(f, base, ("page-faults", "context-switches", "minor-faults")) for f in files]
+    read = from_section(PostprocessSettings, {"events": ["page-faults"]},
+                        "counters_postprocess").read
+    raw = [read_group(f, base, ("page-faults", "context-switches", "minor-faults"), read)
+           for f in files]
     for k, ev in ((0, "page-faults"), (1, "minor-faults")):
         rate = (t[f"{ev}_pki"] * w).sum() / w.sum()
         own = raw[k][ev].sum() / raw[k]["task-clock"].sum() * 1000.0

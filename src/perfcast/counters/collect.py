@@ -80,13 +80,20 @@ def collect_perf(
 
     Parameters
     ----------
-    command : a shell command (run with ``sh -c``), already rendered.
-    events : the group's events, base events first.
-    out : the CSV to write; it appears only when the run succeeded and perf counted every event.
-    interval_ms : ``perf stat -I``.
-    perf : the perf binary.
-    env : added to this process's environment for the run.
-    timeout_s : the run is killed after this long (None: no limit).
+    command : str
+        a shell command (run with ``sh -c``), already rendered.
+    events : sequence of str
+        the group's events, base events first.
+    out : str or Path
+        the CSV to write; it appears only when the run succeeded and perf counted every event.
+    interval_ms : int
+        ``perf stat -I``.
+    perf : str
+        the perf binary.
+    env : mapping of str to str or None, default=None
+        added to this process's environment for the run.
+    timeout_s : float or None, default=None
+        the run is killed after this long (None: no limit).
 
     Raises
     ------

@@ -48,8 +48,6 @@ from perfcast.errors import InputError
 
 log = logging.getLogger(__name__)
 
-ALL_ROWS = ReadSettings(separator="auto", select=())
-
 #: perf's software events (``perf list sw``, and the tool's ``duration_time``...): counted by
 #: the kernel, not the PMU; in the role of instructions they vary with the host's load
 SOFTWARE_EVENTS = frozenset({
@@ -60,11 +58,23 @@ SOFTWARE_EVENTS = frozenset({
 })
 
 
-def read_group(path: str | Path, base: BaseEvents, events: tuple[str, ...] = (),
-               read: ReadSettings = ALL_ROWS) -> pd.DataFrame:
+def read_group(path: str | Path, base: BaseEvents, events: tuple[str, ...],
+               read: ReadSettings) -> pd.DataFrame:
     """One group run as a wide per-interval table, columns under their configured names, with
     its base events checked (a final interval without work is dropped; a missing or zero base
-    event elsewhere is an :class:`~perfcast.errors.InputError`)."""
+    event elsewhere is an :class:`~perfcast.errors.InputError`).
+
+    Parameters
+    ----------
+    path : str or Path
+        the group run's perf file (any form :mod:`perfcast.counters.perfstat` reads).
+    base : BaseEvents
+        the events playing instructions and cycles (required in every interval).
+    events : tuple of str
+        the counters wanted besides the base events.
+    read : ReadSettings
+        ``counters.read``: the separator and the aggregation ids whose rows are summed.
+    """
     long = parse_perf_stat(path, read.separator, read.select)
     path = origin(path)  # an imported copy's errors name the user's file
     wide = to_wide(long, path, required=base.names, wanted=events)
@@ -112,9 +122,11 @@ def postprocess(group_files: list[str | Path], settings: PostprocessSettings) ->
 
     Parameters
     ----------
-    group_files : one perf ``-I`` file per group run (any form :mod:`.perfstat` reads); the
+    group_files : list of str or Path
+        one perf ``-I`` file per group run (any form :mod:`.perfstat` reads); the
         first is the reference run.
-    settings : events, base events, join, how files are read, the run tolerance and the
+    settings : PostprocessSettings
+        events, base events, join, how files are read, the run tolerance and the
         multiplexing threshold (``counters_postprocess`` schema).
 
     Returns

@@ -42,7 +42,7 @@ def collect_group(settings: CollectSettings, out: str | Path, *, generation: str
         which run (the simulator derives the run from them).
     group : int
         the group run's index.
-    source : str or Path or None
+    source : str or Path or None, default=None
         backend ``import``: the already-collected CSV to validate and copy (None for the other
         backends).
 

@@ -82,11 +82,15 @@ class SimulatedRun:
 
     Attributes
     ----------
-    role : ``"old"`` or ``"new"``: the simulated core of this run's generation
+    role : str
+        ``"old"`` or ``"new"``: the simulated core of this run's generation
         (:data:`perfcast.counters.simulate.GENERATIONS`).
-    clock_ghz : ``counters.clock_ghz`` of this run's generation (None: the core's own clock).
-    seed : the workflow's top-level ``seed``.
-    simulate : ``counters.simulate``.
+    clock_ghz : float or None
+        ``counters.clock_ghz`` of this run's generation (None: the core's own clock).
+    seed : int
+        the workflow's top-level ``seed``.
+    simulate : SimulateSettings
+        ``counters.simulate``.
     """
 
     role: str
@@ -101,10 +105,15 @@ class PerfRun:
 
     Attributes
     ----------
-    binary, timeout_s : ``counters.perf.binary`` and ``counters.perf.timeout_s``.
-    command : the benchmark's program (``counters.perf.programs``, else the benchmark's name, in
+    binary : str
+        ``counters.perf.binary``.
+    timeout_s : float
+        ``counters.perf.timeout_s``.
+    command : str
+        the benchmark's program (``counters.perf.programs``, else the benchmark's name, in
         the top-level ``programs:`` map) rendered by :mod:`perfcast.program`.
-    env : the program's environment, rendered the same way.
+    env : mapping of str to str
+        the program's environment, rendered the same way.
     """
 
     binary: str
@@ -119,13 +128,19 @@ class CollectSettings:
 
     Attributes
     ----------
-    backend : ``counters.backend`` (``simulate``, ``perf`` or ``import``).
-    interval_ms : ``counters.interval_ms``.
-    base_events : ``counters.base_events``.
-    events : this group's events, the base events first
+    backend : str
+        ``counters.backend`` (``simulate``, ``perf`` or ``import``).
+    interval_ms : int
+        ``counters.interval_ms``.
+    base_events : BaseEvents
+        ``counters.base_events``.
+    events : tuple of str
+        this group's events, the base events first
         (:func:`~perfcast.counters.events.make_groups`).
-    simulated : the simulator's inputs (backend ``simulate`` only, else None).
-    perf : the program to run under perf (backend ``perf`` only, else None).
+    simulated : SimulatedRun or None
+        the simulator's inputs (backend ``simulate`` only, else None).
+    perf : PerfRun or None
+        the program to run under perf (backend ``perf`` only, else None).
     """
 
     backend: str
@@ -142,9 +157,12 @@ def perf_run(benchmark: str, perf: Mapping[str, Any],
 
     Parameters
     ----------
-    benchmark : the benchmark's name (``counters.benchmarks``).
-    perf : the validated ``counters.perf`` section.
-    programs : the top-level ``programs:`` map.
+    benchmark : str
+        the benchmark's name (``counters.benchmarks``).
+    perf : mapping of str to Any
+        the validated ``counters.perf`` section.
+    programs : mapping of str to mapping of str to Any
+        the top-level ``programs:`` map.
 
     Returns
     -------
@@ -172,12 +190,18 @@ def collect_settings(counters: Mapping[str, Any], *, generation: str, benchmark:
 
     Parameters
     ----------
-    counters : the validated ``counters`` section (every default filled in).
-    generation : the run's generation (a value of ``counters.generations``).
-    benchmark : the run's benchmark.
-    events : the group's events, base events first.
-    programs : the top-level ``programs:`` map (backend ``perf``).
-    seed : the top-level ``seed`` (backend ``simulate``).
+    counters : mapping of str to Any
+        the validated ``counters`` section (every default filled in).
+    generation : str
+        the run's generation (a value of ``counters.generations``).
+    benchmark : str
+        the run's benchmark.
+    events : sequence of str
+        the group's events, base events first.
+    programs : mapping of str to mapping of str to Any
+        the top-level ``programs:`` map (backend ``perf``).
+    seed : int
+        the top-level ``seed`` (backend ``simulate``).
 
     Raises
     ------

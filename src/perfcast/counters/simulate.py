@@ -313,16 +313,26 @@ def simulate_group_csv(
 
     Parameters
     ----------
-    benchmark : a name of :data:`BENCHMARKS` (any other name gets a random plan).
-    role : ``"old"`` or ``"new"`` (:data:`GENERATIONS`).
-    group : the group run's index (each run has its own noise and jitter).
-    events : the group's events; the base events are emitted under their configured names.
-    seed : the workflow's seed; with ``benchmark``, ``role`` and ``group`` it fixes the run.
-    interval_ms : ``perf stat -I`` interval.
-    clock_ghz : the generation's clock (None: the simulated core's own).
-    scale, noise, jitter : ``counters.simulate`` (see :func:`simulate_run`).
-    base : the events playing instructions and cycles (``counters.base_events``).
-    run_variation : ``counters.simulate.run_variation``: each phase of this run retires a factor
+    benchmark : str
+        a name of :data:`BENCHMARKS` (any other name gets a random plan).
+    role : str
+        ``"old"`` or ``"new"`` (:data:`GENERATIONS`).
+    group : int
+        the group run's index (each run has its own noise and jitter).
+    events : list of str
+        the group's events; the base events are emitted under their configured names.
+    seed : int
+        the workflow's seed; with ``benchmark``, ``role`` and ``group`` it fixes the run.
+    interval_ms : int
+        ``perf stat -I`` interval.
+    clock_ghz : float or None
+        the generation's clock (None: the simulated core's own).
+    scale, noise, jitter : float
+        ``counters.simulate`` (see :func:`simulate_run`).
+    base : (str, str)
+        the events playing instructions and cycles (``counters.base_events``).
+    run_variation : float
+        ``counters.simulate.run_variation``: each phase of this run retires a factor
         drawn uniformly from ``[1 - v, 1 + v]`` of its instructions (separate runs of one program
         differ: allocator paths, spin loops, timers), so no two group runs have equal totals.
 

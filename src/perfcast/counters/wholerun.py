@@ -151,11 +151,16 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
 
     Parameters
     ----------
-    path : a CSV table, or a perf stat -x / -j file of this run.
-    benchmark, machine : the run (the rows of a table to take; the generation's name).
-    base : the events that play instructions and cycles.
-    events : the configured counters (each becomes ``<event>_pki``).
-    clock_ghz : the machine's clock (``counters.clock_ghz``; None: unknown): the duration when
+    path : str or Path
+        a CSV table, or a perf stat -x / -j file of this run.
+    benchmark, machine : str
+        the run (the rows of a table to take; the generation's name).
+    base : BaseEvents
+        the events that play instructions and cycles.
+    events : sequence of str
+        the configured counters (each becomes ``<event>_pki``).
+    clock_ghz : float or None
+        the machine's clock (``counters.clock_ghz``; None: unknown): the duration when
         the file has no time.
 
     Returns

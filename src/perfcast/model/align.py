@@ -140,8 +140,10 @@ def exact_path(
 
     Parameters
     ----------
-    a, b : the old and the new run's cumulative instructions (strictly increasing).
-    margin : the first band's widening in rows (an implementation detail: the result is the
+    a, b : numpy.ndarray
+        the old and the new run's cumulative instructions (strictly increasing).
+    margin : int, default=2
+        the first band's widening in rows (an implementation detail: the result is the
         same optimum for any margin).
 
     Returns
@@ -211,9 +213,11 @@ def align_runs(old: pd.DataFrame, new: pd.DataFrame,
 
     Parameters
     ----------
-    old, new : the two runs' counter tables (``interval``, ``ipc``,
+    old, new : pandas.DataFrame
+        the two runs' counter tables (``interval``, ``ipc``,
         ``instructions_cumulative_sum``).
-    settings : the ``align`` section: :func:`exact_path` or :func:`dtw_path` (with its radius).
+    settings : AlignSettings
+        the ``align`` section: :func:`exact_path` or :func:`dtw_path` (with its radius).
 
     Returns
     -------

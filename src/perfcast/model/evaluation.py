@@ -33,12 +33,18 @@ def evaluate_lobo(
 
     Parameters
     ----------
-    train : the training set (every benchmark's rows, at least three benchmarks).
-    counters_old, counters_new : each benchmark's old and new run tables.
-    features : the feature columns.
-    settings : the ``model`` section (families and their grids).
-    clock_new_ghz : the new generation's clock; adds the runtime columns (None: cycles only).
-    label : the ``training_rows`` column of every row (``all``, ``stable``).
+    train : pandas.DataFrame
+        the training set (every benchmark's rows, at least three benchmarks).
+    counters_old, counters_new : dict of str to pandas.DataFrame
+        each benchmark's old and new run tables.
+    features : list of str
+        the feature columns.
+    settings : KnnSettings
+        the ``model`` section (families and their grids).
+    clock_new_ghz : float or None
+        the new generation's clock; adds the runtime columns (None: cycles only).
+    label : str
+        the ``training_rows`` column of every row (``all``, ``stable``).
 
     Returns
     -------

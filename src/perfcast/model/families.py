@@ -207,12 +207,17 @@ def select(train: pd.DataFrame, counters_old: Mapping[str, pd.DataFrame],
 
     Parameters
     ----------
-    train : the training set (at least two benchmarks).
-    counters_old, counters_new : each training benchmark's old and new run tables (the
+    train : pandas.DataFrame
+        the training set (at least two benchmarks).
+    counters_old, counters_new : mapping of str to pandas.DataFrame
+        each training benchmark's old and new run tables (the
         measured totals the errors compare with).
-    features : the feature columns.
-    settings : the ``model`` section (families, grids, folds, thinning, coverage).
-    clock_ghz : the new generation's clock (runtime errors too; None: cycles only).
+    features : list of str
+        the feature columns.
+    settings : KnnSettings
+        the ``model`` section (families, grids, folds, thinning, coverage).
+    clock_ghz : float or None
+        the new generation's clock (runtime errors too; None: cycles only).
 
     Returns
     -------

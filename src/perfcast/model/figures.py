@@ -27,12 +27,17 @@ def alignment(old: pd.DataFrame, new: pd.DataFrame, pairs: pd.DataFrame, gens: t
 
     Parameters
     ----------
-    old, new : the two runs' counter tables (``interval``, ``time``,
+    old, new : pandas.DataFrame
+        the two runs' counter tables (``interval``, ``time``,
         ``instructions_cumulative_sum``).
-    pairs : the mapped pairs (:func:`perfcast.model.align.align_runs`).
-    gens : the generations' names ``(old, new)``, for the legend and axis labels.
-    bench : the benchmark, for the title.
-    path : the figure to write.
+    pairs : pandas.DataFrame
+        the mapped pairs (:func:`perfcast.model.align.align_runs`).
+    gens : (str, str)
+        the generations' names ``(old, new)``, for the legend and axis labels.
+    bench : str
+        the benchmark, for the title.
+    path : Path
+        the figure to write.
     note : str, default=""
         Said above the panels (:func:`simulated_note`).
     """
@@ -138,11 +143,14 @@ def predicted_ipc_over_time(pred: pd.DataFrame, info: dict, path: Path, note: st
 
     Parameters
     ----------
-    pred : the per-interval prediction (:func:`perfcast.model.knn.predict_run`: ``time``,
+    pred : pandas.DataFrame
+        the per-interval prediction (:func:`perfcast.model.knn.predict_run`: ``time``,
         ``ipc_old``, ``ipc_new_pred``).
-    info : the prediction's summary (``benchmark``, the total cycles and their bounds,
+    info : dict
+        the prediction's summary (``benchmark``, the total cycles and their bounds,
         ``interval_coverage``, ``predicted_mean_ipc_new``).
-    path : the figure to write.
+    path : Path
+        the figure to write.
     note : str, default=""
         Added to the title (the default config: "SIMULATED data").
     """

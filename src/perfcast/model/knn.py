@@ -72,10 +72,13 @@ def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> Grid
 
     Parameters
     ----------
-    train : the training set (:mod:`perfcast.model.trainset`): ``benchmark``, the target
+    train : pandas.DataFrame
+        the training set (:mod:`perfcast.model.trainset`): ``benchmark``, the target
         ``ipc_ratio`` and the feature columns.
-    features : the feature columns, in the model's order.
-    settings : the grid, folds, transform and thinning (``model`` section).
+    features : list of str
+        the feature columns, in the model's order.
+    settings : KnnSettings
+        the grid, folds, transform and thinning (``model`` section).
 
     Returns
     -------
@@ -131,10 +134,14 @@ def predict_run(model: Pipeline, counters: pd.DataFrame, features: list[str],
 
     Parameters
     ----------
-    model : a fitted regressor of the IPC ratio (``predict(x)``).
-    counters : the old run's table (``interval``, ``time``, ``instructions``, ``ipc``, features).
-    features : the model's feature columns.
-    clock_ghz : the new generation's clock; adds ``runtime_new_pred_s`` (None: no runtime).
+    model : Pipeline
+        a fitted regressor of the IPC ratio (``predict(x)``).
+    counters : pandas.DataFrame
+        the old run's table (``interval``, ``time``, ``instructions``, ``ipc``, features).
+    features : list of str
+        the model's feature columns.
+    clock_ghz : float or None
+        the new generation's clock; adds ``runtime_new_pred_s`` (None: no runtime).
 
     Returns
     -------

@@ -25,9 +25,12 @@ class AlignSettings:
 
     Attributes
     ----------
-    method : ``exact`` (the DTW optimum in O(n + m)) or ``dtw`` (tslearn's ``dtw_path``).
-    sakoe_chiba_radius : ``dtw`` only: the Sakoe-Chiba band radius in intervals (None: full DTW).
-    instruction_tolerance : the largest relative difference of the two runs' total instructions.
+    method : str
+        ``exact`` (the DTW optimum in O(n + m)) or ``dtw`` (tslearn's ``dtw_path``).
+    sakoe_chiba_radius : int or None
+        ``dtw`` only: the Sakoe-Chiba band radius in intervals (None: full DTW).
+    instruction_tolerance : float
+        the largest relative difference of the two runs' total instructions.
     """
 
     method: str
@@ -45,15 +48,23 @@ class KnnSettings:
 
     Attributes
     ----------
-    families : the candidate families (``constant``, ``ridge``, ``knn``) the
+    families : tuple of str
+        the candidate families (``constant``, ``ridge``, ``knn``) the
         leave-one-benchmark-out cross-validation chooses among.
-    ridge_alphas : the grid of the ridge penalty.
-    n_neighbors : the grid of k.
-    weights : the grid of ``KNeighborsRegressor`` weights (``uniform``, ``distance``).
-    cv_folds : GroupKFold splits on benchmark for the grid search.
-    log1p : log1p-transform the PKI features before scaling.
-    max_rows_per_benchmark : evenly thin each benchmark's rows to at most this many (None: all).
-    coverage : of the prediction intervals (split-conformal on leave-one-benchmark-out errors).
+    ridge_alphas : tuple of float
+        the grid of the ridge penalty.
+    n_neighbors : tuple of int
+        the grid of k.
+    weights : tuple of str
+        the grid of ``KNeighborsRegressor`` weights (``uniform``, ``distance``).
+    cv_folds : int
+        GroupKFold splits on benchmark for the grid search.
+    log1p : bool
+        log1p-transform the PKI features before scaling.
+    max_rows_per_benchmark : int or None
+        evenly thin each benchmark's rows to at most this many (None: all).
+    coverage : float
+        of the prediction intervals (split-conformal on leave-one-benchmark-out errors).
     """
 
     families: tuple[str, ...]
@@ -72,7 +83,8 @@ class PredictSettings:
 
     Attributes
     ----------
-    ipc_range : the plausible IPC ``(lowest, highest)``: a predicted or measured IPC outside it
+    ipc_range : (float, float)
+        the plausible IPC ``(lowest, highest)``: a predicted or measured IPC outside it
         fails the job (a counter that is wrong, not a slow or fast program).
     """
 
