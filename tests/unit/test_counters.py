@@ -416,3 +416,31 @@ def test_cli_postprocess_reads_per_cpu_perf_output_with_a_selection(tmp_path, ca
                                rtol=1e-3)
     assert main(["postprocess", str(data / "no_aggr.csv"), "--separator", "|", *flags]) == 2
     assert "the separator is ','" in capsys.readouterr().err
+
+
+# --- the command line's help names the schema's defaults ----------------------------------------
+
+
+def test_cli_help_shows_the_defaults_the_schema_fills_in(capsys):
+    """perfcast postprocess / align / predict: each flag's help names the default that
+    validation fills in for its config key (read from the schema, never typed twice)."""
+    from perfcast.cli import main
+
+    pp = validate({"events": ["x"]}, "counters_postprocess")
+    align, predict = validate({}, "align"), validate({}, "predict")
+    expected = {
+        "postprocess": [pp["base_events"]["instructions"], pp["base_events"]["cycles"],
+                        pp["join"], pp["read"]["separator"], pp["run_tolerance"],
+                        pp["software_run_tolerance"], pp["coverage_tolerance"],
+                        pp["min_pct_running"]],
+        "align": [align["method"], align["instruction_tolerance"]],
+        "predict": [" ".join(str(v) for v in predict["ipc_range"])],
+    }
+    for command, defaults in expected.items():
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
+        for value in defaults:
+            assert f"(default: {value})" in text, (command, value)
+    source = (Path(__file__).parents[2] / "src/perfcast/cli/counters.py").read_text()
+    assert "(default: " not in source  # no default typed by hand beside the schema's

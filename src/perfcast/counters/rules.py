@@ -228,6 +228,22 @@ def summary_file(settings: CountersSummarySettings, counter_files: Sequence[str 
     -------
     pandas.DataFrame
         the table written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from perfcast.counters.settings import CountersSummarySettings
+    >>> from perfcast.io import write_parquet
+    >>> run = pd.DataFrame({"instructions": [4e8, 4e8], "cycles": [2e8, 2e8],
+    ...                     "pct_running_min": [100.0, 100.0], "multiplexed": [False, False]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write_parquet(run, Path(tmp, "mcf.parquet"))
+    ...     table = summary_file(CountersSummarySettings(runs=(("g2", "mcf"),)),
+    ...                          [Path(tmp, "mcf.parquet")], Path(tmp, "summary.csv"))
+    >>> table[["generation", "benchmark", "intervals", "mean_ipc"]].values.tolist()
+    [['g2', 'mcf', 2, 2.0]]
     """
     import pandas as pd
 

@@ -209,6 +209,38 @@ def train_files(settings: TrainSettings, trainset: str, old: Sequence[str], new:
     ------
     InputError
         naming the file: a benchmark whose leave-one-out prediction is not finite.
+
+    Examples
+    --------
+    Three benchmarks whose new generation is 1.2, 1.25 and 1.3 times the old one's IPC,
+    whatever their counter: the constant family's ratio is their median.
+
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from perfcast.io import write_parquet
+    >>> from perfcast.model.settings import KnnSettings, TrainSettings
+    >>> from perfcast.settings import from_section
+    >>> def run(ipc):  # three intervals of 1e9 instructions
+    ...     return pd.DataFrame({"interval": [0, 1, 2], "time": [0.1, 0.2, 0.3],
+    ...         "duration_s": 0.1, "instructions": 1e9, "cycles": 1e9 / ipc, "ipc": ipc,
+    ...         "instructions_cumulative_sum": [1e9, 2e9, 3e9], "x_pki": 2.0})
+    >>> model = from_section(KnnSettings, {"families": ["constant"]}, "model")
+    >>> settings = TrainSettings(model, benchmarks=("a", "b", "c"), clock_new_ghz=None)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     old, new, rows = [], [], []
+    ...     for b, ratio in (("a", 1.2), ("b", 1.25), ("c", 1.3)):
+    ...         old.append(str(Path(tmp, f"{b}.old.parquet")))
+    ...         new.append(str(Path(tmp, f"{b}.new.parquet")))
+    ...         write_parquet(run(1.0), old[-1]); write_parquet(run(ratio), new[-1])
+    ...         rows.append(pd.DataFrame({"benchmark": b, "old_interval": [0, 1, 2],
+    ...             "new_interval": [0, 1, 2], "ipc_ratio": ratio, "x_pki": 2.0}))
+    ...     write_parquet(pd.concat(rows, ignore_index=True), Path(tmp, "train.parquet"))
+    ...     train_files(settings, str(Path(tmp, "train.parquet")), old, new,
+    ...                 str(Path(tmp, "model.parquet")), str(Path(tmp, "model.json")))
+    ...     card = json.loads(Path(tmp, "model.json").read_text())
+    >>> card["family"], card["best_params"]
+    ('constant', {'ratio': 1.25})
     """
     model, benchmarks = settings.model, settings.benchmarks
     from perfcast.model.families import model_card, select
@@ -341,7 +373,28 @@ def predict_files(settings: PredictRunSettings, model: str, counters: str, out: 
     InputError
         an unreadable model or table, a table without the model's counters or with a counter
         that has no reading in any interval, or a prediction that is not finite and plausible
-        (:func:`check_prediction`): nothing is written then.
+        (:func:`~perfcast.model.checks.check_prediction`): nothing is written then.
+
+    Examples
+    --------
+    A file that is not a perfcast model (here a pickle, whose loading could run any code) is
+    refused unread, naming it:
+
+    >>> import pickle, tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.errors import InputError
+    >>> from perfcast.model.settings import PredictRunSettings, PredictSettings
+    >>> from perfcast.settings import from_section
+    >>> settings = PredictRunSettings(from_section(PredictSettings, {}, "predict"), "nab", 2.6)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     model = Path(tmp, "model.parquet")
+    ...     _ = model.write_bytes(pickle.dumps({"any": "object"}))
+    ...     try:
+    ...         predict_files(settings, str(model), "nab.parquet", str(Path(tmp, "p.parquet")),
+    ...                       str(Path(tmp, "p.json")))
+    ...     except InputError as err:
+    ...         print(str(err).startswith(f"{model}: not a perfcast model file"))
+    True
     """
     from perfcast.model.conformal import Calibration, bounds
     from perfcast.model.knn import predict_run
@@ -421,6 +474,19 @@ def evaluation_html(settings: EvaluationPageSettings, markdown: str, out: str) -
         ``evaluation.md``.
     out : str
         the HTML page to write.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.model.settings import EvaluationPageSettings
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     md, page = Path(tmp, "evaluation.md"), Path(tmp, "evaluation.html")
+    ...     _ = md.write_text("| benchmark | cycles_error_pct |\\n|---|---|\\n| mcf | 1.50 |\\n")
+    ...     evaluation_html(EvaluationPageSettings("Evaluation"), str(md), str(page))
+    ...     html = page.read_text()
+    >>> "<td>mcf</td>" in html and "Evaluation" in html
+    True
     """
     from perfcast.mdhtml import convert_file
 
