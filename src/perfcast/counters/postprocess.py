@@ -145,6 +145,28 @@ def postprocess(group_files: list[str | Path], settings: PostprocessSettings) ->
         a base event ``<not supported>`` throughout (no hardware PMU on the collecting host).
     ValueError
         an unknown ``join``.
+
+    Examples
+    --------
+    Two group runs of one program, the second 10 % slower: its counts are placed on the
+    reference run's cumulative-instruction axis.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.counters.perfstat import format_perf_csv
+    >>> from perfcast.settings import from_section
+    >>> settings = from_section(PostprocessSettings, {"events": ["a", "b"]},
+    ...                         "counters_postprocess")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     g0, g1 = Path(tmp, "group0.csv"), Path(tmp, "group1.csv")
+    ...     _ = g0.write_text(format_perf_csv([0.1, 0.2], {"instructions": [2e8, 2e8],
+    ...                                                    "cycles": [1e8, 1e8], "a": [2e5, 4e5]}))
+    ...     _ = g1.write_text(format_perf_csv([0.11, 0.22], {"instructions": [2e8, 2e8],
+    ...                                                      "cycles": [1.1e8, 1.1e8],
+    ...                                                      "b": [6e5, 6e5]}))
+    ...     table = postprocess([g0, g1], settings)
+    >>> table[["ipc", "a_pki", "b_pki"]].values.tolist()
+    [[2.0, 1.0, 3.0], [2.0, 2.0, 3.0]]
     """
     base, join = settings.base_events, settings.join
     if join not in ("instructions", "row"):

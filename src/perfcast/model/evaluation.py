@@ -63,8 +63,28 @@ def evaluate_lobo(
 
     Examples
     --------
-    >>> ev = evaluate_lobo(train, old, new, features, settings, 2.6, "all")  # doctest: +SKIP
-    >>> ev[["benchmark", "family", "cycles_error_pct"]]  # doctest: +SKIP
+    Three benchmarks whose new generation is 1.2, 1.25 and 1.3 times as fast per cycle: each is
+    predicted by the median ratio of the other two (the constant family).
+
+    >>> import pandas as pd
+    >>> from perfcast.model.settings import KnnSettings
+    >>> from perfcast.model.trainset import build_trainset
+    >>> from perfcast.settings import from_section
+    >>> def run(ipc):  # three intervals of 1e9 instructions
+    ...     return pd.DataFrame({"interval": [0, 1, 2], "time": [0.1, 0.2, 0.3],
+    ...         "duration_s": 0.1, "instructions": 1e9, "cycles": 1e9 / ipc, "ipc": ipc,
+    ...         "instructions_cumulative_sum": [1e9, 2e9, 3e9], "x_pki": 2.0})
+    >>> ratios = {"a": 1.2, "b": 1.25, "c": 1.3}
+    >>> old = {b: run(1.0) for b in ratios}
+    >>> new = {b: run(r) for b, r in ratios.items()}
+    >>> train = build_trainset([pd.DataFrame({"benchmark": b, "old_interval": [0, 1, 2],
+    ...     "new_interval": [0, 1, 2], "ipc_ratio": r, "x_pki": 2.0}) for b, r in ratios.items()])
+    >>> settings = from_section(KnnSettings, {"families": ["constant"]}, "model")
+    >>> ev = evaluate_lobo(train, old, new, ["x_pki"], settings, None, "all")
+    >>> ev[["benchmark", "family"]].values.tolist()
+    [['a', 'constant'], ['b', 'constant'], ['c', 'constant']]
+    >>> ev["cycles_error_pct"].round(2).tolist()  # b: 1.25 predicted as (1.2 + 1.3) / 2
+    [-5.88, 0.0, 6.12]
     """
     rows = []
     for bench in sorted(train[GROUP].unique()):

@@ -227,9 +227,25 @@ def select(train: pd.DataFrame, counters_old: Mapping[str, pd.DataFrame],
 
     Examples
     --------
-    >>> sel = select(train, old, new, features, settings, None)  # doctest: +SKIP
-    >>> sel.chosen, sel.score(sel.chosen)  # doctest: +SKIP
-    ('constant', 0.031)
+    Three benchmarks whose new generation is 1.2, 1.25 and 1.3 times as fast per cycle:
+
+    >>> import pandas as pd
+    >>> from perfcast.model.settings import KnnSettings
+    >>> from perfcast.model.trainset import build_trainset
+    >>> from perfcast.settings import from_section
+    >>> def run(ipc):  # three intervals of 1e9 instructions
+    ...     return pd.DataFrame({"interval": [0, 1, 2], "time": [0.1, 0.2, 0.3],
+    ...         "duration_s": 0.1, "instructions": 1e9, "cycles": 1e9 / ipc, "ipc": ipc,
+    ...         "instructions_cumulative_sum": [1e9, 2e9, 3e9], "x_pki": 2.0})
+    >>> ratios = {"a": 1.2, "b": 1.25, "c": 1.3}
+    >>> old = {b: run(1.0) for b in ratios}
+    >>> new = {b: run(r) for b, r in ratios.items()}
+    >>> train = build_trainset([pd.DataFrame({"benchmark": b, "old_interval": [0, 1, 2],
+    ...     "new_interval": [0, 1, 2], "ipc_ratio": r, "x_pki": 2.0}) for b, r in ratios.items()])
+    >>> settings = from_section(KnnSettings, {"families": ["constant"]}, "model")
+    >>> sel = select(train, old, new, ["x_pki"], settings, None)
+    >>> sel.chosen, round(sel.score(sel.chosen), 4)  # mean |log error| of total cycles
+    ('constant', 0.04)
     """
     families = [f for f in FAMILIES if f in settings.families]
     fitted = {f: fit_family(f, train, features, settings) for f in families}

@@ -155,6 +155,18 @@ def predict_run(model: Pipeline, counters: pd.DataFrame, features: list[str],
     ------
     ValueError
         ``counters`` lacks a feature.
+
+    Examples
+    --------
+    A model predicting a ratio of 1.25 everywhere; the second interval lacks its counter and
+    borrows the run's median ratio:
+
+    >>> from perfcast.model.families import ConstantRatio
+    >>> old = pd.DataFrame({"interval": [0, 1], "time": [0.1, 0.2], "instructions": [2e8, 2e8],
+    ...                     "ipc": [1.0, 2.0], "x_pki": [3.0, float("nan")]})
+    >>> pred = predict_run(ConstantRatio(1.25), old, ["x_pki"], clock_ghz=2.0)
+    >>> pred[["ipc_new_pred", "cycles_new_pred", "runtime_new_pred_s", "imputed"]].values.tolist()
+    [[1.25, 160000000.0, 0.08, False], [2.5, 80000000.0, 0.04, True]]
     """
     missing = [f for f in features if f not in counters.columns]
     if missing:
