@@ -203,10 +203,27 @@ def collect_settings(counters: Mapping[str, Any], *, generation: str, benchmark:
     seed : int
         the top-level ``seed`` (backend ``simulate``).
 
+    Returns
+    -------
+    CollectSettings
+        only the settings of the section's backend; of ``counters.clock_ghz`` only this
+        generation's clock.
+
     Raises
     ------
     InputError
         backend ``perf``: see :func:`perf_run`.
+
+    Examples
+    --------
+    >>> from perfcast.settings import validate
+    >>> counters = validate({"generations": {"old": "g2", "new": "g3"}, "events": ["a"],
+    ...                      "benchmarks": ["mcf"], "clock_ghz": {"g2": 2.5, "g3": 2.6}},
+    ...                     "counters")
+    >>> s = collect_settings(counters, generation="g3", benchmark="mcf",
+    ...                      events=["instructions", "cycles", "a"], programs={}, seed=7)
+    >>> s.backend, s.simulated.role, s.simulated.clock_ghz, s.perf
+    ('simulate', 'new', 2.6, None)
     """
     backend = counters["backend"]
     simulated = perf = None

@@ -117,6 +117,22 @@ def load_model(path: str | Path) -> dict:
         naming the file: unreadable, not a perfcast model, of another format version, or with
         metadata or rows that do not make a model (a non-finite value, too few rows for its
         number of neighbours).
+
+    Examples
+    --------
+    A Parquet table that is not a perfcast model is refused, naming the file:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.io import write_parquet
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp, "model.parquet")
+    ...     write_parquet(pd.DataFrame({"x_pki": [1.0]}), path)
+    ...     try:
+    ...         load_model(path)
+    ...     except InputError as err:
+    ...         print(str(err).startswith(f"{path}: not a perfcast model file"))
+    True
     """
     expected = "a model file written by perfcast's train rule (Parquet)"
     try:
