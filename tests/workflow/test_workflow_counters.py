@@ -31,6 +31,9 @@ def test_tiny_workflow_outputs(tiny_run):
     assert meta["simulated"] is True and meta["join"] == "instructions"
     pred = json.loads((res / "predict" / "nab.json").read_text())
     assert pred["predicted_new_total_cycles"] < pred["old_total_cycles"]  # the new gen is faster
+    # the model stage asked for its predict-only benchmark on the old generation only
+    runs = pd.read_csv(res / "counters" / "summary.csv")
+    assert set(runs.loc[runs["benchmark"] == "nab", "generation"]) == {"g2"}
     # every prediction has an interval around it, at the coverage its benchmarks allow
     n = len(TINY["counters"]["benchmarks"])
     assert pred["interval_coverage"] == pytest.approx(min(0.9, n / (n + 1)))
@@ -78,6 +81,21 @@ def test_import_pattern_with_an_unknown_placeholder_fails_before_any_job(tmp_pat
     assert proc.returncode != 0
     assert "counters.import.pattern 'perfdata/{gen}/{benchmark}/g{group}.csv'" in out
     assert "KeyError 'benchmark'" in out and "{bench}" in out
+
+
+def test_counters_off_with_the_model_on_fails_before_any_job_naming_both_keys(tmp_path,
+                                                                             snakemake_run):
+    """The model learns from the counters stage's tables: counters.enabled: false with the model
+    stage on would plan no model, silently; the workflow refuses it at parse time instead."""
+    cfg = {**TINY, "counters": {**TINY["counters"], "enabled": False}}
+    proc = snakemake_run(tmp_path, cfg, ["all"], extra=["-n"], check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "model.enabled: true" in out and "counters.enabled is false" in out
+    assert not (tmp_path / "results").exists()
+    cfg["model"] = {**TINY.get("model", {}), "enabled": False}  # both off: a plan without them
+    proc = snakemake_run(tmp_path, cfg, ["all"], extra=["-n"])
+    assert "counters_collect" not in proc.stdout and "model_train" not in proc.stdout
 
 
 def test_import_backend_and_corrupt_file(tmp_path, tiny_run, snakemake_run):
