@@ -18,6 +18,7 @@ from perfcast.counters.postprocess import postprocess
 from perfcast.counters.settings import (
     CollectGroupsSettings,
     CollectSettings,
+    PerfRun,
     PostprocessSettings,
     SimulatedRun,
     SimulateSettings,
@@ -275,7 +276,9 @@ def test_perf_backend_multi_group_real_run(tmp_path):
     files = []
     for k, g in enumerate(groups):
         f = tmp_path / f"group{k}.csv"
-        collect_perf(prog, g, f, interval_ms=100, perf="perf")
+        run = PerfRun(binary="perf", timeout_s=600, command=prog, env={})
+        collect_perf(CollectSettings(backend="perf", interval_ms=100, base_events=base,
+                                     events=tuple(g), simulated=None, perf=run), f)
         files.append(f)
     # task-clock stands in for instructions: it is CPU time, which varies with the host's load
     # (page faults under memory pressure, steal time); the tolerance is for instruction counts

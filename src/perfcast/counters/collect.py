@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from perfcast.counters.perfstat import IMPORT_HEADER, parse_perf_stat, resolve_event, to_wide
@@ -66,34 +66,19 @@ def check_perf_events(events: list[str], perf: str) -> None:
         raise HostCapabilityError(f"'{' '.join(cmd)}' failed: {proc.stderr.strip()}")
 
 
-def collect_perf(
-    command: str,
-    events: Sequence[str],
-    out: str | Path,
-    *,
-    interval_ms: int,
-    perf: str,
-    env: Mapping[str, str] | None = None,
-    timeout_s: float | None = None,
-) -> None:
-    """Run ``command`` under ``perf stat -I interval_ms -x, -e events -o out`` (atomically).
+def collect_perf(settings: CollectSettings, out: str | Path) -> None:
+    """Run the benchmark's program under ``perf stat -I <interval_ms> -x, -e <events> -o out``
+    (atomically).
 
     Parameters
     ----------
-    command : str
-        a shell command (run with ``sh -c``), already rendered.
-    events : sequence of str
-        the group's events, base events first.
+    settings : CollectSettings
+        the run's settings, backend ``perf``: the group's events (base events first), the
+        interval and ``settings.perf``: the program (a shell command run with ``sh -c``,
+        already rendered), its environment (added to this process's for the run), the perf
+        binary and the timeout after which the run is killed.
     out : str or Path
         the CSV to write; it appears only when the run succeeded and perf counted every event.
-    interval_ms : int
-        ``perf stat -I``.
-    perf : str
-        the perf binary.
-    env : mapping of str to str or None, default=None
-        added to this process's environment for the run.
-    timeout_s : float or None, default=None
-        the run is killed after this long (None: no limit).
 
     Raises
     ------
@@ -101,12 +86,18 @@ def collect_perf(
         perf is missing or this host does not count an event (:func:`check_perf_events`).
     RuntimeError
         the command failed or timed out, or perf wrote no line for an event.
+    ValueError
+        settings of another backend.
     """
+    run, events = settings.perf, settings.events
+    if settings.backend != "perf" or run is None:
+        raise ValueError(f"collect_perf needs perf settings, not backend {settings.backend!r}")
+    command, perf = run.command, run.binary
     check_perf_events(list(events), perf)
     with atomic_path(out) as tmp:
-        argv = [perf, "stat", "-I", str(interval_ms), "-x,", "-e", ",".join(events),
+        argv = [perf, "stat", "-I", str(settings.interval_ms), "-x,", "-e", ",".join(events),
                 "-o", str(tmp), "--", "sh", "-c", command]
-        res = run_measured(argv, env=env, timeout_s=timeout_s)
+        res = run_measured(argv, env=run.env, timeout_s=run.timeout_s)
         if not res.ok:
             why = "timed out" if res.timed_out else f"exit code {res.returncode}"
             raise RuntimeError(f"'{command}' under perf failed ({why}):\n{res.stderr[-2000:]}")

@@ -62,9 +62,7 @@ def collect_group(settings: CollectSettings, out: str | Path, *, generation: str
     if settings.backend == "simulate":
         collect_simulated(settings, out, benchmark=benchmark, group=group)
     elif settings.backend == "perf":
-        run = settings.perf
-        collect_perf(run.command, settings.events, out, interval_ms=settings.interval_ms,
-                     perf=run.binary, env=run.env, timeout_s=run.timeout_s)
+        collect_perf(settings, out)
     else:
         if source is None:
             raise ValueError("the import backend needs the collected CSV (counters.import)")
