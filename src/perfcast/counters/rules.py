@@ -192,6 +192,23 @@ def ipc_figure(settings: CountersFigureSettings, counter_files: Sequence[str | P
         the post-processed tables, one per run.
     out : str or Path
         the PNG to write.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from perfcast.counters.settings import CountersFigureSettings
+    >>> from perfcast.io import write_parquet
+    >>> settings = CountersFigureSettings(runs=(("g2", "mcf"), ("g3", "mcf")),
+    ...                                   generations=("g2", "g3"), simulated=True)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     files = [Path(tmp, "g2.parquet"), Path(tmp, "g3.parquet")]
+    ...     for path, ipc in zip(files, (1.0, 1.3)):
+    ...         write_parquet(pd.DataFrame({"time": [0.1, 0.2], "ipc": [ipc, ipc]}), path)
+    ...     ipc_figure(settings, files, Path(tmp, "ipc.png"))
+    ...     Path(tmp, "ipc.png").read_bytes()[:4]
+    b'\x89PNG'
     """
     from perfcast.counters.figures import ipc_over_time
     from perfcast.io import read_parquet

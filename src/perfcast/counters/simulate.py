@@ -340,6 +340,22 @@ def simulate_group_csv(
     ------
     ValueError
         an event the simulator has no model for.
+
+    Examples
+    --------
+    The same seed, benchmark, generation and group give the same run; another group run of
+    it has its own noise:
+
+    >>> kw = dict(seed=7, interval_ms=100, clock_ghz=None, scale=0.02, noise=0.05,
+    ...           jitter=0.02, base=("instructions", "cycles"), run_variation=0.03)
+    >>> events = ["instructions", "cycles", "l1d_cache_refill"]
+    >>> a = simulate_group_csv("mcf", "old", 0, events, **kw)
+    >>> a == simulate_group_csv("mcf", "old", 0, events, **kw)
+    True
+    >>> a == simulate_group_csv("mcf", "old", 1, events, **kw)
+    False
+    >>> a.splitlines()[2].split(",")[3]  # perf's -I -x, layout: time,count,unit,event,...
+    'instructions'
     """
     phases = benchmark_phases(benchmark, seed, scale)
     gen = generation_for(role, clock_ghz)

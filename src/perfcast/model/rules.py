@@ -157,6 +157,28 @@ def trainset_files(settings: TrainsetSettings, aligned: Sequence[str],
     ------
     InputError
         naming the file: a counter without any reading, a benchmark without a training row.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from perfcast.io import write_parquet
+    >>> from perfcast.model.settings import TrainsetSettings
+    >>> old = pd.DataFrame({"interval": [0, 1], "time": [0.1, 0.2], "duration_s": 0.1,
+    ...     "instructions": 1e9, "cycles": 1e9, "ipc": 1.0,
+    ...     "instructions_cumulative_sum": [1e9, 2e9], "x_pki": [2.0, 4.0]})
+    >>> pairs = pd.DataFrame({"old_interval": [0, 1], "new_interval": [0, 1],
+    ...                       "ipc_ratio": [1.2, 1.4]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write_parquet(old, Path(tmp, "old.parquet"))
+    ...     write_parquet(pairs, Path(tmp, "pairs.parquet"))
+    ...     trainset_files(TrainsetSettings(("mcf",)), [str(Path(tmp, "pairs.parquet"))],
+    ...                    [str(Path(tmp, "old.parquet"))], str(Path(tmp, "train.parquet")),
+    ...                    str(Path(tmp, "ratio.png")), phases=None)
+    ...     train = pd.read_parquet(Path(tmp, "train.parquet"))
+    >>> train[["benchmark", "ipc_ratio", "x_pki"]].values.tolist()
+    [['mcf', 1.2, 2.0], ['mcf', 1.4, 4.0]]
     """
     benchmarks = settings.benchmarks
     parts = []
@@ -396,12 +418,12 @@ def predict_files(settings: PredictRunSettings, model: str, counters: str, out: 
     ...         print(str(err).startswith(f"{model}: not a perfcast model file"))
     True
     """
+    benchmark, clock_new_ghz = settings.benchmark, settings.clock_new_ghz
+    bundle = load_model(model)  # first: a file that is no model is refused before any import
+
     from perfcast.model.conformal import Calibration, bounds
     from perfcast.model.knn import predict_run
 
-    benchmark, clock_new_ghz = settings.benchmark, settings.clock_new_ghz
-
-    bundle = load_model(model)
     table = read_counters(counters)
     missing = [f for f in bundle["features"] if f not in table.columns]
     if missing:
