@@ -113,6 +113,15 @@ def import_perf_csv(source: str | Path, out: str | Path, events: Sequence[str]) 
     first line naming ``source`` (:data:`~perfcast.counters.perfstat.IMPORT_HEADER`), so that
     every later error about the copy names the user's file and its line.
 
+    Parameters
+    ----------
+    source : str or Path
+        the already-collected perf file.
+    out : str or Path
+        the copy to write (atomically).
+    events : sequence of str
+        the group's events, base events first.
+
     Raises
     ------
     InputError

@@ -246,7 +246,19 @@ def _lowest_over(cum_src: np.ndarray, values: np.ndarray, cum_ref: np.ndarray) -
 def check_run_totals(files: list[str | Path], groups: list[pd.DataFrame], base: BaseEvents,
                      tolerance: float) -> None:
     """Refuse group runs whose total instructions differ by more than ``tolerance`` (relative
-    to the smaller): a run cut short or doing other work cannot be joined onto the others."""
+    to the smaller): a run cut short or doing other work cannot be joined onto the others.
+
+    Parameters
+    ----------
+    files : list of str or Path
+        the group runs' files (for errors).
+    groups : list of pandas.DataFrame
+        their wide tables, in the same order.
+    base : BaseEvents
+        the events playing instructions and cycles.
+    tolerance : float
+        the largest relative difference (:func:`run_tolerance`).
+    """
     totals = [float(np.nansum(g[base.instructions].to_numpy(dtype=float))) for g in groups]
     lo, hi = int(np.argmin(totals)), int(np.argmax(totals))
     if totals[hi] > totals[lo] * (1.0 + tolerance):
@@ -342,6 +354,17 @@ def check_coverage(files: list[str | Path], groups: list[pd.DataFrame], base: Ba
     better than the whole program, which misfits by more than :data:`MIN_MISFIT` (a trace
     without that much shape, such as a program of constant IPC or software events in the base
     roles, cannot tell, and is left to the run tolerance).
+
+    Parameters
+    ----------
+    files : list of str or Path
+        the group runs' files (for errors).
+    groups : list of pandas.DataFrame
+        their wide tables, in the same order.
+    base : BaseEvents
+        the events playing instructions and cycles.
+    tolerance : float
+        ``counters.coverage_tolerance``.
 
     Raises
     ------

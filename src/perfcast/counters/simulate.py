@@ -130,6 +130,15 @@ def benchmark_phases(name: str, seed: int, scale: float) -> list[Phase]:
     blend of the block's archetype with another archetype of the same benchmark, perturbed a
     little: benchmarks share the archetypes, so the space of system states is covered by several
     benchmarks (the premise of Patkar's method). Unknown names get a random plan.
+
+    Parameters
+    ----------
+    name : str
+        the benchmark (a name of :data:`BENCHMARKS`, or any other).
+    seed : int
+        the workflow's seed.
+    scale : float
+        multiplies every phase's length (``counters.simulate.scale``).
     """
     rng = np.random.default_rng(stable_seed(seed, "benchmark", name))
     plan = BENCHMARKS.get(name)
@@ -202,7 +211,17 @@ def phase_pki(phase: Phase, gen: Generation) -> dict[str, float]:
 
 
 def cpi_stack(phase: Phase, gen: Generation, pki: dict[str, float]) -> tuple[float, float]:
-    """Backend and frontend stall cycles per instruction of the mechanistic CPI model."""
+    """Backend and frontend stall cycles per instruction of the mechanistic CPI model.
+
+    Parameters
+    ----------
+    phase : Phase
+        the program phase.
+    gen : Generation
+        the simulated core.
+    pki : dict of str to float
+        the phase's events per kilo-instruction on this core (:func:`phase_pki`).
+    """
     backend = (
         gen.pen_l1d * pki["l1d_cache_refill"]
         + gen.pen_l2 * pki["l2d_cache_refill"]
@@ -244,6 +263,23 @@ def simulate_run(
     The run walks the instruction stream phase by phase; each interval gets ``clock * dt`` cycles
     (the core is busy throughout), slowed by this run's speed jitter and an AR(1) per-interval
     noise. Event counts are the phase PKI times the interval's instructions, with noise.
+
+    Parameters
+    ----------
+    phases : list of Phase
+        the benchmark's phases, in program order.
+    gen : Generation
+        the simulated core.
+    events : list of str
+        the events to count (``instructions`` and ``cycles`` included).
+    interval_s : float
+        the interval length (``perf stat -I``, in seconds).
+    rng : numpy.random.Generator
+        this run's random numbers.
+    noise : float
+        relative noise of the per-interval rates (``counters.simulate.noise``).
+    jitter : float
+        relative speed jitter of the run (``counters.simulate.jitter``).
     """
     unknown = [e for e in events if e not in SIM_EVENTS and e not in ("instructions", "cycles")]
     if unknown:

@@ -63,7 +63,17 @@ def detect_format(path: str | Path, text: str) -> str:
 
 def perf_counts(path: str | Path, text: str, form: str) -> tuple[dict[str, float], float]:
     """``({event: count}, lowest percent running)`` of a whole-run perf file (``-x`` or ``-j``;
-    rows of one event on several ids or PMUs summed later by name)."""
+    rows of one event on several ids or PMUs summed later by name).
+
+    Parameters
+    ----------
+    path : str or Path
+        the file (for errors).
+    text : str
+        its text.
+    form : str
+        ``json`` or the ``-x`` separator (:func:`detect_format`).
+    """
     from perfcast.counters.perfstat import _parse_json, _parse_sv, aggregate
 
     rows = []
@@ -115,7 +125,19 @@ def _resolve(counts: dict[str, float], wanted: str, path: str | Path) -> float:
 def table_counts(path: str | Path, text: str, *, benchmark: str,
                  machine: str) -> dict[str, float]:
     """The one row of a CSV table for ``benchmark`` on ``machine`` (a column left out matches
-    any value), as ``{column: value}``."""
+    any value), as ``{column: value}``.
+
+    Parameters
+    ----------
+    path : str or Path
+        the file (for errors).
+    text : str
+        its text.
+    benchmark : str
+        the row's benchmark.
+    machine : str
+        the row's machine (the generation).
+    """
     try:
         df = pd.read_csv(io.StringIO(text), comment="#", skipinitialspace=True)
     except (ValueError, pd.errors.ParserError) as exc:

@@ -48,6 +48,15 @@ def require_readings(table: pd.DataFrame, features: Sequence[str], path: str | P
     is all NaN after post-processing: the model's input is then undefined, so the run fails
     rather than leave the benchmark out or predict from nothing.
 
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        a counter table.
+    features : sequence of str
+        the ``*_pki`` columns to check.
+    path : str or Path
+        the table's file (for errors).
+
     Raises
     ------
     InputError
@@ -63,6 +72,15 @@ def require_readings(table: pd.DataFrame, features: Sequence[str], path: str | P
 def check_prediction(pred: pd.DataFrame, path: str | Path, settings: PredictSettings) -> None:
     """A prediction's invariants: new-generation cycles and runtime finite and positive, IPC
     within ``settings.ipc_range``.
+
+    Parameters
+    ----------
+    pred : pandas.DataFrame
+        the prediction (:func:`perfcast.model.knn.predict_run`).
+    path : str or Path
+        the counter table it was made from (for errors).
+    settings : PredictSettings
+        the ``predict`` section (``ipc_range``).
 
     Raises
     ------

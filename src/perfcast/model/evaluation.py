@@ -162,6 +162,13 @@ def instruction_terms(old: pd.DataFrame, new: pd.DataFrame,
         predicted / C_new = [(predicted / I_old) / (C_new / I_new)] * (I_old / I_new)
                           = (1 + per-instruction error) * (1 + mismatch).
 
+    Parameters
+    ----------
+    old, new : pandas.DataFrame
+        the benchmark's old and new run tables (``instructions``; ``cycles`` of the new one).
+    predicted_cycles : float
+        the predicted total cycles of the new run.
+
     Returns
     -------
     dict

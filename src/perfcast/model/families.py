@@ -117,6 +117,17 @@ def fit_family(family: str, train: pd.DataFrame, features: list[str],
                settings: KnnSettings) -> Fitted:
     """Fit ``family`` on ``train``, tuning its hyperparameters (none for ``constant``).
 
+    Parameters
+    ----------
+    family : str
+        ``constant``, ``ridge`` or ``knn``.
+    train : pandas.DataFrame
+        the training set.
+    features : list of str
+        the feature columns.
+    settings : KnnSettings
+        the ``model`` section (grids, folds, thinning).
+
     Raises
     ------
     ValueError
@@ -152,7 +163,19 @@ def fit_family(family: str, train: pd.DataFrame, features: list[str],
 
 def refit(fitted: Fitted, train: pd.DataFrame, features: list[str], settings: KnnSettings):
     """``fitted``'s family with its hyperparameters fixed, fitted on ``train`` (no search): the
-    refits of the leave-one-benchmark-out choice and calibration."""
+    refits of the leave-one-benchmark-out choice and calibration.
+
+    Parameters
+    ----------
+    fitted : Fitted
+        a family fitted by :func:`fit_family` (its chosen hyperparameters).
+    train : pandas.DataFrame
+        the rows to fit on.
+    features : list of str
+        the feature columns.
+    settings : KnnSettings
+        the ``model`` section.
+    """
     if fitted.family == "constant":
         return ConstantRatio(constant_ratio(train))
     if fitted.family == "knn":
@@ -290,6 +313,17 @@ def model_card(sel: Selection, features: list[str], train: pd.DataFrame,
     (mean ``|log|`` error of total cycles, the choice's criterion) and, for the searched
     families, every grid point's cross-validated MAE of the ratio (``cv_results``); the
     training ``benchmarks`` and ``rows``, the ``settings`` and the library ``versions``.
+
+    Parameters
+    ----------
+    sel : Selection
+        the fitted families and the chosen one (:func:`select`).
+    features : list of str
+        the feature columns.
+    train : pandas.DataFrame
+        the training set.
+    settings : KnnSettings
+        the ``model`` section.
     """
     import sklearn
 

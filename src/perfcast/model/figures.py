@@ -67,7 +67,17 @@ def alignment(old: pd.DataFrame, new: pd.DataFrame, pairs: pd.DataFrame, gens: t
 
 def ratio_distribution(train: pd.DataFrame, path: Path, note: str = "") -> None:
     """IPC-ratio distribution per benchmark (violins with the median marked); ``note`` above
-    it (:func:`simulated_note`)."""
+    it (:func:`simulated_note`).
+
+    Parameters
+    ----------
+    train : pandas.DataFrame
+        the training set (``benchmark``, ``ipc_ratio``).
+    path : Path
+        the figure to write.
+    note : str, default=''
+        said above the figure.
+    """
     benches = sorted(train["benchmark"].unique())
     data = [train.loc[train["benchmark"] == b, "ipc_ratio"].to_numpy() for b in benches]
     fig, ax = new_figure(figsize=(max(6, 0.7 * len(benches) + 2), 3.8))
@@ -89,6 +99,15 @@ def predicted_vs_measured(ev: pd.DataFrame, path: Path, note: str = "") -> None:
     ``ev`` is the evaluation table (:func:`perfcast.model.evaluation.evaluate_lobo`), one block of
     rows per ``training_rows`` label; each label is a colour, the constant-ratio baseline grey.
     ``note`` is said above the panels (:func:`simulated_note`).
+
+    Parameters
+    ----------
+    ev : pandas.DataFrame
+        the evaluation table.
+    path : Path
+        the figure to write.
+    note : str, default=''
+        said above the panels.
     """
     fig, (ax, ax2) = new_figure(1, 2, figsize=(11, 4.2))
     _titled(fig, note)

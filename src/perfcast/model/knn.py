@@ -115,7 +115,19 @@ def fit_fixed(train: pd.DataFrame, features: list[str], settings: KnnSettings,
               params: dict) -> Pipeline:
     """The pipeline with fixed ``params`` (``n_neighbors``, ``weights``; k clipped to the rows)
     fitted on ``train`` (thinned as by :func:`fit`), without a search: the refits of the
-    leave-one-benchmark-out calibration (:mod:`perfcast.model.conformal`)."""
+    leave-one-benchmark-out calibration (:mod:`perfcast.model.conformal`).
+
+    Parameters
+    ----------
+    train : pandas.DataFrame
+        the rows to fit on.
+    features : list of str
+        the feature columns.
+    settings : KnnSettings
+        the ``model`` section (``log1p``, thinning).
+    params : dict
+        ``n_neighbors`` and ``weights``.
+    """
     data = thin(train, settings.max_rows_per_benchmark)
     k = min(int(params["n_neighbors"]), len(data))
     pipe = make_pipeline(settings.log1p).set_params(knn__n_neighbors=k,

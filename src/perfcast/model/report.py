@@ -13,7 +13,20 @@ def evaluation_markdown(ev: pd.DataFrame, simulated: bool, stable_not_run: str |
     when the runs retired different instruction counts, the model's error per instruction
     beside the mismatch. First lines say the data are simulated, what a row of the counter
     tables is (``granularity``) and why the stable-interval evaluation was not run
-    (``stable_not_run``), when so."""
+    (``stable_not_run``), when so.
+
+    Parameters
+    ----------
+    ev : pandas.DataFrame
+        the evaluation table (:func:`perfcast.model.evaluation.evaluate_lobo`, one block per
+        ``training_rows`` label).
+    simulated : bool
+        the data are simulated (said first).
+    stable_not_run : str or None, default=None
+        why the stable-interval evaluation was not run (None: it was, or is not asked).
+    granularity : str or None, default=None
+        what one row of the counter tables is (:func:`perfcast.model.tables.granularity`).
+    """
     from perfcast.model.evaluation import empirical_coverage
     from perfcast.model.families import FAMILIES
 
