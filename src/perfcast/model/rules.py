@@ -326,6 +326,32 @@ def evaluate_files(settings: EvaluateSettings, trainset: str, old: Sequence[str]
     InputError
         naming the file: a benchmark without training rows, a leave-one-out prediction that is
         not finite and positive.
+    Examples
+    --------
+    Every training benchmark is evaluated, or the job says which one cannot be and writes
+    nothing (here the training set has no row of ``c``):
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from perfcast.errors import InputError
+    >>> from perfcast.io import write_parquet
+    >>> from perfcast.model.settings import EvaluateSettings, KnnSettings
+    >>> from perfcast.settings import from_section
+    >>> settings = EvaluateSettings(from_section(KnnSettings, {}, "model"), ("a", "b", "c"),
+    ...                             clock_new_ghz=None, simulated=False, stable_not_run=None)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write_parquet(pd.DataFrame({"benchmark": ["a", "b"], "old_interval": [0, 0],
+    ...         "new_interval": [0, 0], "ipc_ratio": [1.2, 1.3], "x_pki": [2.0, 2.0]}),
+    ...         Path(tmp, "train.parquet"))
+    ...     out = [str(Path(tmp, f"evaluation.{k}")) for k in ("parquet", "csv", "md", "png")]
+    ...     try:
+    ...         evaluate_files(settings, str(Path(tmp, "train.parquet")), [], [], *out,
+    ...                        phases=None)
+    ...     except InputError as err:
+    ...         print("no training row of benchmark(s) ['c']" in str(err),
+    ...               any(Path(p).exists() for p in out))
+    True False
     """
     model, benchmarks, clock_new_ghz = settings.model, settings.benchmarks, settings.clock_new_ghz
     simulated, stable_not_run = settings.simulated, settings.stable_not_run
