@@ -28,7 +28,7 @@ from _util import save  # noqa: E402
 from perfcast.counters.collect import collect_simulated  # noqa: E402
 from perfcast.counters.events import BaseEvents, make_groups  # noqa: E402
 from perfcast.counters.postprocess import postprocess  # noqa: E402
-from perfcast.counters.settings import PostprocessSettings  # noqa: E402
+from perfcast.counters.settings import PostprocessSettings, collect_settings  # noqa: E402
 from perfcast.model.align import align_runs  # noqa: E402
 from perfcast.model.evaluation import evaluate_lobo  # noqa: E402
 from perfcast.model.settings import AlignSettings, KnnSettings  # noqa: E402
@@ -48,13 +48,13 @@ def main(scale: float) -> None:
     runs: dict[str, dict[str, pd.DataFrame]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for bench in c["benchmarks"]:
-            for gen, role in ((old, "old"), (new, "new")):
+            for gen in (old, new):
                 files = []
                 for k, g in enumerate(groups):
                     f = Path(tmp) / gen / bench / f"group{k}.csv"
-                    collect_simulated(bench, role, k, g, f, seed=cfg["seed"],
-                                      interval_ms=c["interval_ms"], base=base.names,
-                                      clock_ghz=c["clock_ghz"][gen], **c["simulate"])
+                    collect_simulated(collect_settings(c, generation=gen, benchmark=None, events=g,
+                                                       programs={}, seed=cfg["seed"]),
+                                      f, benchmark=bench, group=k)
                     files.append(f)
                 runs.setdefault(gen, {})[bench] = postprocess(files,
                                                               build(PostprocessSettings, c))

@@ -36,9 +36,10 @@ def write_run(path: Path, intervals: int) -> None:
 READ = """
 import time
 from perfcast.counters.postprocess import read_group
-from perfcast.counters.settings import BaseEvents
+from perfcast.counters.settings import BaseEvents, ReadSettings
 t = time.perf_counter()
-wide = read_group({path!r}, BaseEvents("instructions", "cycles"), {events!r})
+wide = read_group({path!r}, BaseEvents("instructions", "cycles"), {events!r},
+                  ReadSettings(separator="auto", select=()))
 RESULT = {{"rows": len(wide), "seconds": time.perf_counter() - t}}
 """
 

@@ -1,13 +1,9 @@
 """Rule counters_postprocess: group runs -> per-interval PKI / IPC Parquet."""
 
 from perfcast.counters.rules import postprocess_files
-from perfcast.counters.settings import PostprocessSettings
-from perfcast.rulekit import rule_logging
-from perfcast.settings import build
+from perfcast.counters.settings import PostprocessRunSettings
+from perfcast.rulekit import rule_logging, rule_settings
 
 with rule_logging(snakemake):
-    postprocess_files(list(snakemake.input), snakemake.output[0],
-                      build(PostprocessSettings, snakemake.params.settings),
-                      provenance={"generation": snakemake.wildcards.gen,
-                                  "benchmark": snakemake.wildcards.bench,
-                                  **snakemake.params.provenance})
+    postprocess_files(rule_settings(snakemake, PostprocessRunSettings),
+                      group_files=list(snakemake.input), out=snakemake.output[0])

@@ -1,8 +1,9 @@
 """Rule counters_summary: one row per run, multiplexed intervals counted."""
 
 from perfcast.counters.rules import summary_file
-from perfcast.rulekit import rule_logging
+from perfcast.counters.settings import CountersSummarySettings
+from perfcast.rulekit import rule_logging, rule_settings
 
 with rule_logging(snakemake):
-    summary_file(list(snakemake.input), [tuple(r) for r in snakemake.params.runs],
-                 snakemake.output[0])
+    summary_file(rule_settings(snakemake, CountersSummarySettings),
+                 counter_files=list(snakemake.input), out=snakemake.output[0])

@@ -1,12 +1,10 @@
 """Rule model_align: map old- to new-generation intervals on cumulative instructions."""
 
 from perfcast.model.rules import align_files
-from perfcast.model.settings import AlignSettings
-from perfcast.rulekit import rule_logging
-from perfcast.settings import build
+from perfcast.model.settings import AlignRunSettings
+from perfcast.rulekit import rule_logging, rule_settings
 
 with rule_logging(snakemake):
-    s = snakemake
-    align_files(s.input.old, s.input.new, s.output.pairs, s.output.figure,
-                build(AlignSettings, s.params.settings), benchmark=s.wildcards.bench,
-                generations=tuple(s.params.generations))
+    align_files(rule_settings(snakemake, AlignRunSettings), old=snakemake.input.old,
+                new=snakemake.input.new, out=snakemake.output.pairs,
+                figure=snakemake.output.figure)

@@ -1,13 +1,10 @@
 """Rule model_predict_figure: an old-only benchmark's predicted new-generation IPC over time."""
 
-import json
-from pathlib import Path
-
-from perfcast.io import read_parquet
-from perfcast.model.plots import predicted_ipc_over_time
-from perfcast.rulekit import rule_logging
+from perfcast.model.rules import predict_figure_file
+from perfcast.model.settings import PredictFigureSettings
+from perfcast.rulekit import rule_logging, rule_settings
 
 with rule_logging(snakemake):
-    i = snakemake.input
-    predicted_ipc_over_time(read_parquet(i.table), json.loads(Path(i.summary).read_text()),
-                            Path(snakemake.output[0]), snakemake.params.note)
+    predict_figure_file(rule_settings(snakemake, PredictFigureSettings),
+                        table=snakemake.input.table, summary=snakemake.input.summary,
+                        out=snakemake.output[0])

@@ -1,13 +1,11 @@
-"""Rule model_train: KNN pipeline tuned by GroupKFold on benchmark, with its interval
-calibration."""
+"""Rule model_train: the IPC-ratio model (constant, ridge or KNN, chosen leave one benchmark
+out), with its interval calibration."""
 
 from perfcast.model.rules import train_files
-from perfcast.model.settings import KnnSettings
-from perfcast.rulekit import rule_logging
-from perfcast.settings import build
+from perfcast.model.settings import TrainSettings
+from perfcast.rulekit import rule_logging, rule_settings
 
 with rule_logging(snakemake):
-    s = snakemake
-    train_files(s.input.trainset, list(s.input.old), list(s.input.new), s.output.model,
-                s.output.card, build(KnnSettings, s.params.settings),
-                benchmarks=list(s.params.benchmarks), clock_new_ghz=s.params.clock_new_ghz)
+    train_files(rule_settings(snakemake, TrainSettings), trainset=snakemake.input.trainset,
+                old=list(snakemake.input.old), new=list(snakemake.input.new),
+                model_out=snakemake.output.model, card_out=snakemake.output.card)

@@ -24,8 +24,9 @@ from hypothesis import strategies as st
 
 from perfcast.cli import main
 from perfcast.io import read_parquet, write_parquet
-from perfcast.model.rules import COUNTER_COLUMNS, train_files
-from perfcast.model.settings import KnnSettings
+from perfcast.model.rules import train_files
+from perfcast.model.settings import KnnSettings, TrainSettings
+from perfcast.model.tables import COUNTER_COLUMNS
 from perfcast.settings import from_section
 
 # ------------------------------------------------------------------------------- strategies
@@ -259,11 +260,12 @@ def model(tmp_path_factory) -> Path:
         write_parquet(pd.DataFrame(run), old[-1])
         write_parquet(pd.DataFrame(run | {"cycles": instr / ratio, "ipc": ratio}), new[-1])
     write_parquet(pd.concat(parts, ignore_index=True), d / "train.parquet")
-    train_files(str(d / "train.parquet"), [str(p) for p in old], [str(p) for p in new],
-                str(d / "knn.joblib"), str(d / "knn.json"),
-                from_section(KnnSettings, {"n_neighbors": [3], "cv_folds": 2}, "model"),
-                benchmarks=["a", "b", "c"], clock_new_ghz=None)
-    return d / "knn.joblib"
+    settings = TrainSettings(
+        from_section(KnnSettings, {"n_neighbors": [3], "cv_folds": 2}, "model"),
+        benchmarks=("a", "b", "c"), clock_new_ghz=None)
+    train_files(settings, str(d / "train.parquet"), [str(p) for p in old],
+                [str(p) for p in new], str(d / "model.parquet"), str(d / "model.json"))
+    return d / "model.parquet"
 
 
 #: a run's columns as a real run has them (so the valid path is exercised too)

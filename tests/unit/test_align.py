@@ -84,6 +84,7 @@ def test_runs_of_different_work_are_refused_naming_both_files_and_totals(tmp_pat
     from perfcast.errors import InputError
     from perfcast.io import write_parquet
     from perfcast.model.rules import align_files
+    from perfcast.model.settings import AlignRunSettings
 
     def table(instr):
         n = len(instr)
@@ -96,14 +97,12 @@ def test_runs_of_different_work_are_refused_naming_both_files_and_totals(tmp_pat
     write_parquet(table(np.full(10, 1e8)), old)
     write_parquet(table(np.full(13, 1e8)), new)
     out = tmp_path / "pairs.parquet"
+    settings = AlignRunSettings(AlignSettings("exact", None, 0.1), "x", ("g2", "g3"))
     with pytest.raises(InputError) as err:
-        align_files(str(old), str(new), str(out), None, AlignSettings("exact", None, 0.1),
-                    benchmark="x", generations=("g2", "g3"))
+        align_files(settings, str(old), str(new), str(out), None)
     msg = str(err.value)
     assert str(old) in msg and str(new) in msg and "1.3e+09" in msg and "1e+09" in msg
     assert "30.0% apart" in msg and "instruction_tolerance" in msg and not out.exists()
     write_parquet(table(np.full(10, 1.05e8)), new)  # 5 % apart: the same work
-    pairs, _ = align_files(str(old), str(new), str(out), None,
-                           AlignSettings("exact", None, 0.1), benchmark="x",
-                           generations=("g2", "g3"))
+    pairs, _ = align_files(settings, str(old), str(new), str(out), None)
     assert len(pairs) >= 10

@@ -15,7 +15,15 @@ from perfcast.counters.collect import check_perf_events, collect_perf, collect_s
 from perfcast.counters.events import BaseEvents, check_unique, make_groups
 from perfcast.counters.perfstat import format_perf_csv, parse_perf_stat, to_wide
 from perfcast.counters.postprocess import postprocess
-from perfcast.counters.settings import CollectSettings, PostprocessSettings, collect_settings
+from perfcast.counters.settings import (
+    CollectGroupsSettings,
+    CollectSettings,
+    PerfRun,
+    PostprocessSettings,
+    SimulatedRun,
+    SimulateSettings,
+    collect_settings,
+)
 from perfcast.counters.simulate import (
     GENERATIONS,
     SIM_EVENTS,
@@ -29,6 +37,14 @@ from perfcast.settings import as_params, build, from_section, validate
 BASE = BaseEvents("instructions", "cycles")
 #: the simulator's settings of the default config (counters.simulate)
 SIM = {"noise": 0.05, "jitter": 0.02, "run_variation": 0.03}
+
+
+def simulated(events, *, role="old", seed=5, scale=0.2, clock_ghz=None, sim=SIM):
+    """The collect settings of one simulated group run (as collect_settings builds them)."""
+    return CollectSettings(backend="simulate", interval_ms=100, base_events=BASE,
+                           events=tuple(events), perf=None,
+                           simulated=SimulatedRun(role=role, clock_ghz=clock_ghz, seed=seed,
+                                                  simulate=SimulateSettings(scale=scale, **sim)))
 
 
 def pp(files, events, base=BASE, join="instructions", **over):
@@ -225,8 +241,7 @@ def test_simulated_group_runs_join_into_consistent_pki(tmp_path):
     files = []
     for k, g in enumerate(groups):
         f = tmp_path / f"g{k}.csv"
-        collect_simulated("gcc", "old", k, g, f, seed=5, interval_ms=100, base=BASE.names,
-                          clock_ghz=None, scale=0.2, **SIM)
+        collect_simulated(simulated(g), f, benchmark="gcc", group=k)
         files.append(f)
     t = pp(files, list(SIM_EVENTS), BASE, "instructions")
     assert not t.isna().any().any()
@@ -261,7 +276,9 @@ def test_perf_backend_multi_group_real_run(tmp_path):
     files = []
     for k, g in enumerate(groups):
         f = tmp_path / f"group{k}.csv"
-        collect_perf(prog, g, f, interval_ms=100, perf="perf")
+        run = PerfRun(binary="perf", timeout_s=600, command=prog, env={})
+        collect_perf(CollectSettings(backend="perf", interval_ms=100, base_events=base,
+                                     events=tuple(g), simulated=None, perf=run), f)
         files.append(f)
     # task-clock stands in for instructions: it is CPU time, which varies with the host's load
     # (page faults under memory pressure, steal time); the tolerance is for instruction counts
@@ -273,7 +290,10 @@ def test_perf_backend_multi_group_real_run(tmp_path):
     # its own run's total over that run's own task-clock: the join maps counts, it loses none
     from perfcast.counters.postprocess import read_group
     w = t["instructions"]
-    raw = [read_group(f, base, ("page-faults", "context-switches", "minor-faults")) for f in files]
+    read = from_section(PostprocessSettings, {"events": ["page-faults"]},
+                        "counters_postprocess").read
+    raw = [read_group(f, base, ("page-faults", "context-switches", "minor-faults"), read)
+           for f in files]
     for k, ev in ((0, "page-faults"), (1, "minor-faults")):
         rate = (t[f"{ev}_pki"] * w).sum() / w.sum()
         own = raw[k][ev].sum() / raw[k]["task-clock"].sum() * 1000.0
@@ -296,17 +316,19 @@ def test_collect_groups_writes_every_group_run_as_collect_group_would(tmp_path):
     settings = [collect_settings(counters, generation="g3", benchmark=None, events=g,
                                  programs={}, seed=5) for g in groups]
     outs = [tmp_path / f"all{k}.csv" for k in range(2)]
-    collect_groups([as_params(s) for s in settings], outs, generation="g3", benchmark="mcf")
+    job = build(CollectGroupsSettings, as_params(
+        CollectGroupsSettings(generation="g3", benchmark="mcf", groups=tuple(settings))))
+    assert job.groups == tuple(settings)  # through the rule's params and back, unchanged
+    collect_groups(job, outs, sources=None)
     for k, s in enumerate(settings):
         alone = tmp_path / f"alone{k}.csv"
         collect_group(s, alone, generation="g3", benchmark="mcf", group=k)
         assert outs[k].read_bytes() == alone.read_bytes()
     assert outs[0].read_bytes() != outs[1].read_bytes()
     with pytest.raises(ValueError, match="2 group outputs but 1 settings"):
-        collect_groups([as_params(settings[0])], outs, generation="g3", benchmark="mcf")
+        collect_groups(CollectGroupsSettings("g3", "mcf", (settings[0],)), outs, sources=None)
     with pytest.raises(ValueError, match="and 1 sources"):
-        collect_groups([as_params(s) for s in settings], outs, generation="g3",
-                       benchmark="mcf", sources=[outs[0]])
+        collect_groups(job, outs, sources=[outs[0]])
 
 
 # --- the settings of one collect job ------------------------------------------------------------
@@ -397,3 +419,31 @@ def test_cli_postprocess_reads_per_cpu_perf_output_with_a_selection(tmp_path, ca
                                rtol=1e-3)
     assert main(["postprocess", str(data / "no_aggr.csv"), "--separator", "|", *flags]) == 2
     assert "the separator is ','" in capsys.readouterr().err
+
+
+# --- the command line's help names the schema's defaults ----------------------------------------
+
+
+def test_cli_help_shows_the_defaults_the_schema_fills_in(capsys):
+    """perfcast postprocess / align / predict: each flag's help names the default that
+    validation fills in for its config key (read from the schema, never typed twice)."""
+    from perfcast.cli import main
+
+    pp = validate({"events": ["x"]}, "counters_postprocess")
+    align, predict = validate({}, "align"), validate({}, "predict")
+    expected = {
+        "postprocess": [pp["base_events"]["instructions"], pp["base_events"]["cycles"],
+                        pp["join"], pp["read"]["separator"], pp["run_tolerance"],
+                        pp["software_run_tolerance"], pp["coverage_tolerance"],
+                        pp["min_pct_running"]],
+        "align": [align["method"], align["instruction_tolerance"]],
+        "predict": [" ".join(str(v) for v in predict["ipc_range"])],
+    }
+    for command, defaults in expected.items():
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
+        for value in defaults:
+            assert f"(default: {value})" in text, (command, value)
+    source = (Path(__file__).parents[2] / "src/perfcast/cli/counters.py").read_text()
+    assert "(default: " not in source  # no default typed by hand beside the schema's

@@ -19,7 +19,12 @@ from perfcast.counters.collect import collect_simulated
 from perfcast.counters.events import BaseEvents, make_groups
 from perfcast.counters.perfstat import format_perf_csv
 from perfcast.counters.postprocess import postprocess
-from perfcast.counters.settings import PostprocessSettings
+from perfcast.counters.settings import (
+    CollectSettings,
+    PostprocessSettings,
+    SimulatedRun,
+    SimulateSettings,
+)
 from perfcast.errors import InputError
 from perfcast.io import read_parquet
 from perfcast.settings import from_section, validate
@@ -79,9 +84,12 @@ def _groups(tmp_path: Path, bench: str = "gcc") -> list[Path]:
     files = []
     for k, g in enumerate(make_groups(SIM_EVENTS_USED, 2, BASE)):
         f = tmp_path / f"{bench}.group{k}.csv"
-        collect_simulated(bench, "old", k, g, f, seed=11, interval_ms=100, base=BASE.names,
-                          clock_ghz=None, scale=0.2, noise=0.05, jitter=0.02,
-                          run_variation=0.03)
+        settings = CollectSettings(
+            backend="simulate", interval_ms=100, base_events=BASE, events=tuple(g), perf=None,
+            simulated=SimulatedRun(role="old", clock_ghz=None, seed=11,
+                                   simulate=SimulateSettings(scale=0.2, noise=0.05, jitter=0.02,
+                                                             run_variation=0.03)))
+        collect_simulated(settings, f, benchmark=bench, group=k)
         files.append(f)
     return files
 

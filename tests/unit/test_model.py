@@ -10,7 +10,7 @@ import yaml
 from perfcast.counters.collect import collect_simulated
 from perfcast.counters.events import BaseEvents, make_groups
 from perfcast.counters.postprocess import postprocess
-from perfcast.counters.settings import PostprocessSettings
+from perfcast.counters.settings import PostprocessSettings, collect_settings
 from perfcast.model.align import align_runs
 from perfcast.model.evaluation import evaluate_lobo
 from perfcast.model.knn import fit, predict_run, thin
@@ -78,13 +78,13 @@ def test_default_config_median_error_below_5_percent(tmp_path, repo):
     old_gen, new_gen = c["generations"]["old"], c["generations"]["new"]
     runs: dict[str, dict[str, pd.DataFrame]] = {}
     for bench in c["benchmarks"]:
-        for gen, role in ((old_gen, "old"), (new_gen, "new")):
+        for gen in (old_gen, new_gen):
             files = []
             for k, g in enumerate(groups):
                 f = tmp_path / gen / bench / f"group{k}.csv"
-                collect_simulated(bench, role, k, g, f, seed=cfg["seed"],
-                                  interval_ms=c["interval_ms"], base=base.names,
-                                  clock_ghz=c["clock_ghz"][gen], **c["simulate"])
+                collect_simulated(collect_settings(c, generation=gen, benchmark=None, events=g,
+                                                   programs={}, seed=cfg["seed"]),
+                                  f, benchmark=bench, group=k)
                 files.append(f)
             runs.setdefault(gen, {})[bench] = postprocess(files, build(PostprocessSettings, c))
     parts = []
@@ -150,7 +150,7 @@ def test_settings_come_from_the_schema_only():
 
 
 def test_evaluation_says_why_the_stable_intervals_were_not_evaluated():
-    from perfcast.model.rules import evaluation_markdown
+    from perfcast.model.report import evaluation_markdown
 
     ev = pd.DataFrame({"training_rows": ["all"], "benchmark": ["a"], "family": ["knn"],
                        "cycles_error_pct": [1.0], "knn_cycles_error_pct": [1.0],

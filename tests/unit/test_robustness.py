@@ -18,7 +18,13 @@ from perfcast.cli import main
 from perfcast.counters.collect import collect_simulated
 from perfcast.counters.events import BaseEvents, make_groups
 from perfcast.counters.rules import postprocess_files
-from perfcast.counters.settings import PostprocessSettings
+from perfcast.counters.settings import (
+    CollectSettings,
+    PostprocessRunSettings,
+    PostprocessSettings,
+    SimulatedRun,
+    SimulateSettings,
+)
 from perfcast.errors import InputError
 from perfcast.io import read_parquet, write_parquet
 from perfcast.model.rules import (
@@ -28,13 +34,32 @@ from perfcast.model.rules import (
     train_files,
     trainset_files,
 )
-from perfcast.model.settings import AlignSettings, KnnSettings, PredictSettings
+from perfcast.model.settings import (
+    AlignRunSettings,
+    AlignSettings,
+    EvaluateSettings,
+    KnnSettings,
+    PredictRunSettings,
+    PredictSettings,
+    TrainsetSettings,
+    TrainSettings,
+)
 from perfcast.settings import SCHEMA_DIR, check_value, from_section, validate
 
 BASE = BaseEvents("instructions", "cycles")
 EVENTS = ["l1d_cache_refill", "br_mis_pred", "stall_backend"]
 BENCHMARKS = ["gcc", "mcf", "omnetpp"]
 CLOCK = {"g2": 2.5, "g3": 2.6}
+
+
+def _simulated(events, role: str, *, seed: int, scale: float, clock_ghz: float | None,
+               noise: float = 0.05, jitter: float = 0.02,
+               run_variation: float = 0.0) -> CollectSettings:
+    """The collect settings of one simulated group run (as collect_settings builds them)."""
+    return CollectSettings(
+        backend="simulate", interval_ms=100, base_events=BASE, events=tuple(events), perf=None,
+        simulated=SimulatedRun(role=role, clock_ghz=clock_ghz, seed=seed,
+                               simulate=SimulateSettings(scale, noise, jitter, run_variation)))
 
 
 def _run(gen: str, bench: str, root: Path, *, unsupported: str | None = None) -> Path:
@@ -44,17 +69,16 @@ def _run(gen: str, bench: str, root: Path, *, unsupported: str | None = None) ->
     files = []
     for k, g in enumerate(make_groups(EVENTS, 2, BASE)):
         f = root / "raw" / gen / bench / f"group{k}.csv"
-        collect_simulated(bench, "old" if gen == "g2" else "new", k, g, f, seed=7,
-                          interval_ms=100, base=BASE.names, clock_ghz=CLOCK[gen], scale=0.08,
-                          noise=0.05, jitter=0.02)
+        collect_simulated(_simulated(g, "old" if gen == "g2" else "new", seed=7, scale=0.08,
+                                     clock_ghz=CLOCK[gen]), f, benchmark=bench, group=k)
         if unsupported:
             f.write_text(re.sub(rf"^( *[0-9.]+),[0-9]+,,{unsupported},[0-9]+,[0-9.]+",
                                 rf"\1,<not supported>,,{unsupported},0,100.00",
                                 f.read_text(), flags=re.M))
         files.append(f)
     out = root / "counters" / gen / f"{bench}.parquet"
-    postprocess_files(files, out, from_section(PostprocessSettings, {"events": EVENTS},
-                                               "counters_postprocess"))
+    settings = from_section(PostprocessSettings, {"events": EVENTS}, "counters_postprocess")
+    postprocess_files(PostprocessRunSettings(settings, None), files, out)
     return out
 
 
@@ -65,17 +89,16 @@ def runs(tmp_path_factory) -> Path:
     for b in BENCHMARKS:
         for g in CLOCK:
             _run(g, b, root)
-        align_files(str(root / "counters/g2" / f"{b}.parquet"),
+        align_files(AlignRunSettings(from_section(AlignSettings, {}, "align"), b, ("g2", "g3")),
+                    str(root / "counters/g2" / f"{b}.parquet"),
                     str(root / "counters/g3" / f"{b}.parquet"),
-                    str(root / "aligned" / f"{b}.parquet"), None,
-                    from_section(AlignSettings, {}, "align"), benchmark=b,
-                    generations=("g2", "g3"))
+                    str(root / "aligned" / f"{b}.parquet"), None)
     _trainset(root, root / "train.parquet")
-    train_files(str(root / "train.parquet"),
+    train_files(TrainSettings(_knn(), tuple(BENCHMARKS), CLOCK["g3"]),
+                str(root / "train.parquet"),
                 [str(root / "counters/g2" / f"{b}.parquet") for b in BENCHMARKS],
                 [str(root / "counters/g3" / f"{b}.parquet") for b in BENCHMARKS],
-                str(root / "knn.joblib"), str(root / "knn.json"), _knn(),
-                benchmarks=BENCHMARKS, clock_new_ghz=CLOCK["g3"])
+                str(root / "model.parquet"), str(root / "model.json"))
     return root
 
 
@@ -84,10 +107,16 @@ def _knn() -> KnnSettings:
                                       "cv_folds": 2}, "model")
 
 
+def _evaluate() -> EvaluateSettings:
+    return EvaluateSettings(_knn(), tuple(BENCHMARKS), clock_new_ghz=2.6, simulated=True,
+                            stable_not_run=None)
+
+
 def _trainset(root: Path, out: Path, old: dict[str, Path] | None = None) -> None:
     olds = [str((old or {}).get(b, root / "counters/g2" / f"{b}.parquet")) for b in BENCHMARKS]
-    trainset_files([str(root / "aligned" / f"{b}.parquet") for b in BENCHMARKS], olds,
-                   str(out), str(out.with_suffix(".png")), benchmarks=BENCHMARKS)
+    trainset_files(TrainsetSettings(tuple(BENCHMARKS)),
+                   [str(root / "aligned" / f"{b}.parquet") for b in BENCHMARKS], olds,
+                   str(out), str(out.with_suffix(".png")), phases=None)
 
 
 # ------------------------------------------------------------- a benchmark never silently leaves
@@ -111,11 +140,10 @@ def test_the_evaluation_refuses_a_training_set_without_a_benchmark(runs, tmp_pat
     write_parquet(train[train["benchmark"] != "mcf"], partial)
     out = {k: str(tmp_path / f"ev.{k}") for k in ("parquet", "csv", "md", "png")}
     with pytest.raises(InputError, match=r"no training row of benchmark\(s\) \['mcf'\]"):
-        evaluate_files(str(partial), [str(runs / "counters/g2" / f"{b}.parquet")
-                                      for b in BENCHMARKS],
+        evaluate_files(_evaluate(), str(partial), [str(runs / "counters/g2" / f"{b}.parquet")
+                                                   for b in BENCHMARKS],
                        [str(runs / "counters/g3" / f"{b}.parquet") for b in BENCHMARKS],
-                       out["parquet"], out["csv"], out["md"], out["png"], _knn(),
-                       benchmarks=BENCHMARKS, clock_new_ghz=2.6, simulated=True)
+                       out["parquet"], out["csv"], out["md"], out["png"], phases=None)
     assert not any(Path(p).exists() for p in out.values())
 
 
@@ -126,9 +154,9 @@ def _predict(runs: Path, counters: Path, out: Path, clock: float | None = 2.6,
              ipc_range: list[float] | None = None) -> dict:
     settings = from_section(PredictSettings, {} if ipc_range is None else
                             {"ipc_range": ipc_range}, "predict")
-    return predict_files(str(runs / "knn.joblib"), str(counters), str(out),
-                         str(out.with_suffix(".json")), benchmark="mcf", clock_new_ghz=clock,
-                         settings=settings)
+    return predict_files(PredictRunSettings(settings, "mcf", clock),
+                         str(runs / "model.parquet"), str(counters), str(out),
+                         str(out.with_suffix(".json")))
 
 
 def test_prediction_is_finite_positive_and_plausible(runs, tmp_path):
@@ -182,7 +210,7 @@ def _one_line_error(code: int, err: str, *needles: str) -> None:
 @pytest.mark.parametrize("clock", ["-1", "0", "nan", "inf"])
 def test_predict_clock_is_checked_by_the_counters_schema(runs, tmp_path, capsys, clock):
     code, out, err = _cli(capsys, "predict", runs / "counters/g2/mcf.parquet", "--model",
-                          runs / "knn.joblib", f"--clock-ghz={clock}", "-o",
+                          runs / "model.parquet", f"--clock-ghz={clock}", "-o",
                           tmp_path / "p.parquet")
     _one_line_error(code, err, "--clock-ghz", "counters.clock_ghz")
     assert out == "" and not (tmp_path / "p.parquet").exists()
@@ -286,7 +314,7 @@ def test_a_directory_where_a_file_is_expected_is_one_line(runs, tmp_path, capsys
     for argv in (["postprocess", d, "--events", "a", "-o", tmp_path / "x.parquet"],
                  ["align", d, old, "-o", tmp_path / "a.parquet"],
                  ["align", old, d, "-o", tmp_path / "a.parquet"],
-                 ["predict", d, "--model", runs / "knn.joblib", "-o", tmp_path / "p.parquet"],
+                 ["predict", d, "--model", runs / "model.parquet", "-o", tmp_path / "p.parquet"],
                  ["fit", d, "--y", "y", "--x", "x"],
                  ["sensitivity-eval", "--data", d, "--program", "p", "--epsilon", "0.3"],
                  ["ci", d], ["edm", d], ["wps", d]):
@@ -455,10 +483,10 @@ def test_the_evaluation_refuses_a_prediction_that_is_not_finite_and_positive(run
     out = {k: str(tmp_path / f"ev.{k}") for k in ("parquet", "csv", "md", "png")}
     with pytest.raises(InputError, match=r"leave-one-out predicted_cycles 0\.0 in benchmark "
                                          r"mcf \(1 of 3 values\)"):
-        evaluate_files(str(runs / "train.parquet"), [str(old[b]) for b in BENCHMARKS],
+        evaluate_files(_evaluate(), str(runs / "train.parquet"),
+                       [str(old[b]) for b in BENCHMARKS],
                        [str(runs / "counters/g3" / f"{b}.parquet") for b in BENCHMARKS],
-                       out["parquet"], out["csv"], out["md"], out["png"], _knn(),
-                       benchmarks=BENCHMARKS, clock_new_ghz=2.6, simulated=True)
+                       out["parquet"], out["csv"], out["md"], out["png"], phases=None)
     assert not any(Path(p).exists() for p in out.values())
 
 
@@ -472,11 +500,11 @@ def test_training_refuses_a_benchmark_that_cannot_calibrate_the_intervals(runs, 
     write_parquet(t, old["mcf"])
     with pytest.raises(InputError, match=r"mcf\.parquet: benchmark mcf: its total cycles "
                                          r"predicted without it are not finite"):
-        train_files(str(runs / "train.parquet"), [str(old[b]) for b in BENCHMARKS],
+        train_files(TrainSettings(_knn(), tuple(BENCHMARKS), 2.6), str(runs / "train.parquet"),
+                    [str(old[b]) for b in BENCHMARKS],
                     [str(runs / "counters/g3" / f"{b}.parquet") for b in BENCHMARKS],
-                    str(tmp_path / "knn.joblib"), str(tmp_path / "knn.json"), _knn(),
-                    benchmarks=BENCHMARKS, clock_new_ghz=2.6)
-    assert not (tmp_path / "knn.joblib").exists()
+                    str(tmp_path / "model.parquet"), str(tmp_path / "model.json"))
+    assert not (tmp_path / "model.parquet").exists()
 
 
 # ------------------------------------------------------------ a model file is data, never code
@@ -514,17 +542,17 @@ def test_the_model_file_is_parquet_rows_refitted_to_the_same_predictions(runs, t
     from perfcast.io import parquet_metadata
     from perfcast.model.families import FAMILIES, fit_family
     from perfcast.model.knn import thin
-    from perfcast.model.rules import MODEL_FORMAT, load_model
+    from perfcast.model.modelfile import MODEL_FORMAT, load_model
 
-    meta = parquet_metadata(runs / "knn.joblib")
+    meta = parquet_metadata(runs / "model.parquet")
     assert meta["format"] == MODEL_FORMAT and meta["log1p"] is _knn().log1p
-    rows = read_parquet(runs / "knn.joblib")
+    rows = read_parquet(runs / "model.parquet")
     train = read_parquet(runs / "train.parquet")
     assert len(rows) == len(thin(train, _knn().max_rows_per_benchmark))
     # the refitted model predicts what the chosen family fitted on the training set predicts,
     # anywhere
     fitted = fit_family(meta["family"], train, meta["features"], _knn())
-    loaded = load_model(runs / "knn.joblib")
+    loaded = load_model(runs / "model.parquet")
     assert loaded["family"] == meta["family"] in FAMILIES
     x = np.random.default_rng(3).uniform(0, 2, (200, len(meta["features"]))) \
         * train[meta["features"]].to_numpy().max(axis=0)
@@ -537,8 +565,8 @@ def test_the_model_file_is_parquet_rows_refitted_to_the_same_predictions(runs, t
 def test_a_damaged_model_file_is_refused_naming_it(runs, tmp_path, capsys, damage):
     from perfcast.io import parquet_metadata
 
-    meta = parquet_metadata(runs / "knn.joblib")
-    rows = read_parquet(runs / "knn.joblib")
+    meta = parquet_metadata(runs / "model.parquet")
+    rows = read_parquet(runs / "model.parquet")
     if damage == "params":
         meta["params"] = {"knn__metric": "no-such-metric"} | meta["params"]
         meta["family"] = "knn"
@@ -571,7 +599,7 @@ def test_predict_refuses_an_ipc_column_of_strings(runs, tmp_path, capsys):
     t = read_parquet(runs / "counters/g2/mcf.parquet")
     bad = tmp_path / "mcf.parquet"
     write_parquet(t.assign(ipc=t["ipc"].map(lambda v: f"{v:.3f}")), bad)
-    code, out, err = _cli(capsys, "predict", bad, "--model", runs / "knn.joblib", "-o",
+    code, out, err = _cli(capsys, "predict", bad, "--model", runs / "model.parquet", "-o",
                           tmp_path / "p.parquet")
     _one_line_error(code, err, f"{bad}: column 'ipc' is of type object")
     assert out == ""
@@ -583,13 +611,13 @@ def test_predict_refuses_a_pki_beyond_reason_as_it_refuses_inf(runs, tmp_path, c
     t.loc[4, "br_mis_pred_pki"] = value
     bad = tmp_path / "mcf.parquet"
     write_parquet(t, bad)
-    code, _, err = _cli(capsys, "predict", bad, "--model", runs / "knn.joblib", "-o",
+    code, _, err = _cli(capsys, "predict", bad, "--model", runs / "model.parquet", "-o",
                         tmp_path / "p.parquet")
     _one_line_error(code, err,
                     f"{bad}: br_mis_pred_pki {value!r} in interval {t.loc[4, 'interval']}")
     t.loc[4, "br_mis_pred_pki"] = np.nan  # a missing reading is imputed, as before
     write_parquet(t, bad)
-    assert _cli(capsys, "predict", bad, "--model", runs / "knn.joblib", "-o",
+    assert _cli(capsys, "predict", bad, "--model", runs / "model.parquet", "-o",
                 tmp_path / "p.parquet")[0] == 0
 
 

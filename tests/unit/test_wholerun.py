@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from perfcast.counters.settings import BaseEvents
+from perfcast.counters.settings import BaseEvents, PostprocessSettings, WholerunSettings
 from perfcast.counters.wholerun import read_wholerun, wholerun_file
 from perfcast.errors import InputError
 from perfcast.io import parquet_metadata
+from perfcast.settings import from_section
 
 DATA = Path(__file__).parents[1] / "data" / "wholerun"
 SOFT = BaseEvents("task-clock", "cpu-clock")  # no hardware PMU on the host that made the files
@@ -94,9 +96,11 @@ def test_refusals_name_the_file(tmp_path):
 
 def test_wholerun_file_metadata(tmp_path):
     out = tmp_path / "t.parquet"
-    t = wholerun_file(DATA / "again" / "spin.json", out, benchmark="spin", generation="again",
-                      base=SOFT, events=["page-faults"], clock_ghz=None,
-                      provenance={"backend": "wholerun"})
+    pp = from_section(PostprocessSettings, {"events": ["page-faults"],
+                                            "base_events": dataclasses.asdict(SOFT)},
+                      "counters_postprocess")
+    t = wholerun_file(WholerunSettings(pp, generation="again", benchmark="spin", clock_ghz=None),
+                      DATA / "again" / "spin.json", out)
     meta = parquet_metadata(out)
     assert meta["granularity"] == "whole-run" and meta["format"] == "json"
     assert meta["backend"] == "wholerun" and meta["benchmark"] == "spin"

@@ -31,6 +31,9 @@ def test_tiny_workflow_outputs(tiny_run):
     assert meta["simulated"] is True and meta["join"] == "instructions"
     pred = json.loads((res / "predict" / "nab.json").read_text())
     assert pred["predicted_new_total_cycles"] < pred["old_total_cycles"]  # the new gen is faster
+    # the model stage asked for its predict-only benchmark on the old generation only
+    runs = pd.read_csv(res / "counters" / "summary.csv")
+    assert set(runs.loc[runs["benchmark"] == "nab", "generation"]) == {"g2"}
     # every prediction has an interval around it, at the coverage its benchmarks allow
     n = len(TINY["counters"]["benchmarks"])
     assert pred["interval_coverage"] == pytest.approx(min(0.9, n / (n + 1)))
@@ -43,7 +46,7 @@ def test_tiny_workflow_outputs(tiny_run):
     summary = pd.read_csv(res / "counters" / "summary.csv")
     assert len(summary) == 2 * n + 1 and (summary["multiplexed_intervals"] == 0).all()
     assert (summary["lowest_pct_running"] == 100).all()
-    card = json.loads((res / "model" / "knn.json").read_text())
+    card = json.loads((res / "model" / "model.json").read_text())
     assert card["versions"]["scikit-learn"] and len(card["features"]) == 8
     md = (res / "model" / "evaluation.md").read_text()
     assert "Simulated" in md
@@ -78,6 +81,21 @@ def test_import_pattern_with_an_unknown_placeholder_fails_before_any_job(tmp_pat
     assert proc.returncode != 0
     assert "counters.import.pattern 'perfdata/{gen}/{benchmark}/g{group}.csv'" in out
     assert "KeyError 'benchmark'" in out and "{bench}" in out
+
+
+def test_counters_off_with_the_model_on_fails_before_any_job_naming_both_keys(tmp_path,
+                                                                             snakemake_run):
+    """The model learns from the counters stage's tables: counters.enabled: false with the model
+    stage on would plan no model, silently; the workflow refuses it at parse time instead."""
+    cfg = {**TINY, "counters": {**TINY["counters"], "enabled": False}}
+    proc = snakemake_run(tmp_path, cfg, ["all"], extra=["-n"], check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "model.enabled: true" in out and "counters.enabled is false" in out
+    assert not (tmp_path / "results").exists()
+    cfg["model"] = {**TINY.get("model", {}), "enabled": False}  # both off: a plan without them
+    proc = snakemake_run(tmp_path, cfg, ["all"], extra=["-n"])
+    assert "counters_collect" not in proc.stdout and "model_train" not in proc.stdout
 
 
 def test_import_backend_and_corrupt_file(tmp_path, tiny_run, snakemake_run):
@@ -136,13 +154,13 @@ def test_cli_align_and_predict_on_workflow_outputs(tiny_run, tmp_path):
                          check=True)
     assert json.loads(dtw.stdout)["dtw_cost"] == pytest.approx(info["dtw_cost"], rel=1e-9)
     pred = subprocess.run([*cli, "predict", str(res / "counters/g2/nab.parquet"), "--model",
-                           str(res / "model/knn.joblib"), "--clock-ghz", "2.6",
+                           str(res / "model/model.parquet"), "--clock-ghz", "2.6",
                            "-o", str(tmp_path / "p.parquet")], capture_output=True, text=True,
                           check=True)
     assert json.loads(pred.stdout)["predicted_new_total_cycles"] == pytest.approx(
         json.loads((res / "predict" / "nab.json").read_text())["predicted_new_total_cycles"])
     bad = subprocess.run([*cli, "predict", str(tmp_path / "missing.parquet"), "--model",
-                          str(res / "model/knn.joblib"), "-o", str(tmp_path / "x.parquet")],
+                          str(res / "model/model.parquet"), "-o", str(tmp_path / "x.parquet")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "missing.parquet: file not found" in bad.stderr
 

@@ -60,7 +60,7 @@ def test_constant_ratio_is_chosen_on_a_whole_run_table(tmp_path, snakemake_run):
     md = (res / "model" / "evaluation.md").read_text()
     assert "**Granularity**: whole-run (one row per benchmark run)." in md
     assert "constant for 9 of 9 held-out benchmarks" in md
-    card = json.loads((res / "model" / "knn.json").read_text())
+    card = json.loads((res / "model" / "model.json").read_text())
     assert card["family"] == "constant" and card["granularity"].startswith("whole-run")
     assert set(card["candidates"]) == {"constant", "ridge", "knn"}
     pred = json.loads((res / "predict" / f"{names[-1]}.json").read_text())

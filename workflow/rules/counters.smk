@@ -2,14 +2,6 @@
 # group, one after another) and post-process them into per-interval PKI / IPC tables.
 # Functions: common/counters.smk.
 
-if is_activated("counters"):
-
-    wildcard_constraints:
-        gen=alternatives([OLD, NEW]),
-        bench=r"[A-Za-z0-9_.\-]+",
-        group=r"\d+",
-
-
 rule counters_collect:
     input:
         collect_sources(),
@@ -17,6 +9,8 @@ rule counters_collect:
         collect_outputs(),
     params:
         settings=get_collect_settings,
+    wildcard_constraints:
+        **RUN_WILDCARDS,
     log:
         f"{LOGS}/counters/collect/{{gen}}/{{bench}}.log",
     benchmark:
@@ -40,8 +34,9 @@ rule counters_postprocess:
     output:
         counters_table("{gen}", "{bench}"),
     params:
-        settings=postprocess_settings(),
-        provenance=postprocess_provenance(),
+        settings=get_postprocess_settings,
+    wildcard_constraints:
+        **RUN_WILDCARDS,
     log:
         f"{LOGS}/counters/postprocess/{{gen}}/{{bench}}.log",
     benchmark:
@@ -66,9 +61,7 @@ rule counters_figure:
             category="1. Counters",
         ),
     params:
-        runs=lambda wildcards: counters_runs(),
-        generations=(OLD, NEW),
-        note="SIMULATED data" if SIMULATED else "",
+        settings=get_counters_figure_settings,
     log:
         f"{LOGS}/counters/ipc_over_time.log",
     benchmark:
@@ -93,7 +86,7 @@ rule counters_summary:
             category="1. Counters",
         ),
     params:
-        runs=lambda wildcards: counters_runs(),
+        settings=get_counters_summary_settings,
     log:
         f"{LOGS}/counters/summary.log",
     benchmark:
@@ -118,8 +111,9 @@ if COUNTERS and COUNTERS["backend"] == "wholerun":
         output:
             counters_table("{gen}", "{bench}"),
         params:
-            settings=postprocess_settings(),
-            clock_ghz=COUNTERS["clock_ghz"],
+            settings=get_wholerun_settings,
+        wildcard_constraints:
+            **RUN_WILDCARDS,
         log:
             f"{LOGS}/counters/wholerun/{{gen}}/{{bench}}.log",
         benchmark:

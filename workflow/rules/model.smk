@@ -1,4 +1,4 @@
-# Stages 2-3: align old and new generation runs, build the training set, train the KNN model,
+# Stages 2-3: align old and new generation runs, build the training set, train the IPC model,
 # evaluate it leave-one-benchmark-out, predict benchmarks measured on the old generation only.
 # Functions: common/model.smk.
 
@@ -19,8 +19,9 @@ rule model_align:
             labels={"benchmark": "{bench}"},
         ),
     params:
-        settings=align_settings(),
-        generations=(OLD, NEW),
+        settings=get_align_settings,
+    wildcard_constraints:
+        bench=RUN_WILDCARDS["bench"],
     log:
         f"{LOGS}/align/{{bench}}.log",
     benchmark:
@@ -48,7 +49,7 @@ rule model_trainset:
             category="2. Alignment and training set",
         ),
     params:
-        benchmarks=TRAIN_BENCHMARKS,
+        settings=trainset_settings(),
     log:
         f"{LOGS}/train/trainset.log",
     benchmark:
@@ -69,12 +70,10 @@ rule model_train:
         old=get_training_tables,
         new=get_new_tables,
     output:
-        model=f"{RESULTS}/model/knn.joblib",
-        card=f"{RESULTS}/model/knn.json",
+        model=f"{RESULTS}/model/model.parquet",
+        card=f"{RESULTS}/model/model.json",
     params:
-        settings=knn_settings(),
-        benchmarks=TRAIN_BENCHMARKS,
-        clock_new_ghz=new_clock_ghz(),
+        settings=train_settings(),
     log:
         f"{LOGS}/model/train.log",
     benchmark:
@@ -105,11 +104,7 @@ rule model_evaluate:
             category="3. Model",
         ),
     params:
-        settings=knn_settings(),
-        benchmarks=TRAIN_BENCHMARKS,
-        clock_new_ghz=new_clock_ghz(),
-        simulated=SIMULATED,
-        stable_not_run=stable_evaluation_not_run(),
+        settings=evaluate_settings(),
     log:
         f"{LOGS}/model/evaluate.log",
     benchmark:
@@ -126,14 +121,15 @@ rule model_evaluate:
 
 rule model_predict:
     input:
-        model=f"{RESULTS}/model/knn.joblib",
+        model=f"{RESULTS}/model/model.parquet",
         counters=counters_table(OLD, "{bench}"),
     output:
         table=f"{RESULTS}/predict/{{bench}}.parquet",
         summary=f"{RESULTS}/predict/{{bench}}.json",
     params:
-        clock_new_ghz=new_clock_ghz(),
-        settings=predict_settings(),
+        settings=get_predict_settings,
+    wildcard_constraints:
+        bench=RUN_WILDCARDS["bench"],
     log:
         f"{LOGS}/predict/{{bench}}.log",
     benchmark:
@@ -158,7 +154,7 @@ rule model_evaluation_html:
             category="3. Model",
         ),
     params:
-        title="Leave-one-benchmark-out evaluation",
+        settings=evaluation_page_settings(),
     log:
         f"{LOGS}/model/evaluation_html.log",
     benchmark:
@@ -170,7 +166,7 @@ rule model_evaluation_html:
     conda:
         CONDA_ENV
     script:
-        "../../scripts/markdown_html.py"
+        "../../scripts/model_evaluation_html.py"
 
 
 rule model_predict_figure:
@@ -186,7 +182,9 @@ rule model_predict_figure:
             labels={"benchmark": "{bench}"},
         ),
     params:
-        note="SIMULATED data" if SIMULATED else "",
+        settings=predict_figure_settings(),
+    wildcard_constraints:
+        bench=RUN_WILDCARDS["bench"],
     log:
         f"{LOGS}/predict/{{bench}}_figure.log",
     benchmark:

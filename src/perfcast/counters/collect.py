@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from perfcast.counters.perfstat import IMPORT_HEADER, parse_perf_stat, resolve_event, to_wide
+from perfcast.counters.settings import CollectSettings
 from perfcast.counters.simulate import simulate_group_csv
 from perfcast.errors import HostCapabilityError, InputError
 from perfcast.io import atomic_path
@@ -65,27 +66,19 @@ def check_perf_events(events: list[str], perf: str) -> None:
         raise HostCapabilityError(f"'{' '.join(cmd)}' failed: {proc.stderr.strip()}")
 
 
-def collect_perf(
-    command: str,
-    events: Sequence[str],
-    out: str | Path,
-    *,
-    interval_ms: int,
-    perf: str,
-    env: Mapping[str, str] | None = None,
-    timeout_s: float | None = None,
-) -> None:
-    """Run ``command`` under ``perf stat -I interval_ms -x, -e events -o out`` (atomically).
+def collect_perf(settings: CollectSettings, out: str | Path) -> None:
+    """Run the benchmark's program under ``perf stat -I <interval_ms> -x, -e <events> -o out``
+    (atomically).
 
     Parameters
     ----------
-    command : a shell command (run with ``sh -c``), already rendered.
-    events : the group's events, base events first.
-    out : the CSV to write; it appears only when the run succeeded and perf counted every event.
-    interval_ms : ``perf stat -I``.
-    perf : the perf binary.
-    env : added to this process's environment for the run.
-    timeout_s : the run is killed after this long (None: no limit).
+    settings : CollectSettings
+        the run's settings, backend ``perf``: the group's events (base events first), the
+        interval and ``settings.perf``: the program (a shell command run with ``sh -c``,
+        already rendered), its environment (added to this process's for the run), the perf
+        binary and the timeout after which the run is killed.
+    out : str or Path
+        the CSV to write; it appears only when the run succeeded and perf counted every event.
 
     Raises
     ------
@@ -93,12 +86,18 @@ def collect_perf(
         perf is missing or this host does not count an event (:func:`check_perf_events`).
     RuntimeError
         the command failed or timed out, or perf wrote no line for an event.
+    ValueError
+        settings of another backend.
     """
+    run, events = settings.perf, settings.events
+    if settings.backend != "perf" or run is None:
+        raise ValueError(f"collect_perf needs perf settings, not backend {settings.backend!r}")
+    command, perf = run.command, run.binary
     check_perf_events(list(events), perf)
     with atomic_path(out) as tmp:
-        argv = [perf, "stat", "-I", str(interval_ms), "-x,", "-e", ",".join(events),
+        argv = [perf, "stat", "-I", str(settings.interval_ms), "-x,", "-e", ",".join(events),
                 "-o", str(tmp), "--", "sh", "-c", command]
-        res = run_measured(argv, env=env, timeout_s=timeout_s)
+        res = run_measured(argv, env=run.env, timeout_s=run.timeout_s)
         if not res.ok:
             why = "timed out" if res.timed_out else f"exit code {res.returncode}"
             raise RuntimeError(f"'{command}' under perf failed ({why}):\n{res.stderr[-2000:]}")
@@ -113,6 +112,15 @@ def import_perf_csv(source: str | Path, out: str | Path, events: Sequence[str]) 
     ``events`` under their names or as modified / hybrid copies) and copy it to ``out``, with a
     first line naming ``source`` (:data:`~perfcast.counters.perfstat.IMPORT_HEADER`), so that
     every later error about the copy names the user's file and its line.
+
+    Parameters
+    ----------
+    source : str or Path
+        the already-collected perf file.
+    out : str or Path
+        the copy to write (atomically).
+    events : sequence of str
+        the group's events, base events first.
 
     Raises
     ------
@@ -134,27 +142,57 @@ def import_perf_csv(source: str | Path, out: str | Path, events: Sequence[str]) 
             shutil.copyfileobj(src, dst)
 
 
-def collect_simulated(
-    benchmark: str,
-    role: str,
-    group: int,
-    events: Sequence[str],
-    out: str | Path,
-    *,
-    seed: int,
-    interval_ms: int,
-    base: tuple[str, str],
-    clock_ghz: float | None,
-    scale: float,
-    noise: float,
-    jitter: float,
-    run_variation: float = 0.0,
-) -> None:
-    """Write the simulator's CSV of group run ``group`` (see
-    :func:`perfcast.counters.simulate.simulate_group_csv` for the parameters)."""
-    text = simulate_group_csv(benchmark, role, group, list(events), seed=seed,
-                              interval_ms=interval_ms, clock_ghz=clock_ghz, scale=scale,
-                              noise=noise, jitter=jitter, run_variation=run_variation,
-                              base=base)
+def collect_simulated(settings: CollectSettings, out: str | Path, *, benchmark: str,
+                      group: int) -> None:
+    """Write the simulator's CSV of group run ``group`` of ``benchmark``
+    (:func:`perfcast.counters.simulate.simulate_group_csv`).
+
+    Parameters
+    ----------
+    settings : CollectSettings
+        the run's settings, backend ``simulate`` (:func:`perfcast.counters.settings.
+        collect_settings`): its events, interval, base events and simulator inputs.
+    out : str or Path
+        the CSV to write (atomically).
+    benchmark : str
+        a benchmark of :data:`perfcast.counters.simulate.BENCHMARKS` (any other name gets a
+        random plan).
+    group : int
+        the group run's index (each run has its own noise and jitter).
+
+    Raises
+    ------
+    ValueError
+        settings of another backend, or an event the simulator has no model for.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.counters.settings import (BaseEvents, CollectSettings, SimulateSettings,
+    ...                                         SimulatedRun)
+    >>> sim = SimulatedRun(role="old", clock_ghz=None, seed=1,
+    ...                    simulate=SimulateSettings(scale=0.02, noise=0.05, jitter=0.02,
+    ...                                              run_variation=0.03))
+    >>> settings = CollectSettings(backend="simulate", interval_ms=100,
+    ...                            base_events=BaseEvents("instructions", "cycles"),
+    ...                            events=("instructions", "cycles", "br_mis_pred"),
+    ...                            simulated=sim, perf=None)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     collect_simulated(settings, Path(tmp, "g0.csv"), benchmark="mcf", group=0)
+    ...     lines = Path(tmp, "g0.csv").read_text().splitlines()
+    >>> sorted({line.split(",")[3] for line in lines[2:]})  # perf's -I -x, lines
+    ['br_mis_pred', 'cycles', 'instructions']
+    """
+    sim = settings.simulated
+    if settings.backend != "simulate" or sim is None:
+        raise ValueError(f"collect_simulated needs simulator settings, not backend "
+                         f"{settings.backend!r}")
+    text = simulate_group_csv(benchmark, sim.role, group, list(settings.events), seed=sim.seed,
+                              interval_ms=settings.interval_ms, clock_ghz=sim.clock_ghz,
+                              scale=sim.simulate.scale, noise=sim.simulate.noise,
+                              jitter=sim.simulate.jitter,
+                              run_variation=sim.simulate.run_variation,
+                              base=settings.base_events.names)
     with atomic_path(out) as tmp:
         tmp.write_text(text)

@@ -46,9 +46,12 @@ def make_groups(events: Sequence[str], group_size: int, base: BaseEvents) -> lis
 
     Parameters
     ----------
-    events : ``counters.events`` (a base event listed there is not counted twice).
-    group_size : ``counters.group_size``, events per run besides the base events.
-    base : ``counters.base_events``.
+    events : sequence of str
+        ``counters.events`` (a base event listed there is not counted twice).
+    group_size : int
+        ``counters.group_size``, events per run besides the base events.
+    base : BaseEvents
+        ``counters.base_events``.
 
     Returns
     -------

@@ -15,11 +15,15 @@ def ipc_over_time(runs: dict[str, dict[str, pd.DataFrame]], generations: tuple[s
 
     Parameters
     ----------
-    runs : ``runs[benchmark][generation]``, a table with ``time`` and ``ipc``; a generation
+    runs : dict of str to dict of str to pandas.DataFrame
+        ``runs[benchmark][generation]``, a table with ``time`` and ``ipc``; a generation
         without a run (predict-only benchmarks) is left out of that panel.
-    generations : ``(old, new)``: colours and legend order.
-    path : the figure to write (PNG or SVG).
-    note : added to the title.
+    generations : (str, str)
+        ``(old, new)``: colours and legend order.
+    path : Path
+        the figure to write (PNG or SVG).
+    note : str, default=''
+        added to the title.
     """
     benches = sorted(runs)
     rows, cols = grid_shape(len(benches))

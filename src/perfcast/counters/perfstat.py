@@ -121,6 +121,15 @@ def detect_form(line: str, path: Path, lineno: int) -> str:
     perf prints the interval time first, so the separator is the character right after it; a
     space there is perf's human-readable table, which is refused (it is aligned for reading, and
     its numbers follow the locale).
+
+    Parameters
+    ----------
+    line : str
+        the file's first data line.
+    path : Path
+        the file (for errors).
+    lineno : int
+        the line's number (for errors).
     """
     s = line.lstrip()
     if s.startswith("{"):
@@ -353,6 +362,15 @@ def aggregate(rows: Sequence[Row] | pd.DataFrame, path: str | Path,
     belongs to the socket, not to a CPU (a warning names it). A row ``<not counted>`` or ``<not
     supported>`` is left out of the sum and sets the interval's ``pct_running`` to 0, so the
     gap is flagged, never hidden (perf prints 100 beside a ``<not supported>`` count).
+
+    Parameters
+    ----------
+    rows : sequence of Row or pandas.DataFrame
+        the parsed rows (:func:`parse_perf_stat`'s long form, before aggregation).
+    path : str or Path
+        the file (for errors and warnings).
+    select : sequence of str, default=()
+        shell patterns of the ids whose rows are summed (empty: all).
     """
     import pandas as pd
 
@@ -401,6 +419,15 @@ def parse_perf_stat(path: str | Path, separator: str = "auto",
     (``ok`` / ``not counted`` / ``not supported``), ``run_ns``, ``pct_running``.
 
     Raises :class:`~perfcast.errors.InputError` naming the file and line for anything else.
+
+    Parameters
+    ----------
+    path : str or Path
+        the perf file.
+    separator : str, default='auto'
+        the ``-x`` separator perf was given (``auto``: detected from the first data line).
+    select : sequence of str, default=()
+        the aggregation ids whose rows are summed (:func:`aggregate`; empty: all).
     """
     shown = origin(path)
     df = aggregate(read_long(path, separator), shown, select)
@@ -476,6 +503,17 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
     counting zero there). Every event must appear in every interval. A ``required`` event that
     is ``<not supported>`` throughout raises :class:`HostCapabilityError` (a host without a
     hardware PMU): never zeros.
+
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        :func:`parse_perf_stat`'s long form.
+    path : str or Path
+        the file (for errors).
+    required : iterable of str, default=()
+        events every interval must count (the base events).
+    wanted : iterable of str, default=()
+        the other events to keep.
     """
     import pandas as pd
 
@@ -552,7 +590,19 @@ def format_perf_csv(
     units: dict[str, str] | None = None,
     header: str = "",
 ) -> str:
-    """Write counts in exactly perf's ``-I -x,`` layout (used by the simulator and tests)."""
+    """Write counts in exactly perf's ``-I -x,`` layout (used by the simulator and tests).
+
+    Parameters
+    ----------
+    times : numpy.ndarray
+        the intervals' end times (s).
+    counts : dict of str to numpy.ndarray
+        per event, its count in each interval (a string is written as is, e.g. ``<not counted>``).
+    units : dict of str to str or None, default=None
+        per event, its unit (``msec`` for the clock events; none: a count).
+    header : str, default=''
+        the rest of the ``# started on`` first line.
+    """
     units = units or {}
     out = [f"# started on {header}".rstrip(), ""]
     prev = 0.0

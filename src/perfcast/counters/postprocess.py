@@ -48,8 +48,6 @@ from perfcast.errors import InputError
 
 log = logging.getLogger(__name__)
 
-ALL_ROWS = ReadSettings(separator="auto", select=())
-
 #: perf's software events (``perf list sw``, and the tool's ``duration_time``...): counted by
 #: the kernel, not the PMU; in the role of instructions they vary with the host's load
 SOFTWARE_EVENTS = frozenset({
@@ -60,11 +58,23 @@ SOFTWARE_EVENTS = frozenset({
 })
 
 
-def read_group(path: str | Path, base: BaseEvents, events: tuple[str, ...] = (),
-               read: ReadSettings = ALL_ROWS) -> pd.DataFrame:
+def read_group(path: str | Path, base: BaseEvents, events: tuple[str, ...],
+               read: ReadSettings) -> pd.DataFrame:
     """One group run as a wide per-interval table, columns under their configured names, with
     its base events checked (a final interval without work is dropped; a missing or zero base
-    event elsewhere is an :class:`~perfcast.errors.InputError`)."""
+    event elsewhere is an :class:`~perfcast.errors.InputError`).
+
+    Parameters
+    ----------
+    path : str or Path
+        the group run's perf file (any form :mod:`perfcast.counters.perfstat` reads).
+    base : BaseEvents
+        the events playing instructions and cycles (required in every interval).
+    events : tuple of str
+        the counters wanted besides the base events.
+    read : ReadSettings
+        ``counters.read``: the separator and the aggregation ids whose rows are summed.
+    """
     long = parse_perf_stat(path, read.separator, read.select)
     path = origin(path)  # an imported copy's errors name the user's file
     wide = to_wide(long, path, required=base.names, wanted=events)
@@ -112,9 +122,11 @@ def postprocess(group_files: list[str | Path], settings: PostprocessSettings) ->
 
     Parameters
     ----------
-    group_files : one perf ``-I`` file per group run (any form :mod:`.perfstat` reads); the
+    group_files : list of str or Path
+        one perf ``-I`` file per group run (any form :mod:`.perfstat` reads); the
         first is the reference run.
-    settings : events, base events, join, how files are read, the run tolerance and the
+    settings : PostprocessSettings
+        events, base events, join, how files are read, the run tolerance and the
         multiplexing threshold (``counters_postprocess`` schema).
 
     Returns
@@ -133,6 +145,28 @@ def postprocess(group_files: list[str | Path], settings: PostprocessSettings) ->
         a base event ``<not supported>`` throughout (no hardware PMU on the collecting host).
     ValueError
         an unknown ``join``.
+
+    Examples
+    --------
+    Two group runs of one program, the second 10 % slower: its counts are placed on the
+    reference run's cumulative-instruction axis.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.counters.perfstat import format_perf_csv
+    >>> from perfcast.settings import from_section
+    >>> settings = from_section(PostprocessSettings, {"events": ["a", "b"]},
+    ...                         "counters_postprocess")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     g0, g1 = Path(tmp, "group0.csv"), Path(tmp, "group1.csv")
+    ...     _ = g0.write_text(format_perf_csv([0.1, 0.2], {"instructions": [2e8, 2e8],
+    ...                                                    "cycles": [1e8, 1e8], "a": [2e5, 4e5]}))
+    ...     _ = g1.write_text(format_perf_csv([0.11, 0.22], {"instructions": [2e8, 2e8],
+    ...                                                      "cycles": [1.1e8, 1.1e8],
+    ...                                                      "b": [6e5, 6e5]}))
+    ...     table = postprocess([g0, g1], settings)
+    >>> table[["ipc", "a_pki", "b_pki"]].values.tolist()
+    [[2.0, 1.0, 3.0], [2.0, 2.0, 3.0]]
     """
     base, join = settings.base_events, settings.join
     if join not in ("instructions", "row"):
@@ -212,7 +246,19 @@ def _lowest_over(cum_src: np.ndarray, values: np.ndarray, cum_ref: np.ndarray) -
 def check_run_totals(files: list[str | Path], groups: list[pd.DataFrame], base: BaseEvents,
                      tolerance: float) -> None:
     """Refuse group runs whose total instructions differ by more than ``tolerance`` (relative
-    to the smaller): a run cut short or doing other work cannot be joined onto the others."""
+    to the smaller): a run cut short or doing other work cannot be joined onto the others.
+
+    Parameters
+    ----------
+    files : list of str or Path
+        the group runs' files (for errors).
+    groups : list of pandas.DataFrame
+        their wide tables, in the same order.
+    base : BaseEvents
+        the events playing instructions and cycles.
+    tolerance : float
+        the largest relative difference (:func:`run_tolerance`).
+    """
     totals = [float(np.nansum(g[base.instructions].to_numpy(dtype=float))) for g in groups]
     lo, hi = int(np.argmin(totals)), int(np.argmax(totals))
     if totals[hi] > totals[lo] * (1.0 + tolerance):
@@ -308,6 +354,17 @@ def check_coverage(files: list[str | Path], groups: list[pd.DataFrame], base: Ba
     better than the whole program, which misfits by more than :data:`MIN_MISFIT` (a trace
     without that much shape, such as a program of constant IPC or software events in the base
     roles, cannot tell, and is left to the run tolerance).
+
+    Parameters
+    ----------
+    files : list of str or Path
+        the group runs' files (for errors).
+    groups : list of pandas.DataFrame
+        their wide tables, in the same order.
+    base : BaseEvents
+        the events playing instructions and cycles.
+    tolerance : float
+        ``counters.coverage_tolerance``.
 
     Raises
     ------

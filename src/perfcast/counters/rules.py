@@ -7,12 +7,19 @@ hundreds of such jobs the interpreter start-up is most of their cost.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from perfcast.counters.settings import CollectSettings, PostprocessSettings
+from perfcast.counters.settings import (
+    CollectGroupsSettings,
+    CollectSettings,
+    CountersFigureSettings,
+    CountersSummarySettings,
+    PostprocessRunSettings,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,10 +34,17 @@ def collect_group(settings: CollectSettings, out: str | Path, *, generation: str
 
     Parameters
     ----------
-    settings : the run's settings (:func:`perfcast.counters.settings.collect_settings`).
-    out : the CSV to write (atomically).
-    generation, benchmark, group : which run (the simulator derives the run from them).
-    source : backend ``import``: the already-collected CSV to validate and copy.
+    settings : CollectSettings
+        the run's settings (:func:`perfcast.counters.settings.collect_settings`).
+    out : str or Path
+        the CSV to write (atomically).
+    generation, benchmark : str
+        which run (the simulator derives the run from them).
+    group : int
+        the group run's index.
+    source : str or Path or None, default=None
+        backend ``import``: the already-collected CSV to validate and copy (None for the other
+        backends).
 
     Raises
     ------
@@ -46,109 +60,212 @@ def collect_group(settings: CollectSettings, out: str | Path, *, generation: str
     log.info("collect %s/%s group %d via %s: %s", generation, benchmark, group, settings.backend,
              list(settings.events))
     if settings.backend == "simulate":
-        sim = settings.simulated
-        collect_simulated(benchmark, sim.role, group, settings.events, out, seed=sim.seed,
-                          interval_ms=settings.interval_ms, base=settings.base_events.names,
-                          clock_ghz=sim.clock_ghz, scale=sim.simulate.scale,
-                          noise=sim.simulate.noise, jitter=sim.simulate.jitter,
-                          run_variation=sim.simulate.run_variation)
+        collect_simulated(settings, out, benchmark=benchmark, group=group)
     elif settings.backend == "perf":
-        run = settings.perf
-        collect_perf(run.command, settings.events, out, interval_ms=settings.interval_ms,
-                     perf=run.binary, env=run.env, timeout_s=run.timeout_s)
+        collect_perf(settings, out)
     else:
         if source is None:
             raise ValueError("the import backend needs the collected CSV (counters.import)")
         import_perf_csv(source, out, settings.events)
 
 
-def collect_groups(settings: Sequence[Mapping[str, Any]], outs: Sequence[str | Path], *,
-                   generation: str, benchmark: str,
-                   sources: Sequence[str | Path] | None = None) -> None:
+def collect_groups(settings: CollectGroupsSettings, outs: Sequence[str | Path], *,
+                   sources: Sequence[str | Path] | None) -> None:
     """Rule ``counters_collect``: every group run of one benchmark on one generation, one after
     another (:func:`collect_group` each), so that all of them run on the same machine.
 
     Parameters
     ----------
-    settings : one settings map per group (:func:`perfcast.settings.as_params` of
-        :func:`perfcast.counters.settings.collect_settings`), group 0 first.
-    outs : the CSV of each group, in the same order.
-    sources : backend ``import``: the already-collected CSV of each group.
+    settings : CollectGroupsSettings
+        the run (generation, benchmark) and one :class:`~perfcast.counters.settings.
+        CollectSettings` per group, group 0 first.
+    outs : sequence of str or Path
+        the CSV of each group, in the same order.
+    sources : sequence of str or Path, or None
+        backend ``import``: the already-collected CSV of each group (None: the other backends).
+
+    Raises
+    ------
+    ValueError
+        as many outputs (and sources) as groups are needed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.counters.settings import (BaseEvents, CollectGroupsSettings,
+    ...     CollectSettings, SimulateSettings, SimulatedRun)
+    >>> sim = SimulatedRun(role="new", clock_ghz=2.6, seed=1,
+    ...                    simulate=SimulateSettings(0.02, 0.05, 0.02, 0.03))
+    >>> group = CollectSettings(backend="simulate", interval_ms=100,
+    ...                         base_events=BaseEvents("instructions", "cycles"),
+    ...                         events=("instructions", "cycles", "l1d_cache_refill"),
+    ...                         simulated=sim, perf=None)
+    >>> job = CollectGroupsSettings(generation="g3", benchmark="mcf", groups=(group, group))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     outs = [Path(tmp, "group0.csv"), Path(tmp, "group1.csv")]
+    ...     collect_groups(job, outs, sources=None)
+    ...     outs[0].read_text() != outs[1].read_text()  # each group run its own noise
+    True
     """
-    from perfcast.settings import build
-
-    if len(settings) != len(outs) or (sources is not None and len(sources) != len(outs)):
-        raise ValueError(f"{len(outs)} group outputs but {len(settings)} settings and "
+    groups = settings.groups
+    if len(groups) != len(outs) or (sources is not None and len(sources) != len(outs)):
+        raise ValueError(f"{len(outs)} group outputs but {len(groups)} settings and "
                          f"{'no' if sources is None else len(sources)} sources")
-    for group, (params, out) in enumerate(zip(settings, outs, strict=True)):
-        collect_group(build(CollectSettings, params), out, generation=generation,
-                      benchmark=benchmark, group=group,
-                      source=None if sources is None else sources[group])
+    for group, (run, out) in enumerate(zip(groups, outs, strict=True)):
+        collect_group(run, out, generation=settings.generation, benchmark=settings.benchmark,
+                      group=group, source=None if sources is None else sources[group])
 
 
-def postprocess_files(group_files: Sequence[str | Path], out: str | Path,
-                      settings: PostprocessSettings, *,
-                      provenance: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def postprocess_files(settings: PostprocessRunSettings, group_files: Sequence[str | Path],
+                      out: str | Path) -> pd.DataFrame:
     """Rule ``counters_postprocess`` (and ``perfcast postprocess``): join one run's group CSVs
     into its per-interval table (:func:`perfcast.counters.postprocess.postprocess`).
 
     Parameters
     ----------
-    group_files : one perf CSV per counter group, the reference run (group 0) first.
-    out : the Parquet file to write.
-    settings : events, base events and join.
-    provenance : written into the Parquet metadata before ``join`` and ``groups`` (the rule's:
-        generation, benchmark, backend, simulated, interval_ms).
+    settings : PostprocessRunSettings
+        events, base events, join and tolerances (``settings.postprocess``); the run's
+        provenance (generation, benchmark, backend, simulated, interval_ms), written into the
+        Parquet metadata before ``join`` and ``groups``.
+    group_files : sequence of str or Path
+        one perf CSV per counter group, the reference run (group 0) first.
+    out : str or Path
+        the Parquet file to write.
 
     Returns
     -------
     pandas.DataFrame
         the table written.
+
+    Raises
+    ------
+    InputError
+        naming the file, row and value: a CSV that does not parse, an event missing, runs that
+        do not cover the same work (:func:`perfcast.counters.postprocess.postprocess`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.counters.perfstat import format_perf_csv
+    >>> from perfcast.counters.settings import PostprocessRunSettings, PostprocessSettings
+    >>> from perfcast.io import parquet_metadata
+    >>> from perfcast.settings import from_section
+    >>> pp = from_section(PostprocessSettings, {"events": ["branch-misses"]},
+    ...                   "counters_postprocess")
+    >>> counts = {"instructions": [2e8, 2e8], "cycles": [1e8, 1e8], "branch-misses": [4e5, 6e5]}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     csv = Path(tmp, "group0.csv")
+    ...     _ = csv.write_text(format_perf_csv([0.1, 0.2], counts))
+    ...     table = postprocess_files(PostprocessRunSettings(pp, None), [csv],
+    ...                               Path(tmp, "run.parquet"))
+    ...     meta = parquet_metadata(Path(tmp, "run.parquet"))
+    >>> table["ipc"].tolist(), table["branch-misses_pki"].tolist(), meta["join"]
+    ([2.0, 2.0], [2.0, 3.0], 'instructions')
     """
     from perfcast.checks import input_file
     from perfcast.counters.postprocess import postprocess
     from perfcast.io import write_parquet
 
-    table = postprocess([input_file(f) for f in group_files], settings)
+    pp = settings.postprocess
+    table = postprocess([input_file(f) for f in group_files], pp)
     log.info("%d intervals, %d counters, join=%s, %d multiplexed intervals", len(table),
-             len(settings.events), settings.join, int(table["multiplexed"].sum()))
-    write_parquet(table, out, metadata={**(provenance or {}), "join": settings.join,
+             len(pp.events), pp.join, int(table["multiplexed"].sum()))
+    provenance = dataclasses.asdict(settings.provenance) if settings.provenance else {}
+    write_parquet(table, out, metadata={**provenance, "join": pp.join,
                                         "groups": len(group_files)})
     return table
 
 
-def ipc_figure(counter_files: Sequence[str | Path], runs: Sequence[tuple[str, str]],
-               generations: tuple[str, str], out: str | Path, note: str = "") -> None:
-    """Rule ``counters_figure``: IPC over time of every benchmark on both generations.
+def ipc_figure(settings: CountersFigureSettings, counter_files: Sequence[str | Path],
+               out: str | Path) -> None:
+    """Rule ``counters_figure``: IPC over time of every benchmark on both generations
+    (:func:`perfcast.counters.figures.ipc_over_time`).
 
     Parameters
     ----------
-    counter_files : the post-processed tables, one per run.
-    runs : ``(generation, benchmark)`` of each file, in the same order.
-    generations : ``(old, new)``, the legend's order.
-    out : the PNG to write.
-    note : added to the title (e.g. ``SIMULATED data``).
+    settings : CountersFigureSettings
+        ``(generation, benchmark)`` of each file, in the same order; ``(old, new)``, the
+        legend's order; whether the data are simulated (said in the title).
+    counter_files : sequence of str or Path
+        the post-processed tables, one per run.
+    out : str or Path
+        the PNG to write.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from perfcast.counters.settings import CountersFigureSettings
+    >>> from perfcast.io import write_parquet
+    >>> settings = CountersFigureSettings(runs=(("g2", "mcf"), ("g3", "mcf")),
+    ...                                   generations=("g2", "g3"), simulated=True)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     files = [Path(tmp, "g2.parquet"), Path(tmp, "g3.parquet")]
+    ...     for path, ipc in zip(files, (1.0, 1.3)):
+    ...         write_parquet(pd.DataFrame({"time": [0.1, 0.2], "ipc": [ipc, ipc]}), path)
+    ...     ipc_figure(settings, files, Path(tmp, "ipc.png"))
+    ...     Path(tmp, "ipc.png").read_bytes()[:4]
+    b'\x89PNG'
     """
     from perfcast.counters.figures import ipc_over_time
     from perfcast.io import read_parquet
 
     traces: dict[str, dict[str, pd.DataFrame]] = {}
-    for (gen, bench), path in zip(runs, counter_files, strict=True):
+    for (gen, bench), path in zip(settings.runs, counter_files, strict=True):
         traces.setdefault(bench, {})[gen] = read_parquet(path, ["time", "ipc"])
-    ipc_over_time(traces, generations, Path(out), note)
+    ipc_over_time(traces, settings.generations, Path(out),
+                  SIMULATED_NOTE if settings.simulated else "")
 
 
-def summary_file(counter_files: Sequence[str | Path], runs: Sequence[tuple[str, str]],
+#: the note figures of simulated data carry in their title
+SIMULATED_NOTE = "SIMULATED data"
+
+
+def summary_file(settings: CountersSummarySettings, counter_files: Sequence[str | Path],
                  out: str | Path) -> pd.DataFrame:
     """Rule ``counters_summary``: per run, its intervals, totals, mean IPC and multiplexed
     intervals (sorted by generation and benchmark); a warning in the log for each run perf
-    multiplexed."""
+    multiplexed.
+
+    Parameters
+    ----------
+    settings : CountersSummarySettings
+        ``(generation, benchmark)`` of each file, in the same order.
+    counter_files : sequence of str or Path
+        the post-processed tables, one per run.
+    out : str or Path
+        the CSV to write.
+
+    Returns
+    -------
+    pandas.DataFrame
+        the table written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from perfcast.counters.settings import CountersSummarySettings
+    >>> from perfcast.io import write_parquet
+    >>> run = pd.DataFrame({"instructions": [4e8, 4e8], "cycles": [2e8, 2e8],
+    ...                     "pct_running_min": [100.0, 100.0], "multiplexed": [False, False]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write_parquet(run, Path(tmp, "mcf.parquet"))
+    ...     table = summary_file(CountersSummarySettings(runs=(("g2", "mcf"),)),
+    ...                          [Path(tmp, "mcf.parquet")], Path(tmp, "summary.csv"))
+    >>> table[["generation", "benchmark", "intervals", "mean_ipc"]].values.tolist()
+    [['g2', 'mcf', 2, 2.0]]
+    """
     import pandas as pd
 
     from perfcast.io import read_parquet, write_csv
 
     rows = []
-    for (gen, bench), path in zip(runs, counter_files, strict=True):
+    for (gen, bench), path in zip(settings.runs, counter_files, strict=True):
         t = read_parquet(path, ["instructions", "cycles", "pct_running_min", "multiplexed"])
         rows.append({"generation": gen, "benchmark": bench, "intervals": len(t),
                      "instructions": float(t["instructions"].sum()),

@@ -7,6 +7,11 @@ objects. The fields of :class:`BaseEvents`, :class:`PostprocessSettings`,
 :class:`SimulateSettings` are keys of the section. A collect job gets a :class:`CollectSettings`:
 only what its one group run depends on (:func:`collect_settings`), so that a change reruns only
 the runs it concerns (one generation's clock: that generation's simulated runs).
+
+Each rule of the stage receives one settings object (its one ``settings`` param, built by a
+function of ``workflow/rules/common/counters.smk``): :class:`CollectGroupsSettings`,
+:class:`PostprocessRunSettings`, :class:`WholerunSettings`, :class:`CountersFigureSettings`,
+:class:`CountersSummarySettings`.
 """
 
 from __future__ import annotations
@@ -77,11 +82,15 @@ class SimulatedRun:
 
     Attributes
     ----------
-    role : ``"old"`` or ``"new"``: the simulated core of this run's generation
+    role : str
+        ``"old"`` or ``"new"``: the simulated core of this run's generation
         (:data:`perfcast.counters.simulate.GENERATIONS`).
-    clock_ghz : ``counters.clock_ghz`` of this run's generation (None: the core's own clock).
-    seed : the workflow's top-level ``seed``.
-    simulate : ``counters.simulate``.
+    clock_ghz : float or None
+        ``counters.clock_ghz`` of this run's generation (None: the core's own clock).
+    seed : int
+        the workflow's top-level ``seed``.
+    simulate : SimulateSettings
+        ``counters.simulate``.
     """
 
     role: str
@@ -96,10 +105,15 @@ class PerfRun:
 
     Attributes
     ----------
-    binary, timeout_s : ``counters.perf.binary`` and ``counters.perf.timeout_s``.
-    command : the benchmark's program (``counters.perf.programs``, else the benchmark's name, in
+    binary : str
+        ``counters.perf.binary``.
+    timeout_s : float
+        ``counters.perf.timeout_s``.
+    command : str
+        the benchmark's program (``counters.perf.programs``, else the benchmark's name, in
         the top-level ``programs:`` map) rendered by :mod:`perfcast.program`.
-    env : the program's environment, rendered the same way.
+    env : mapping of str to str
+        the program's environment, rendered the same way.
     """
 
     binary: str
@@ -114,13 +128,19 @@ class CollectSettings:
 
     Attributes
     ----------
-    backend : ``counters.backend`` (``simulate``, ``perf`` or ``import``).
-    interval_ms : ``counters.interval_ms``.
-    base_events : ``counters.base_events``.
-    events : this group's events, the base events first
+    backend : str
+        ``counters.backend`` (``simulate``, ``perf`` or ``import``).
+    interval_ms : int
+        ``counters.interval_ms``.
+    base_events : BaseEvents
+        ``counters.base_events``.
+    events : tuple of str
+        this group's events, the base events first
         (:func:`~perfcast.counters.events.make_groups`).
-    simulated : the simulator's inputs (backend ``simulate`` only, else None).
-    perf : the program to run under perf (backend ``perf`` only, else None).
+    simulated : SimulatedRun or None
+        the simulator's inputs (backend ``simulate`` only, else None).
+    perf : PerfRun or None
+        the program to run under perf (backend ``perf`` only, else None).
     """
 
     backend: str
@@ -137,9 +157,12 @@ def perf_run(benchmark: str, perf: Mapping[str, Any],
 
     Parameters
     ----------
-    benchmark : the benchmark's name (``counters.benchmarks``).
-    perf : the validated ``counters.perf`` section.
-    programs : the top-level ``programs:`` map.
+    benchmark : str
+        the benchmark's name (``counters.benchmarks``).
+    perf : mapping of str to Any
+        the validated ``counters.perf`` section.
+    programs : mapping of str to mapping of str to Any
+        the top-level ``programs:`` map.
 
     Returns
     -------
@@ -167,17 +190,40 @@ def collect_settings(counters: Mapping[str, Any], *, generation: str, benchmark:
 
     Parameters
     ----------
-    counters : the validated ``counters`` section (every default filled in).
-    generation : the run's generation (a value of ``counters.generations``).
-    benchmark : the run's benchmark.
-    events : the group's events, base events first.
-    programs : the top-level ``programs:`` map (backend ``perf``).
-    seed : the top-level ``seed`` (backend ``simulate``).
+    counters : mapping of str to Any
+        the validated ``counters`` section (every default filled in).
+    generation : str
+        the run's generation (a value of ``counters.generations``).
+    benchmark : str
+        the run's benchmark.
+    events : sequence of str
+        the group's events, base events first.
+    programs : mapping of str to mapping of str to Any
+        the top-level ``programs:`` map (backend ``perf``).
+    seed : int
+        the top-level ``seed`` (backend ``simulate``).
+
+    Returns
+    -------
+    CollectSettings
+        only the settings of the section's backend; of ``counters.clock_ghz`` only this
+        generation's clock.
 
     Raises
     ------
     InputError
         backend ``perf``: see :func:`perf_run`.
+
+    Examples
+    --------
+    >>> from perfcast.settings import validate
+    >>> counters = validate({"generations": {"old": "g2", "new": "g3"}, "events": ["a"],
+    ...                      "benchmarks": ["mcf"], "clock_ghz": {"g2": 2.5, "g3": 2.6}},
+    ...                     "counters")
+    >>> s = collect_settings(counters, generation="g3", benchmark="mcf",
+    ...                      events=["instructions", "cycles", "a"], programs={}, seed=7)
+    >>> s.backend, s.simulated.role, s.simulated.clock_ghz, s.perf
+    ('simulate', 'new', 2.6, None)
     """
     backend = counters["backend"]
     simulated = perf = None
@@ -191,3 +237,114 @@ def collect_settings(counters: Mapping[str, Any], *, generation: str, benchmark:
     return CollectSettings(backend=backend, interval_ms=counters["interval_ms"],
                            base_events=build(BaseEvents, counters["base_events"]),
                            events=tuple(events), simulated=simulated, perf=perf)
+
+
+@dataclass(frozen=True)
+class CollectGroupsSettings:
+    """Rule ``counters_collect``: every group run of one benchmark on one generation.
+
+    Attributes
+    ----------
+    generation : str
+        the run's generation (a value of ``counters.generations``).
+    benchmark : str
+        the run's benchmark.
+    groups : tuple of CollectSettings
+        one per counter group, group 0 (the reference run) first (:func:`collect_settings`).
+    """
+
+    generation: str
+    benchmark: str
+    groups: tuple[CollectSettings, ...]
+
+
+@dataclass(frozen=True)
+class RunProvenance:
+    """What a counter table's metadata says about its run (rule ``counters_postprocess``).
+
+    Attributes
+    ----------
+    generation, benchmark : str
+        which run.
+    backend : str
+        ``counters.backend``.
+    simulated : bool
+        the counts come from the simulator (backend ``simulate``).
+    interval_ms : int
+        ``counters.interval_ms``.
+    """
+
+    generation: str
+    benchmark: str
+    backend: str
+    simulated: bool
+    interval_ms: int
+
+
+@dataclass(frozen=True)
+class PostprocessRunSettings:
+    """Rule ``counters_postprocess`` (and ``perfcast postprocess``): how one run's group CSVs
+    become its table, and what its metadata says about the run.
+
+    Attributes
+    ----------
+    postprocess : PostprocessSettings
+        the ``counters`` section's keys of schema ``counters_postprocess``.
+    provenance : RunProvenance or None
+        written into the table's metadata (None: the command line, which knows no run).
+    """
+
+    postprocess: PostprocessSettings
+    provenance: RunProvenance | None
+
+
+@dataclass(frozen=True)
+class WholerunSettings:
+    """Rule ``counters_wholerun``: one run's whole-run counts as its counter table.
+
+    Attributes
+    ----------
+    postprocess : PostprocessSettings
+        ``counters.events`` and ``counters.base_events`` (the other keys are not used).
+    generation, benchmark : str
+        which run (a CSV table names them in its machine and benchmark columns).
+    clock_ghz : float or None
+        ``counters.clock_ghz`` of this run's generation (None: the file's own time).
+    """
+
+    postprocess: PostprocessSettings
+    generation: str
+    benchmark: str
+    clock_ghz: float | None
+
+
+@dataclass(frozen=True)
+class CountersFigureSettings:
+    """Rule ``counters_figure``: IPC over time of every run.
+
+    Attributes
+    ----------
+    runs : tuple of (str, str)
+        ``(generation, benchmark)`` of each input table, in the same order.
+    generations : (str, str)
+        ``(old, new)``: colours and legend order.
+    simulated : bool
+        the counts come from the simulator (said in the title).
+    """
+
+    runs: tuple[tuple[str, str], ...]
+    generations: tuple[str, str]
+    simulated: bool
+
+
+@dataclass(frozen=True)
+class CountersSummarySettings:
+    """Rule ``counters_summary``: one row per run.
+
+    Attributes
+    ----------
+    runs : tuple of (str, str)
+        ``(generation, benchmark)`` of each input table, in the same order.
+    """
+
+    runs: tuple[tuple[str, str], ...]

@@ -130,6 +130,15 @@ def benchmark_phases(name: str, seed: int, scale: float) -> list[Phase]:
     blend of the block's archetype with another archetype of the same benchmark, perturbed a
     little: benchmarks share the archetypes, so the space of system states is covered by several
     benchmarks (the premise of Patkar's method). Unknown names get a random plan.
+
+    Parameters
+    ----------
+    name : str
+        the benchmark (a name of :data:`BENCHMARKS`, or any other).
+    seed : int
+        the workflow's seed.
+    scale : float
+        multiplies every phase's length (``counters.simulate.scale``).
     """
     rng = np.random.default_rng(stable_seed(seed, "benchmark", name))
     plan = BENCHMARKS.get(name)
@@ -202,7 +211,17 @@ def phase_pki(phase: Phase, gen: Generation) -> dict[str, float]:
 
 
 def cpi_stack(phase: Phase, gen: Generation, pki: dict[str, float]) -> tuple[float, float]:
-    """Backend and frontend stall cycles per instruction of the mechanistic CPI model."""
+    """Backend and frontend stall cycles per instruction of the mechanistic CPI model.
+
+    Parameters
+    ----------
+    phase : Phase
+        the program phase.
+    gen : Generation
+        the simulated core.
+    pki : dict of str to float
+        the phase's events per kilo-instruction on this core (:func:`phase_pki`).
+    """
     backend = (
         gen.pen_l1d * pki["l1d_cache_refill"]
         + gen.pen_l2 * pki["l2d_cache_refill"]
@@ -244,6 +263,23 @@ def simulate_run(
     The run walks the instruction stream phase by phase; each interval gets ``clock * dt`` cycles
     (the core is busy throughout), slowed by this run's speed jitter and an AR(1) per-interval
     noise. Event counts are the phase PKI times the interval's instructions, with noise.
+
+    Parameters
+    ----------
+    phases : list of Phase
+        the benchmark's phases, in program order.
+    gen : Generation
+        the simulated core.
+    events : list of str
+        the events to count (``instructions`` and ``cycles`` included).
+    interval_s : float
+        the interval length (``perf stat -I``, in seconds).
+    rng : numpy.random.Generator
+        this run's random numbers.
+    noise : float
+        relative noise of the per-interval rates (``counters.simulate.noise``).
+    jitter : float
+        relative speed jitter of the run (``counters.simulate.jitter``).
     """
     unknown = [e for e in events if e not in SIM_EVENTS and e not in ("instructions", "cycles")]
     if unknown:
@@ -307,22 +343,32 @@ def simulate_group_csv(
     noise: float,
     jitter: float,
     base: tuple[str, str],
-    run_variation: float = 0.0,
+    run_variation: float,
 ) -> str:
     """perf ``-I -x,`` text of group run ``group`` of ``benchmark`` on generation ``role``.
 
     Parameters
     ----------
-    benchmark : a name of :data:`BENCHMARKS` (any other name gets a random plan).
-    role : ``"old"`` or ``"new"`` (:data:`GENERATIONS`).
-    group : the group run's index (each run has its own noise and jitter).
-    events : the group's events; the base events are emitted under their configured names.
-    seed : the workflow's seed; with ``benchmark``, ``role`` and ``group`` it fixes the run.
-    interval_ms : ``perf stat -I`` interval.
-    clock_ghz : the generation's clock (None: the simulated core's own).
-    scale, noise, jitter : ``counters.simulate`` (see :func:`simulate_run`).
-    base : the events playing instructions and cycles (``counters.base_events``).
-    run_variation : ``counters.simulate.run_variation``: each phase of this run retires a factor
+    benchmark : str
+        a name of :data:`BENCHMARKS` (any other name gets a random plan).
+    role : str
+        ``"old"`` or ``"new"`` (:data:`GENERATIONS`).
+    group : int
+        the group run's index (each run has its own noise and jitter).
+    events : list of str
+        the group's events; the base events are emitted under their configured names.
+    seed : int
+        the workflow's seed; with ``benchmark``, ``role`` and ``group`` it fixes the run.
+    interval_ms : int
+        ``perf stat -I`` interval.
+    clock_ghz : float or None
+        the generation's clock (None: the simulated core's own).
+    scale, noise, jitter : float
+        ``counters.simulate`` (see :func:`simulate_run`).
+    base : (str, str)
+        the events playing instructions and cycles (``counters.base_events``).
+    run_variation : float
+        ``counters.simulate.run_variation``: each phase of this run retires a factor
         drawn uniformly from ``[1 - v, 1 + v]`` of its instructions (separate runs of one program
         differ: allocator paths, spin loops, timers), so no two group runs have equal totals.
 
@@ -330,6 +376,22 @@ def simulate_group_csv(
     ------
     ValueError
         an event the simulator has no model for.
+
+    Examples
+    --------
+    The same seed, benchmark, generation and group give the same run; another group run of
+    it has its own noise:
+
+    >>> kw = dict(seed=7, interval_ms=100, clock_ghz=None, scale=0.02, noise=0.05,
+    ...           jitter=0.02, base=("instructions", "cycles"), run_variation=0.03)
+    >>> events = ["instructions", "cycles", "l1d_cache_refill"]
+    >>> a = simulate_group_csv("mcf", "old", 0, events, **kw)
+    >>> a == simulate_group_csv("mcf", "old", 0, events, **kw)
+    True
+    >>> a == simulate_group_csv("mcf", "old", 1, events, **kw)
+    False
+    >>> a.splitlines()[2].split(",")[3]  # perf's -I -x, layout: time,count,unit,event,...
+    'instructions'
     """
     phases = benchmark_phases(benchmark, seed, scale)
     gen = generation_for(role, clock_ghz)

@@ -38,7 +38,7 @@ import pandas as pd
 
 from perfcast.checks import read_text
 from perfcast.counters.events import pki_column
-from perfcast.counters.settings import BaseEvents
+from perfcast.counters.settings import BaseEvents, WholerunSettings
 from perfcast.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,17 @@ def detect_format(path: str | Path, text: str) -> str:
 
 def perf_counts(path: str | Path, text: str, form: str) -> tuple[dict[str, float], float]:
     """``({event: count}, lowest percent running)`` of a whole-run perf file (``-x`` or ``-j``;
-    rows of one event on several ids or PMUs summed later by name)."""
+    rows of one event on several ids or PMUs summed later by name).
+
+    Parameters
+    ----------
+    path : str or Path
+        the file (for errors).
+    text : str
+        its text.
+    form : str
+        ``json`` or the ``-x`` separator (:func:`detect_format`).
+    """
     from perfcast.counters.perfstat import _parse_json, _parse_sv, aggregate
 
     rows = []
@@ -115,7 +125,19 @@ def _resolve(counts: dict[str, float], wanted: str, path: str | Path) -> float:
 def table_counts(path: str | Path, text: str, *, benchmark: str,
                  machine: str) -> dict[str, float]:
     """The one row of a CSV table for ``benchmark`` on ``machine`` (a column left out matches
-    any value), as ``{column: value}``."""
+    any value), as ``{column: value}``.
+
+    Parameters
+    ----------
+    path : str or Path
+        the file (for errors).
+    text : str
+        its text.
+    benchmark : str
+        the row's benchmark.
+    machine : str
+        the row's machine (the generation).
+    """
     try:
         df = pd.read_csv(io.StringIO(text), comment="#", skipinitialspace=True)
     except (ValueError, pd.errors.ParserError) as exc:
@@ -151,11 +173,16 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
 
     Parameters
     ----------
-    path : a CSV table, or a perf stat -x / -j file of this run.
-    benchmark, machine : the run (the rows of a table to take; the generation's name).
-    base : the events that play instructions and cycles.
-    events : the configured counters (each becomes ``<event>_pki``).
-    clock_ghz : the machine's clock (``counters.clock_ghz``; None: unknown): the duration when
+    path : str or Path
+        a CSV table, or a perf stat -x / -j file of this run.
+    benchmark, machine : str
+        the run (the rows of a table to take; the generation's name).
+    base : BaseEvents
+        the events that play instructions and cycles.
+    events : sequence of str
+        the configured counters (each becomes ``<event>_pki``).
+    clock_ghz : float or None
+        the machine's clock (``counters.clock_ghz``; None: unknown): the duration when
         the file has no time.
 
     Returns
@@ -232,20 +259,59 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
     return table, {"format": form, "time_source": time_source}
 
 
-def wholerun_file(source: str | Path, out: str | Path, *, benchmark: str, generation: str,
-                  base: BaseEvents, events: Sequence[str], clock_ghz: float | None,
-                  provenance: dict | None = None) -> pd.DataFrame:
+def wholerun_file(settings: WholerunSettings, source: str | Path,
+                  out: str | Path) -> pd.DataFrame:
     """Rule ``counters_wholerun``: one run's whole-run counts as its counter table (Parquet;
-    metadata: ``granularity: whole-run``, the source, its form and where the time came from,
-    with ``provenance``)."""
+    metadata: ``backend: wholerun``, the run, ``granularity: whole-run``, the source, its form
+    and where the time came from).
+
+    Parameters
+    ----------
+    settings : WholerunSettings
+        the run (generation, benchmark), its generation's clock and the counters
+        (``settings.postprocess``: events and base events).
+    source : str or Path
+        the run's whole-run file (:func:`read_wholerun`).
+    out : str or Path
+        the Parquet file to write.
+
+    Returns
+    -------
+    pandas.DataFrame
+        the table written (one row).
+
+    Raises
+    ------
+    InputError
+        naming the file: see :func:`read_wholerun`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.counters.settings import WholerunSettings, PostprocessSettings
+    >>> from perfcast.settings import from_section
+    >>> pp = from_section(PostprocessSettings, {"events": ["branch-misses"]},
+    ...                   "counters_postprocess")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     src = Path(tmp, "run.csv")
+    ...     _ = src.write_text("instructions,cycles,branch-misses\\n4e9,2e9,1e6\\n")
+    ...     table = wholerun_file(WholerunSettings(pp, "g3", "mcf", 2.0), src,
+    ...                           Path(tmp, "run.parquet"))
+    >>> [float(table[c][0]) for c in ("ipc", "duration_s", "branch-misses_pki")]
+    [2.0, 1.0, 0.25]
+    """
     from perfcast.io import write_parquet
 
-    table, info = read_wholerun(source, benchmark=benchmark, machine=generation, base=base,
-                                events=events, clock_ghz=clock_ghz)
+    generation, benchmark = settings.generation, settings.benchmark
+    table, info = read_wholerun(source, benchmark=benchmark, machine=generation,
+                                base=settings.postprocess.base_events,
+                                events=settings.postprocess.events, clock_ghz=settings.clock_ghz)
     log.info("%s/%s: whole run from %s (%s): %.6g instructions, IPC %.4f, %.4g s (%s)",
              generation, benchmark, source, info["format"], table["instructions"][0],
              table["ipc"][0], table["duration_s"][0], info["time_source"])
-    write_parquet(table, out, metadata={**(provenance or {}), "generation": generation,
-                                        "benchmark": benchmark, "granularity": "whole-run",
-                                        "source": str(source), **info})
+    write_parquet(table, out, metadata={"backend": "wholerun", "simulated": False,
+                                        "generation": generation, "benchmark": benchmark,
+                                        "granularity": "whole-run", "source": str(source),
+                                        **info})
     return table

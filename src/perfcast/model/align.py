@@ -140,8 +140,10 @@ def exact_path(
 
     Parameters
     ----------
-    a, b : the old and the new run's cumulative instructions (strictly increasing).
-    margin : the first band's widening in rows (an implementation detail: the result is the
+    a, b : numpy.ndarray
+        the old and the new run's cumulative instructions (strictly increasing).
+    margin : int, default=2
+        the first band's widening in rows (an implementation detail: the result is the
         same optimum for any margin).
 
     Returns
@@ -174,6 +176,13 @@ def dtw_path(a: np.ndarray, b: np.ndarray, radius: int | None = None) -> tuple[n
 
     Returns ``(i, j, cost)`` as :func:`exact_path` does.
 
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        the old and the new run's cumulative instructions (strictly increasing).
+    radius : int or None, default=None
+        the Sakoe-Chiba band radius in intervals (None: full DTW).
+
     Raises
     ------
     ValueError
@@ -200,7 +209,15 @@ def dtw_path(a: np.ndarray, b: np.ndarray, radius: int | None = None) -> tuple[n
 
 
 def path_cost(a: np.ndarray, b: np.ndarray, i: np.ndarray, j: np.ndarray) -> float:
-    """sqrt(sum (a_i - b_j)^2) along a path (tslearn's DTW score)."""
+    """sqrt(sum (a_i - b_j)^2) along a path (tslearn's DTW score).
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        the two series.
+    i, j : numpy.ndarray
+        the path's indices into ``a`` and ``b``.
+    """
     return float(np.sqrt(np.sum((np.asarray(a)[i] - np.asarray(b)[j]) ** 2)))
 
 
@@ -211,9 +228,11 @@ def align_runs(old: pd.DataFrame, new: pd.DataFrame,
 
     Parameters
     ----------
-    old, new : the two runs' counter tables (``interval``, ``ipc``,
+    old, new : pandas.DataFrame
+        the two runs' counter tables (``interval``, ``ipc``,
         ``instructions_cumulative_sum``).
-    settings : the ``align`` section: :func:`exact_path` or :func:`dtw_path` (with its radius).
+    settings : AlignSettings
+        the ``align`` section: :func:`exact_path` or :func:`dtw_path` (with its radius).
 
     Returns
     -------
@@ -256,7 +275,17 @@ def check_same_work(old: pd.DataFrame, new: pd.DataFrame, tolerance: float, *,
                     old_path: object, new_path: object) -> None:
     """Refuse two runs whose total instructions differ by more than ``tolerance`` (relative to
     the smaller): aligning on cumulative instructions assumes both ran the same program on the
-    same input; more apart, they did not (another binary, input or a run cut short)."""
+    same input; more apart, they did not (another binary, input or a run cut short).
+
+    Parameters
+    ----------
+    old, new : pandas.DataFrame
+        the two runs' counter tables.
+    tolerance : float
+        ``align.instruction_tolerance``.
+    old_path, new_path : object
+        the tables' files (for the error).
+    """
     a = float(old["instructions"].sum())
     b = float(new["instructions"].sum())
     lo, hi = min(a, b), max(a, b)

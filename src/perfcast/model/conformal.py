@@ -76,7 +76,19 @@ def log_errors(model, old: pd.DataFrame, new: pd.DataFrame, features: list[str],
                clock_ghz: float | None) -> tuple[float, float]:
     """``log(predicted / measured)`` of one benchmark's total new-generation cycles and of its
     runtime (NaN without a clock, and where a total is not finite and positive: the callers'
-    checks name the benchmark)."""
+    checks name the benchmark).
+
+    Parameters
+    ----------
+    model : object
+        a fitted regressor of the IPC ratio (``predict(x)``).
+    old, new : pandas.DataFrame
+        the benchmark's old and new run tables.
+    features : list of str
+        the model's feature columns.
+    clock_ghz : float or None
+        the new generation's clock (None: no runtime error).
+    """
     pred = predict_run(model, old, features, clock_ghz)
     cycles = float(pred["cycles_new_pred"].sum())
 

@@ -33,12 +33,18 @@ def evaluate_lobo(
 
     Parameters
     ----------
-    train : the training set (every benchmark's rows, at least three benchmarks).
-    counters_old, counters_new : each benchmark's old and new run tables.
-    features : the feature columns.
-    settings : the ``model`` section (families and their grids).
-    clock_new_ghz : the new generation's clock; adds the runtime columns (None: cycles only).
-    label : the ``training_rows`` column of every row (``all``, ``stable``).
+    train : pandas.DataFrame
+        the training set (every benchmark's rows, at least three benchmarks).
+    counters_old, counters_new : dict of str to pandas.DataFrame
+        each benchmark's old and new run tables.
+    features : list of str
+        the feature columns.
+    settings : KnnSettings
+        the ``model`` section (families and their grids).
+    clock_new_ghz : float or None
+        the new generation's clock; adds the runtime columns (None: cycles only).
+    label : str
+        the ``training_rows`` column of every row (``all``, ``stable``).
 
     Returns
     -------
@@ -57,8 +63,28 @@ def evaluate_lobo(
 
     Examples
     --------
-    >>> ev = evaluate_lobo(train, old, new, features, settings, 2.6, "all")  # doctest: +SKIP
-    >>> ev[["benchmark", "family", "cycles_error_pct"]]  # doctest: +SKIP
+    Three benchmarks whose new generation is 1.2, 1.25 and 1.3 times as fast per cycle: each is
+    predicted by the median ratio of the other two (the constant family).
+
+    >>> import pandas as pd
+    >>> from perfcast.model.settings import KnnSettings
+    >>> from perfcast.model.trainset import build_trainset
+    >>> from perfcast.settings import from_section
+    >>> def run(ipc):  # three intervals of 1e9 instructions
+    ...     return pd.DataFrame({"interval": [0, 1, 2], "time": [0.1, 0.2, 0.3],
+    ...         "duration_s": 0.1, "instructions": 1e9, "cycles": 1e9 / ipc, "ipc": ipc,
+    ...         "instructions_cumulative_sum": [1e9, 2e9, 3e9], "x_pki": 2.0})
+    >>> ratios = {"a": 1.2, "b": 1.25, "c": 1.3}
+    >>> old = {b: run(1.0) for b in ratios}
+    >>> new = {b: run(r) for b, r in ratios.items()}
+    >>> train = build_trainset([pd.DataFrame({"benchmark": b, "old_interval": [0, 1, 2],
+    ...     "new_interval": [0, 1, 2], "ipc_ratio": r, "x_pki": 2.0}) for b, r in ratios.items()])
+    >>> settings = from_section(KnnSettings, {"families": ["constant"]}, "model")
+    >>> ev = evaluate_lobo(train, old, new, ["x_pki"], settings, None, "all")
+    >>> ev[["benchmark", "family"]].values.tolist()
+    [['a', 'constant'], ['b', 'constant'], ['c', 'constant']]
+    >>> ev["cycles_error_pct"].round(2).tolist()  # b: 1.25 predicted as (1.2 + 1.3) / 2
+    [-5.88, 0.0, 6.12]
     """
     rows = []
     for bench in sorted(train[GROUP].unique()):
@@ -135,6 +161,13 @@ def instruction_terms(old: pd.DataFrame, new: pd.DataFrame,
 
         predicted / C_new = [(predicted / I_old) / (C_new / I_new)] * (I_old / I_new)
                           = (1 + per-instruction error) * (1 + mismatch).
+
+    Parameters
+    ----------
+    old, new : pandas.DataFrame
+        the benchmark's old and new run tables (``instructions``; ``cycles`` of the new one).
+    predicted_cycles : float
+        the predicted total cycles of the new run.
 
     Returns
     -------

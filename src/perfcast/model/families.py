@@ -117,6 +117,17 @@ def fit_family(family: str, train: pd.DataFrame, features: list[str],
                settings: KnnSettings) -> Fitted:
     """Fit ``family`` on ``train``, tuning its hyperparameters (none for ``constant``).
 
+    Parameters
+    ----------
+    family : str
+        ``constant``, ``ridge`` or ``knn``.
+    train : pandas.DataFrame
+        the training set.
+    features : list of str
+        the feature columns.
+    settings : KnnSettings
+        the ``model`` section (grids, folds, thinning).
+
     Raises
     ------
     ValueError
@@ -152,7 +163,19 @@ def fit_family(family: str, train: pd.DataFrame, features: list[str],
 
 def refit(fitted: Fitted, train: pd.DataFrame, features: list[str], settings: KnnSettings):
     """``fitted``'s family with its hyperparameters fixed, fitted on ``train`` (no search): the
-    refits of the leave-one-benchmark-out choice and calibration."""
+    refits of the leave-one-benchmark-out choice and calibration.
+
+    Parameters
+    ----------
+    fitted : Fitted
+        a family fitted by :func:`fit_family` (its chosen hyperparameters).
+    train : pandas.DataFrame
+        the rows to fit on.
+    features : list of str
+        the feature columns.
+    settings : KnnSettings
+        the ``model`` section.
+    """
     if fitted.family == "constant":
         return ConstantRatio(constant_ratio(train))
     if fitted.family == "knn":
@@ -207,12 +230,17 @@ def select(train: pd.DataFrame, counters_old: Mapping[str, pd.DataFrame],
 
     Parameters
     ----------
-    train : the training set (at least two benchmarks).
-    counters_old, counters_new : each training benchmark's old and new run tables (the
+    train : pandas.DataFrame
+        the training set (at least two benchmarks).
+    counters_old, counters_new : mapping of str to pandas.DataFrame
+        each training benchmark's old and new run tables (the
         measured totals the errors compare with).
-    features : the feature columns.
-    settings : the ``model`` section (families, grids, folds, thinning, coverage).
-    clock_ghz : the new generation's clock (runtime errors too; None: cycles only).
+    features : list of str
+        the feature columns.
+    settings : KnnSettings
+        the ``model`` section (families, grids, folds, thinning, coverage).
+    clock_ghz : float or None
+        the new generation's clock (runtime errors too; None: cycles only).
 
     Returns
     -------
@@ -222,9 +250,25 @@ def select(train: pd.DataFrame, counters_old: Mapping[str, pd.DataFrame],
 
     Examples
     --------
-    >>> sel = select(train, old, new, features, settings, None)  # doctest: +SKIP
-    >>> sel.chosen, sel.score(sel.chosen)  # doctest: +SKIP
-    ('constant', 0.031)
+    Three benchmarks whose new generation is 1.2, 1.25 and 1.3 times as fast per cycle:
+
+    >>> import pandas as pd
+    >>> from perfcast.model.settings import KnnSettings
+    >>> from perfcast.model.trainset import build_trainset
+    >>> from perfcast.settings import from_section
+    >>> def run(ipc):  # three intervals of 1e9 instructions
+    ...     return pd.DataFrame({"interval": [0, 1, 2], "time": [0.1, 0.2, 0.3],
+    ...         "duration_s": 0.1, "instructions": 1e9, "cycles": 1e9 / ipc, "ipc": ipc,
+    ...         "instructions_cumulative_sum": [1e9, 2e9, 3e9], "x_pki": 2.0})
+    >>> ratios = {"a": 1.2, "b": 1.25, "c": 1.3}
+    >>> old = {b: run(1.0) for b in ratios}
+    >>> new = {b: run(r) for b, r in ratios.items()}
+    >>> train = build_trainset([pd.DataFrame({"benchmark": b, "old_interval": [0, 1, 2],
+    ...     "new_interval": [0, 1, 2], "ipc_ratio": r, "x_pki": 2.0}) for b, r in ratios.items()])
+    >>> settings = from_section(KnnSettings, {"families": ["constant"]}, "model")
+    >>> sel = select(train, old, new, ["x_pki"], settings, None)
+    >>> sel.chosen, round(sel.score(sel.chosen), 4)  # mean |log error| of total cycles
+    ('constant', 0.04)
     """
     families = [f for f in FAMILIES if f in settings.families]
     fitted = {f: fit_family(f, train, features, settings) for f in families}
@@ -269,6 +313,17 @@ def model_card(sel: Selection, features: list[str], train: pd.DataFrame,
     (mean ``|log|`` error of total cycles, the choice's criterion) and, for the searched
     families, every grid point's cross-validated MAE of the ratio (``cv_results``); the
     training ``benchmarks`` and ``rows``, the ``settings`` and the library ``versions``.
+
+    Parameters
+    ----------
+    sel : Selection
+        the fitted families and the chosen one (:func:`select`).
+    features : list of str
+        the feature columns.
+    train : pandas.DataFrame
+        the training set.
+    settings : KnnSettings
+        the ``model`` section.
     """
     import sklearn
 

@@ -72,10 +72,13 @@ def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> Grid
 
     Parameters
     ----------
-    train : the training set (:mod:`perfcast.model.trainset`): ``benchmark``, the target
+    train : pandas.DataFrame
+        the training set (:mod:`perfcast.model.trainset`): ``benchmark``, the target
         ``ipc_ratio`` and the feature columns.
-    features : the feature columns, in the model's order.
-    settings : the grid, folds, transform and thinning (``model`` section).
+    features : list of str
+        the feature columns, in the model's order.
+    settings : KnnSettings
+        the grid, folds, transform and thinning (``model`` section).
 
     Returns
     -------
@@ -112,7 +115,19 @@ def fit_fixed(train: pd.DataFrame, features: list[str], settings: KnnSettings,
               params: dict) -> Pipeline:
     """The pipeline with fixed ``params`` (``n_neighbors``, ``weights``; k clipped to the rows)
     fitted on ``train`` (thinned as by :func:`fit`), without a search: the refits of the
-    leave-one-benchmark-out calibration (:mod:`perfcast.model.conformal`)."""
+    leave-one-benchmark-out calibration (:mod:`perfcast.model.conformal`).
+
+    Parameters
+    ----------
+    train : pandas.DataFrame
+        the rows to fit on.
+    features : list of str
+        the feature columns.
+    settings : KnnSettings
+        the ``model`` section (``log1p``, thinning).
+    params : dict
+        ``n_neighbors`` and ``weights``.
+    """
     data = thin(train, settings.max_rows_per_benchmark)
     k = min(int(params["n_neighbors"]), len(data))
     pipe = make_pipeline(settings.log1p).set_params(knn__n_neighbors=k,
@@ -131,10 +146,14 @@ def predict_run(model: Pipeline, counters: pd.DataFrame, features: list[str],
 
     Parameters
     ----------
-    model : a fitted regressor of the IPC ratio (``predict(x)``).
-    counters : the old run's table (``interval``, ``time``, ``instructions``, ``ipc``, features).
-    features : the model's feature columns.
-    clock_ghz : the new generation's clock; adds ``runtime_new_pred_s`` (None: no runtime).
+    model : Pipeline
+        a fitted regressor of the IPC ratio (``predict(x)``).
+    counters : pandas.DataFrame
+        the old run's table (``interval``, ``time``, ``instructions``, ``ipc``, features).
+    features : list of str
+        the model's feature columns.
+    clock_ghz : float or None
+        the new generation's clock; adds ``runtime_new_pred_s`` (None: no runtime).
 
     Returns
     -------
@@ -148,6 +167,18 @@ def predict_run(model: Pipeline, counters: pd.DataFrame, features: list[str],
     ------
     ValueError
         ``counters`` lacks a feature.
+
+    Examples
+    --------
+    A model predicting a ratio of 1.25 everywhere; the second interval lacks its counter and
+    borrows the run's median ratio:
+
+    >>> from perfcast.model.families import ConstantRatio
+    >>> old = pd.DataFrame({"interval": [0, 1], "time": [0.1, 0.2], "instructions": [2e8, 2e8],
+    ...                     "ipc": [1.0, 2.0], "x_pki": [3.0, float("nan")]})
+    >>> pred = predict_run(ConstantRatio(1.25), old, ["x_pki"], clock_ghz=2.0)
+    >>> pred[["ipc_new_pred", "cycles_new_pred", "runtime_new_pred_s", "imputed"]].values.tolist()
+    [[1.25, 160000000.0, 0.08, False], [2.5, 80000000.0, 0.04, True]]
     """
     missing = [f for f in features if f not in counters.columns]
     if missing:

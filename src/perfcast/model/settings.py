@@ -6,6 +6,12 @@ Frozen dataclasses without defaults: every default lives in the schema
 :func:`perfcast.settings.validate` applies before :func:`perfcast.settings.build` (or
 :func:`perfcast.settings.from_section`, the command line's way) makes these objects. Fields are
 keys of the section.
+
+Each rule of the stages receives one settings object (its one ``settings`` param, built by a
+function of ``workflow/rules/common/model.smk``), which nests the section's object with what the
+job needs besides (its benchmark, the new generation's clock...): :class:`AlignRunSettings`,
+:class:`TrainsetSettings`, :class:`TrainSettings`, :class:`EvaluateSettings`,
+:class:`PredictRunSettings`, :class:`PredictFigureSettings`.
 """
 
 from __future__ import annotations
@@ -19,9 +25,12 @@ class AlignSettings:
 
     Attributes
     ----------
-    method : ``exact`` (the DTW optimum in O(n + m)) or ``dtw`` (tslearn's ``dtw_path``).
-    sakoe_chiba_radius : ``dtw`` only: the Sakoe-Chiba band radius in intervals (None: full DTW).
-    instruction_tolerance : the largest relative difference of the two runs' total instructions.
+    method : str
+        ``exact`` (the DTW optimum in O(n + m)) or ``dtw`` (tslearn's ``dtw_path``).
+    sakoe_chiba_radius : int or None
+        ``dtw`` only: the Sakoe-Chiba band radius in intervals (None: full DTW).
+    instruction_tolerance : float
+        the largest relative difference of the two runs' total instructions.
     """
 
     method: str
@@ -39,15 +48,23 @@ class KnnSettings:
 
     Attributes
     ----------
-    families : the candidate families (``constant``, ``ridge``, ``knn``) the
+    families : tuple of str
+        the candidate families (``constant``, ``ridge``, ``knn``) the
         leave-one-benchmark-out cross-validation chooses among.
-    ridge_alphas : the grid of the ridge penalty.
-    n_neighbors : the grid of k.
-    weights : the grid of ``KNeighborsRegressor`` weights (``uniform``, ``distance``).
-    cv_folds : GroupKFold splits on benchmark for the grid search.
-    log1p : log1p-transform the PKI features before scaling.
-    max_rows_per_benchmark : evenly thin each benchmark's rows to at most this many (None: all).
-    coverage : of the prediction intervals (split-conformal on leave-one-benchmark-out errors).
+    ridge_alphas : tuple of float
+        the grid of the ridge penalty.
+    n_neighbors : tuple of int
+        the grid of k.
+    weights : tuple of str
+        the grid of ``KNeighborsRegressor`` weights (``uniform``, ``distance``).
+    cv_folds : int
+        GroupKFold splits on benchmark for the grid search.
+    log1p : bool
+        log1p-transform the PKI features before scaling.
+    max_rows_per_benchmark : int or None
+        evenly thin each benchmark's rows to at most this many (None: all).
+    coverage : float
+        of the prediction intervals (split-conformal on leave-one-benchmark-out errors).
     """
 
     families: tuple[str, ...]
@@ -66,8 +83,132 @@ class PredictSettings:
 
     Attributes
     ----------
-    ipc_range : the plausible IPC ``(lowest, highest)``: a predicted or measured IPC outside it
+    ipc_range : (float, float)
+        the plausible IPC ``(lowest, highest)``: a predicted or measured IPC outside it
         fails the job (a counter that is wrong, not a slow or fast program).
     """
 
     ipc_range: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class AlignRunSettings:
+    """Rule ``model_align`` (and ``perfcast align``): the alignment of one benchmark's runs.
+
+    Attributes
+    ----------
+    align : AlignSettings
+        the ``align`` section.
+    benchmark : str
+        the benchmark (metadata, figure title).
+    generations : (str, str)
+        ``(old, new)`` generation names (the figure's legend).
+    """
+
+    align: AlignSettings
+    benchmark: str
+    generations: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class TrainsetSettings:
+    """Rule ``model_trainset``: the training set of every training benchmark.
+
+    Attributes
+    ----------
+    benchmarks : tuple of str
+        the training benchmarks (``counters.benchmarks``), in the order of the rule's inputs.
+    """
+
+    benchmarks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Rule ``model_train``: fit, choose and calibrate the model.
+
+    Attributes
+    ----------
+    model : KnnSettings
+        the ``model`` section's keys the model uses.
+    benchmarks : tuple of str
+        the training benchmarks, in the order of the rule's inputs.
+    clock_new_ghz : float or None
+        ``counters.clock_ghz`` of the new generation (None: cycles only, no runtime).
+    """
+
+    model: KnnSettings
+    benchmarks: tuple[str, ...]
+    clock_new_ghz: float | None
+
+
+@dataclass(frozen=True)
+class EvaluateSettings:
+    """Rule ``model_evaluate``: leave-one-benchmark-out evaluation.
+
+    Attributes
+    ----------
+    model : KnnSettings
+        the ``model`` section's keys the model uses.
+    benchmarks : tuple of str
+        the training benchmarks, in the order of the rule's inputs.
+    clock_new_ghz : float or None
+        ``counters.clock_ghz`` of the new generation (None: cycles only, no runtime).
+    simulated : bool
+        the counters are simulated (said at the top of the Markdown).
+    stable_not_run : str or None
+        why the evaluation on the stable intervals is not run (no phase labels), said in the
+        Markdown and the log; None when it is run.
+    """
+
+    model: KnnSettings
+    benchmarks: tuple[str, ...]
+    clock_new_ghz: float | None
+    simulated: bool
+    stable_not_run: str | None
+
+
+@dataclass(frozen=True)
+class PredictRunSettings:
+    """Rule ``model_predict`` (and ``perfcast predict``): one old-only benchmark's prediction.
+
+    Attributes
+    ----------
+    predict : PredictSettings
+        the ``predict`` section's keys the prediction uses.
+    benchmark : str
+        the benchmark (in the summary).
+    clock_new_ghz : float or None
+        ``counters.clock_ghz`` of the new generation (adds the predicted runtime; None: cycles
+        only).
+    """
+
+    predict: PredictSettings
+    benchmark: str
+    clock_new_ghz: float | None
+
+
+@dataclass(frozen=True)
+class PredictFigureSettings:
+    """Rule ``model_predict_figure``.
+
+    Attributes
+    ----------
+    simulated : bool
+        the counters are simulated (said in the title).
+    """
+
+    simulated: bool
+
+
+@dataclass(frozen=True)
+class EvaluationPageSettings:
+    """Rule ``model_evaluation_html``: the evaluation's Markdown as an HTML page.
+
+    Attributes
+    ----------
+    title : str
+        the page's title.
+    """
+
+    title: str

@@ -31,10 +31,14 @@ def benchmark_rows(
 
     Parameters
     ----------
-    benchmark : the benchmark's name (the group of its rows).
-    old : the old run's counter table (``interval`` and the ``*_pki`` features).
-    pairs : the aligned pairs (``old_interval``, ``new_interval``, ``ipc_ratio``).
-    stable_intervals : keep only pairs whose old interval is one of these (None: every pair).
+    benchmark : str
+        the benchmark's name (the group of its rows).
+    old : pandas.DataFrame
+        the old run's counter table (``interval`` and the ``*_pki`` features).
+    pairs : pandas.DataFrame
+        the aligned pairs (``old_interval``, ``new_interval``, ``ipc_ratio``).
+    stable_intervals : numpy.ndarray or None, default=None
+        keep only pairs whose old interval is one of these (None: every pair).
 
     Returns
     -------

@@ -1,11 +1,23 @@
 # Settings and input functions of the counters stage (rules: ../counters.smk). Other stages use
-# its outputs through counters_runs() and counters_table().
+# its outputs through counters_runs() and counters_table(), and ask for runs besides those of
+# counters.benchmarks with request_counter_runs() (the model stage: its predict-only benchmarks);
+# this stage reads no other stage's config section.
 import functools
 
 from snakemake.exceptions import WorkflowError
 
 from perfcast.counters.events import make_groups
-from perfcast.counters.settings import BaseEvents, PostprocessSettings, collect_settings
+from perfcast.counters.settings import (
+    BaseEvents,
+    CollectGroupsSettings,
+    CountersFigureSettings,
+    CountersSummarySettings,
+    PostprocessRunSettings,
+    PostprocessSettings,
+    RunProvenance,
+    WholerunSettings,
+    collect_settings,
+)
 from perfcast.settings import as_params, build
 
 COUNTERS = section("counters")
@@ -18,7 +30,6 @@ if COUNTERS:
 else:
     OLD = NEW = BASE_EVENTS = None
     COUNTER_GROUPS, TRAIN_BENCHMARKS = [], []
-PREDICT_BENCHMARKS = sorted(section("predict")["benchmarks"])
 SIMULATED = bool(COUNTERS) and COUNTERS["backend"] == "simulate"
 COLLECT_PARTITIONS = COUNTERS["partitions"] if COUNTERS else {}
 if COLLECT_PARTITIONS and set(COLLECT_PARTITIONS) != {OLD, NEW}:
@@ -26,12 +37,33 @@ if COLLECT_PARTITIONS and set(COLLECT_PARTITIONS) != {OLD, NEW}:
         f"counters.partitions must name a partition for both generations {OLD!r} and {NEW!r}, "
         f"not {sorted(COLLECT_PARTITIONS)}"
     )
+#: the wildcards of a run's files (rule-level wildcard_constraints of the rules whose outputs
+#: name a run; other stages' wildcards are their own)
+RUN_WILDCARDS = {
+    "gen": alternatives([g for g in (OLD, NEW) if g]),
+    "bench": r"[A-Za-z0-9_.\-]+",
+}
+#: runs other stages asked for (request_counter_runs), besides every benchmark on both
+_REQUESTED_RUNS = set()
+
+
+def request_counter_runs(gen, benchmarks):
+    """Another stage needs the tables of `benchmarks` on generation `gen` (the model stage: its
+    predict-only benchmarks on the old generation): they are collected and post-processed like
+    any other run, and are part of counters_runs(), so of the stage's figure and summary. Call
+    it when the other stage's functions are included, before the rules."""
+    if gen not in (OLD, NEW):
+        raise WorkflowError(
+            f"counter runs asked for on generation {gen!r}, which is not one of "
+            f"counters.generations ({OLD!r}, {NEW!r})"
+        )
+    _REQUESTED_RUNS.update((gen, b) for b in benchmarks)
 
 
 def counters_runs():
-    """(gen, bench) pairs collected: every benchmark on both, predict-only ones on the old one."""
-    runs = [(g, b) for b in TRAIN_BENCHMARKS for g in (OLD, NEW)]
-    runs += [(OLD, b) for b in PREDICT_BENCHMARKS if b not in TRAIN_BENCHMARKS]
+    """(gen, bench) pairs collected, sorted: every benchmark of counters.benchmarks on both
+    generations, and the runs other stages asked for (request_counter_runs)."""
+    runs = {(g, b) for b in TRAIN_BENCHMARKS for g in (OLD, NEW)} | _REQUESTED_RUNS
     return sorted(runs)
 
 
@@ -102,31 +134,38 @@ def collect_job_group():
 
 
 def get_collect_settings(wildcards):
-    """What this benchmark's group runs depend on, one settings map per counter group, and
-    nothing else (perfcast.counters.settings.collect_settings): a change reruns only the runs it
-    concerns. The perf backend's command is rendered here (perfcast.program), so a bad
-    placeholder fails before any job runs."""
+    """Rule counters_collect (perfcast.counters.settings.CollectGroupsSettings): the run, and
+    what each of its group runs depends on and nothing else (collect_settings), so that a change
+    reruns only the runs it concerns. The perf backend's command is rendered here
+    (perfcast.program), so a bad placeholder fails before any job runs."""
+    return as_params(
+        CollectGroupsSettings(
+            generation=wildcards.gen,
+            benchmark=wildcards.bench,
+            groups=_collect_groups(wildcards.gen, wildcards.bench),
+        )
+    )
+
+
+def _collect_groups(gen, bench):
     # only the perf backend's settings name the benchmark: the others are built once per
     # generation, not once per job (thousands of benchmarks)
-    bench = wildcards.bench if COUNTERS["backend"] == "perf" else None
-    return _collect_params(wildcards.gen, bench)
+    return _collect_groups_of(gen, bench if COUNTERS["backend"] == "perf" else None)
 
 
 @functools.cache
-def _collect_params(gen, bench):
-    return [
-        as_params(
-            collect_settings(
-                COUNTERS,
-                generation=gen,
-                benchmark=bench,
-                events=events,
-                programs=config["programs"],
-                seed=config["seed"],
-            )
+def _collect_groups_of(gen, bench):
+    return tuple(
+        collect_settings(
+            COUNTERS,
+            generation=gen,
+            benchmark=bench,
+            events=events,
+            programs=config["programs"],
+            seed=config["seed"],
         )
         for events in COUNTER_GROUPS
-    ]
+    )
 
 
 def collect_runtime():
@@ -143,23 +182,57 @@ def get_collect_partition(wildcards):
     return COLLECT_PARTITIONS[wildcards.gen]
 
 
-def postprocess_settings():
-    """counters.events, .base_events and .join (perfcast.counters.settings.PostprocessSettings):
-    the same for every run, built once."""
-    return as_params(build(PostprocessSettings, COUNTERS)) if COUNTERS else {}
+@functools.cache
+def _postprocess_section():
+    """counters.events, .base_events, .join, .read and the tolerances
+    (perfcast.counters.settings.PostprocessSettings): the same for every run, built once."""
+    return build(PostprocessSettings, COUNTERS)
 
 
-def postprocess_provenance():
-    """What a table's metadata says about its run, besides the join and the run's generation
-    and benchmark (the script adds those from its wildcards): the same for every run, so a
-    constant, not a function Snakemake would call once per job."""
-    if not COUNTERS:
-        return {}
-    return {
-        "backend": COUNTERS["backend"],
-        "simulated": SIMULATED,
-        "interval_ms": COUNTERS["interval_ms"],
-    }
+def get_postprocess_settings(wildcards):
+    """Rule counters_postprocess (perfcast.counters.settings.PostprocessRunSettings): the
+    section's post-processing keys and what the table's metadata says about its run."""
+    return as_params(
+        PostprocessRunSettings(
+            postprocess=_postprocess_section(),
+            provenance=RunProvenance(
+                generation=wildcards.gen,
+                benchmark=wildcards.bench,
+                backend=COUNTERS["backend"],
+                simulated=SIMULATED,
+                interval_ms=COUNTERS["interval_ms"],
+            ),
+        )
+    )
+
+
+def get_wholerun_settings(wildcards):
+    """Rule counters_wholerun (perfcast.counters.settings.WholerunSettings): the run, its
+    generation's clock (counters.clock_ghz) and the counters."""
+    return as_params(
+        WholerunSettings(
+            postprocess=_postprocess_section(),
+            generation=wildcards.gen,
+            benchmark=wildcards.bench,
+            clock_ghz=COUNTERS["clock_ghz"].get(wildcards.gen),
+        )
+    )
+
+
+def get_counters_figure_settings(wildcards):
+    """Rule counters_figure (perfcast.counters.settings.CountersFigureSettings): the runs of its
+    input tables, in that order (a function: every stage has asked for its runs by then)."""
+    return as_params(
+        CountersFigureSettings(
+            runs=tuple(counters_runs()), generations=(OLD, NEW), simulated=SIMULATED
+        )
+    )
+
+
+def get_counters_summary_settings(wildcards):
+    """Rule counters_summary (perfcast.counters.settings.CountersSummarySettings): the runs of
+    its input tables, in that order."""
+    return as_params(CountersSummarySettings(runs=tuple(counters_runs())))
 
 
 def get_counter_tables(wildcards):

@@ -5,15 +5,33 @@
 # (get_warmup_counter_phases). One switch decides whether those labels exist: the warmup
 # stage's counter-phase analysis (warmup_counter_phases_enabled). Without it,
 # model.stable_only: true is refused at parse time (check_stable_only), and the evaluation
-# says in evaluation.md that its stable-interval half was not run, and why.
+# says in evaluation.md that its stable-interval half was not run, and why. The model stage
+# needs the counters stage: enabled without it, the workflow stops at parse time
+# (check_counters_enabled). It asks the counters stage for the old-generation tables of its
+# predict-only benchmarks (request_counter_runs).
+import functools
+
 from snakemake.exceptions import WorkflowError
 
-from perfcast.model.settings import AlignSettings, KnnSettings, PredictSettings
+from perfcast.model.settings import (
+    AlignRunSettings,
+    AlignSettings,
+    EvaluateSettings,
+    EvaluationPageSettings,
+    KnnSettings,
+    PredictFigureSettings,
+    PredictRunSettings,
+    PredictSettings,
+    TrainSettings,
+    TrainsetSettings,
+)
 from perfcast.settings import as_params, build
 
 MODEL = section("model")
 ALIGN = section("align")
 PREDICT = section("predict")
+#: benchmarks measured on the old generation only, whose new-generation IPC is predicted
+PREDICT_BENCHMARKS = sorted(PREDICT["benchmarks"]) if PREDICT else []
 #: why the stable-interval evaluation is missing when the warmup stage labels no phases
 STABLE_NOT_RUN = (
     "the intervals labelled stable come from the warmup stage's phase analysis of the counter "
@@ -25,11 +43,31 @@ def model_enabled():
     return is_activated("counters") and is_activated("model")
 
 
+def check_counters_enabled():
+    """The model stage learns from the counters stage's tables: with counters.enabled: false
+    it would plan nothing, so the workflow stops before any job, naming both keys, rather than
+    leave the user to wonder where the model went. (Without a counters section the model
+    section holds only the schema's defaults, its enabled: true included, and the stage is
+    simply not part of the run.)"""
+    if COUNTERS and is_activated("model") and not is_activated("counters"):
+        raise WorkflowError(
+            "model.enabled: true needs the counters stage's tables, but counters.enabled is "
+            "false: enable the counters stage (counters: {enabled: true}) or turn the model "
+            "stage off (model: {enabled: false})"
+        )
+
+
+check_counters_enabled()
+if model_enabled():
+    # the model stage's own runs: its predict-only benchmarks, on the old generation
+    request_counter_runs(OLD, PREDICT_BENCHMARKS)
+
+
 def model_targets():
     if not model_enabled():
         return []
     return [
-        f"{RESULTS}/model/knn.joblib",
+        f"{RESULTS}/model/model.parquet",
         f"{RESULTS}/model/evaluation.parquet",
         f"{RESULTS}/model/predicted_vs_measured.png",
         f"{RESULTS}/train/ipc_ratio.png",
@@ -56,20 +94,85 @@ def check_stable_only():
         )
 
 
-def align_settings():
-    """The align section (perfcast.model.settings.AlignSettings)."""
-    return as_params(build(AlignSettings, ALIGN))
+def get_align_settings(wildcards):
+    """Rule model_align (perfcast.model.settings.AlignRunSettings): the align section, the
+    benchmark and the generations' names."""
+    return as_params(
+        AlignRunSettings(align=_align_section(), benchmark=wildcards.bench, generations=(OLD, NEW))
+    )
+
+
+@functools.cache
+def _align_section():
+    return build(AlignSettings, ALIGN)
 
 
 def align_mem_mb():
     """Full DTW holds the n x m cost matrix; the exact method is linear."""
-    return 8000 if ALIGN.get("method") == "dtw" else 2000
+    return 8000 if ALIGN["method"] == "dtw" else 2000
 
 
-def knn_settings():
-    """The model section's keys the KNN uses (perfcast.model.settings.KnnSettings): a change of
-    model.enabled or model.stable_only reruns nothing by itself."""
-    return as_params(build(KnnSettings, MODEL))
+def _knn_section():
+    """The model section's keys the model uses (perfcast.model.settings.KnnSettings): a change
+    of model.enabled or model.stable_only reruns nothing by itself."""
+    return build(KnnSettings, MODEL)
+
+
+def trainset_settings():
+    """Rule model_trainset (perfcast.model.settings.TrainsetSettings)."""
+    return as_params(TrainsetSettings(benchmarks=tuple(TRAIN_BENCHMARKS)))
+
+
+def train_settings():
+    """Rule model_train (perfcast.model.settings.TrainSettings)."""
+    return as_params(
+        TrainSettings(
+            model=_knn_section(),
+            benchmarks=tuple(TRAIN_BENCHMARKS),
+            clock_new_ghz=new_clock_ghz(),
+        )
+    )
+
+
+def evaluate_settings():
+    """Rule model_evaluate (perfcast.model.settings.EvaluateSettings)."""
+    return as_params(
+        EvaluateSettings(
+            model=_knn_section(),
+            benchmarks=tuple(TRAIN_BENCHMARKS),
+            clock_new_ghz=new_clock_ghz(),
+            simulated=SIMULATED,
+            stable_not_run=stable_evaluation_not_run(),
+        )
+    )
+
+
+def get_predict_settings(wildcards):
+    """Rule model_predict (perfcast.model.settings.PredictRunSettings): the predict section's
+    keys the prediction uses (a change of predict.benchmarks reruns nothing by itself), the
+    benchmark and the new generation's clock."""
+    return as_params(
+        PredictRunSettings(
+            predict=_predict_section(),
+            benchmark=wildcards.bench,
+            clock_new_ghz=new_clock_ghz(),
+        )
+    )
+
+
+@functools.cache
+def _predict_section():
+    return build(PredictSettings, PREDICT)
+
+
+def predict_figure_settings():
+    """Rule model_predict_figure (perfcast.model.settings.PredictFigureSettings)."""
+    return as_params(PredictFigureSettings(simulated=SIMULATED))
+
+
+def evaluation_page_settings():
+    """Rule model_evaluation_html (perfcast.model.settings.EvaluationPageSettings)."""
+    return as_params(EvaluationPageSettings(title="Leave-one-benchmark-out evaluation"))
 
 
 def get_training_tables(wildcards):
@@ -106,9 +209,3 @@ def stable_evaluation_not_run():
 def new_clock_ghz():
     """counters.clock_ghz of the new generation (None: runtimes are not predicted)."""
     return COUNTERS["clock_ghz"].get(NEW) if COUNTERS else None
-
-
-def predict_settings():
-    """The predict section's keys the prediction uses (perfcast.model.settings.PredictSettings):
-    a change of predict.benchmarks reruns nothing by itself."""
-    return as_params(build(PredictSettings, PREDICT))

@@ -27,12 +27,17 @@ def alignment(old: pd.DataFrame, new: pd.DataFrame, pairs: pd.DataFrame, gens: t
 
     Parameters
     ----------
-    old, new : the two runs' counter tables (``interval``, ``time``,
+    old, new : pandas.DataFrame
+        the two runs' counter tables (``interval``, ``time``,
         ``instructions_cumulative_sum``).
-    pairs : the mapped pairs (:func:`perfcast.model.align.align_runs`).
-    gens : the generations' names ``(old, new)``, for the legend and axis labels.
-    bench : the benchmark, for the title.
-    path : the figure to write.
+    pairs : pandas.DataFrame
+        the mapped pairs (:func:`perfcast.model.align.align_runs`).
+    gens : (str, str)
+        the generations' names ``(old, new)``, for the legend and axis labels.
+    bench : str
+        the benchmark, for the title.
+    path : Path
+        the figure to write.
     note : str, default=""
         Said above the panels (:func:`simulated_note`).
     """
@@ -62,7 +67,17 @@ def alignment(old: pd.DataFrame, new: pd.DataFrame, pairs: pd.DataFrame, gens: t
 
 def ratio_distribution(train: pd.DataFrame, path: Path, note: str = "") -> None:
     """IPC-ratio distribution per benchmark (violins with the median marked); ``note`` above
-    it (:func:`simulated_note`)."""
+    it (:func:`simulated_note`).
+
+    Parameters
+    ----------
+    train : pandas.DataFrame
+        the training set (``benchmark``, ``ipc_ratio``).
+    path : Path
+        the figure to write.
+    note : str, default=''
+        said above the figure.
+    """
     benches = sorted(train["benchmark"].unique())
     data = [train.loc[train["benchmark"] == b, "ipc_ratio"].to_numpy() for b in benches]
     fig, ax = new_figure(figsize=(max(6, 0.7 * len(benches) + 2), 3.8))
@@ -84,6 +99,15 @@ def predicted_vs_measured(ev: pd.DataFrame, path: Path, note: str = "") -> None:
     ``ev`` is the evaluation table (:func:`perfcast.model.evaluation.evaluate_lobo`), one block of
     rows per ``training_rows`` label; each label is a colour, the constant-ratio baseline grey.
     ``note`` is said above the panels (:func:`simulated_note`).
+
+    Parameters
+    ----------
+    ev : pandas.DataFrame
+        the evaluation table.
+    path : Path
+        the figure to write.
+    note : str, default=''
+        said above the panels.
     """
     fig, (ax, ax2) = new_figure(1, 2, figsize=(11, 4.2))
     _titled(fig, note)
@@ -138,11 +162,14 @@ def predicted_ipc_over_time(pred: pd.DataFrame, info: dict, path: Path, note: st
 
     Parameters
     ----------
-    pred : the per-interval prediction (:func:`perfcast.model.knn.predict_run`: ``time``,
+    pred : pandas.DataFrame
+        the per-interval prediction (:func:`perfcast.model.knn.predict_run`: ``time``,
         ``ipc_old``, ``ipc_new_pred``).
-    info : the prediction's summary (``benchmark``, the total cycles and their bounds,
+    info : dict
+        the prediction's summary (``benchmark``, the total cycles and their bounds,
         ``interval_coverage``, ``predicted_mean_ipc_new``).
-    path : the figure to write.
+    path : Path
+        the figure to write.
     note : str, default=""
         Added to the title (the default config: "SIMULATED data").
     """

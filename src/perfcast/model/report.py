@@ -1,0 +1,90 @@
+"""The leave-one-benchmark-out evaluation rendered as Markdown (``results/model/evaluation.md``,
+also shown as HTML in the report)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def evaluation_markdown(ev: pd.DataFrame, simulated: bool, stable_not_run: str | None = None,
+                        *, granularity: str | None = None) -> str:
+    """The per-benchmark table and the medians of each ``training_rows`` block, as Markdown:
+    the chosen family beside every candidate's error and the constant-ratio baseline, and,
+    when the runs retired different instruction counts, the model's error per instruction
+    beside the mismatch. First lines say the data are simulated, what a row of the counter
+    tables is (``granularity``) and why the stable-interval evaluation was not run
+    (``stable_not_run``), when so.
+
+    Parameters
+    ----------
+    ev : pandas.DataFrame
+        the evaluation table (:func:`perfcast.model.evaluation.evaluate_lobo`, one block per
+        ``training_rows`` label).
+    simulated : bool
+        the data are simulated (said first).
+    stable_not_run : str or None, default=None
+        why the stable-interval evaluation was not run (None: it was, or is not asked).
+    granularity : str or None, default=None
+        what one row of the counter tables is (:func:`perfcast.model.tables.granularity`).
+    """
+    from perfcast.model.evaluation import empirical_coverage
+    from perfcast.model.families import FAMILIES
+
+    lines = []
+    if simulated:
+        lines.append("**Simulated data** (two synthetic CPU generations; see "
+                     "docs/methods/counters.md).\n")
+    if granularity:
+        lines.append(f"**Granularity**: {granularity}.\n")
+    if stable_not_run:
+        lines.append(f"**Stable-interval evaluation not run**: {stable_not_run}.\n")
+    for label, g in ev.groupby("training_rows", sort=True):
+        lines.append(f"### Leave-one-benchmark-out, training on {label} intervals\n")
+        candidates = [f for f in FAMILIES if f"{f}_cycles_error_pct" in g
+                      and g[f"{f}_cycles_error_pct"].notna().any()]
+        mismatch = ("instruction_mismatch_pct" in g
+                    and (g["instruction_mismatch_pct"].abs() > 1e-9).any())
+        cols = ["benchmark", "family", "cycles_error_pct"]
+        if "runtime_error_pct" in g:
+            cols.append("runtime_error_pct")
+        cols += [f"{f}_cycles_error_pct" for f in candidates]
+        cols.append("baseline_cycles_error_pct")
+        if mismatch:
+            cols += ["cycles_per_instruction_error_pct", "instruction_mismatch_pct"]
+        cols += ["row_r2", "cycles_interval", "cycles_covered"]
+        g = g.assign(cycles_interval=[f"{lo / 1e9:.3f} to {hi / 1e9:.3f} e9" for lo, hi in
+                                      zip(g["cycles_lower"], g["cycles_upper"], strict=True)])
+        lines.append("| " + " | ".join(cols) + " |")
+        lines.append("|" + "---|" * len(cols))
+        for _, r in g.iterrows():
+            cells = [f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c]) for c in cols]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+        med = g["cycles_error_pct"].abs().median()
+        lines.append(f"Median |error| of total cycles: **{med:.2f}%** (the chosen family; "
+                     f"constant-ratio baseline: "
+                     f"{g['baseline_cycles_error_pct'].abs().median():.2f}%).\n")
+        if "family" in g:
+            counts = g["family"].value_counts()
+            chosen = ", ".join(f"{f} for {counts[f]}" for f in FAMILIES if f in counts)
+            each = ", ".join(f"{f} {g[f'{f}_cycles_error_pct'].abs().median():.2f}%"
+                             for f in candidates)
+            lines.append(f"Family chosen on the other benchmarks only (nested leave-one-"
+                         f"benchmark-out): {chosen} of {len(g)} held-out benchmarks. Median "
+                         f"|error| of each candidate: {each}.\n")
+        if mismatch:
+            lines.append(
+                "The old and new runs retired different instruction counts: median |error| "
+                f"per instruction (the model's own) "
+                f"**{g['cycles_per_instruction_error_pct'].abs().median():.2f}%**, median "
+                f"|instruction mismatch| {g['instruction_mismatch_pct'].abs().median():.2f}% "
+                f"(largest {g['instruction_mismatch_pct'].abs().max():.2f}%); total error = "
+                "(1 + per-instruction error)(1 + mismatch) - 1.\n")
+        covered, n = empirical_coverage(g, "cycles")
+        if n:
+            nominal = g["interval_coverage"].min()
+            lines.append(f"Prediction intervals (split-conformal, each calibrated without the "
+                         f"held-out benchmark): **{covered} of {n}** held-out benchmarks' "
+                         f"measured cycles inside ({100 * covered / n:.0f} %; nominal "
+                         f"{100 * nominal:.0f} %).\n")
+    return "\n".join(lines)
