@@ -1,7 +1,9 @@
 # Shared helpers of every stage's rules (included first by the Snakefile).
 RESULTS = config["results_dir"]
 LOGS = f"{RESULTS}/logs"
-BENCH = f"{RESULTS}/benchmarks"
+#: Snakemake's `benchmark:` records of every job (wall time, memory): not the benchmarks a
+#: stage measures ({bench} and counters.benchmarks)
+JOB_TIMINGS = f"{RESULTS}/benchmarks"
 CONDA_ENV = "../envs/perfcast.yaml"
 #: the job group of the small per-benchmark jobs on a cluster: profiles/slurm assigns rules to it
 #: (groups:) and sets how many benchmarks one group job takes (group-components:)

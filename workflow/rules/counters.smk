@@ -14,7 +14,7 @@ rule counters_collect:
     log:
         f"{LOGS}/counters/collect/{{gen}}/{{bench}}.log",
     benchmark:
-        f"{BENCH}/counters/collect/{{gen}}/{{bench}}.tsv"
+        f"{JOB_TIMINGS}/counters/collect/{{gen}}/{{bench}}.tsv"
     group: collect_job_group()
     threads: 1
     resources:
@@ -40,7 +40,7 @@ rule counters_postprocess:
     log:
         f"{LOGS}/counters/postprocess/{{gen}}/{{bench}}.log",
     benchmark:
-        f"{BENCH}/counters/postprocess/{{gen}}/{{bench}}.tsv"
+        f"{JOB_TIMINGS}/counters/postprocess/{{gen}}/{{bench}}.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -65,7 +65,7 @@ rule counters_figure:
     log:
         f"{LOGS}/counters/ipc_over_time.log",
     benchmark:
-        f"{BENCH}/counters/ipc_over_time.tsv"
+        f"{JOB_TIMINGS}/counters/ipc_over_time.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -90,7 +90,7 @@ rule counters_summary:
     log:
         f"{LOGS}/counters/summary.log",
     benchmark:
-        f"{BENCH}/counters/summary.tsv"
+        f"{JOB_TIMINGS}/counters/summary.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -117,7 +117,7 @@ if COUNTERS and COUNTERS["backend"] == "wholerun":
         log:
             f"{LOGS}/counters/wholerun/{{gen}}/{{bench}}.log",
         benchmark:
-            f"{BENCH}/counters/wholerun/{{gen}}/{{bench}}.tsv"
+            f"{JOB_TIMINGS}/counters/wholerun/{{gen}}/{{bench}}.tsv"
         group: collect_job_group()
         threads: 1
         resources:

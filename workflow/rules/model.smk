@@ -15,7 +15,8 @@ rule model_align:
         figure=report(
             f"{RESULTS}/aligned/{{bench}}.png",
             caption="../report/counters/alignment.rst",
-            category="2. Alignment and training set",
+            category="2. Model",
+            subcategory="Alignment and training set",
             labels={"benchmark": "{bench}"},
         ),
     params:
@@ -25,7 +26,7 @@ rule model_align:
     log:
         f"{LOGS}/align/{{bench}}.log",
     benchmark:
-        f"{BENCH}/align/{{bench}}.tsv"
+        f"{JOB_TIMINGS}/align/{{bench}}.tsv"
     threads: 1
     resources:
         mem_mb=align_mem_mb(),
@@ -46,14 +47,15 @@ rule model_trainset:
         figure=report(
             f"{RESULTS}/train/ipc_ratio.png",
             caption="../report/counters/ipc_ratio.rst",
-            category="2. Alignment and training set",
+            category="2. Model",
+            subcategory="Alignment and training set",
         ),
     params:
         settings=trainset_settings(),
     log:
         f"{LOGS}/train/trainset.log",
     benchmark:
-        f"{BENCH}/train/trainset.tsv"
+        f"{JOB_TIMINGS}/train/trainset.tsv"
     threads: 1
     resources:
         mem_mb=4000,
@@ -77,7 +79,7 @@ rule model_train:
     log:
         f"{LOGS}/model/train.log",
     benchmark:
-        f"{BENCH}/model/train.tsv"
+        f"{JOB_TIMINGS}/model/train.tsv"
     threads: 1
     resources:
         mem_mb=4000,
@@ -101,14 +103,15 @@ rule model_evaluate:
         figure=report(
             f"{RESULTS}/model/predicted_vs_measured.png",
             caption="../report/counters/predicted_vs_measured.rst",
-            category="3. Model",
+            category="2. Model",
+            subcategory="Evaluation",
         ),
     params:
         settings=evaluate_settings(),
     log:
         f"{LOGS}/model/evaluate.log",
     benchmark:
-        f"{BENCH}/model/evaluate.tsv"
+        f"{JOB_TIMINGS}/model/evaluate.tsv"
     threads: 1
     resources:
         mem_mb=4000,
@@ -133,7 +136,7 @@ rule model_predict:
     log:
         f"{LOGS}/predict/{{bench}}.log",
     benchmark:
-        f"{BENCH}/predict/{{bench}}.tsv"
+        f"{JOB_TIMINGS}/predict/{{bench}}.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -151,14 +154,15 @@ rule model_evaluation_html:
         report(
             f"{RESULTS}/model/evaluation.html",
             caption="../report/counters/evaluation.rst",
-            category="3. Model",
+            category="2. Model",
+            subcategory="Evaluation",
         ),
     params:
         settings=evaluation_page_settings(),
     log:
         f"{LOGS}/model/evaluation_html.log",
     benchmark:
-        f"{BENCH}/model/evaluation_html.tsv"
+        f"{JOB_TIMINGS}/model/evaluation_html.tsv"
     threads: 1
     resources:
         mem_mb=500,
@@ -177,7 +181,7 @@ rule model_predict_figure:
         report(
             f"{RESULTS}/predict/{{bench}}.png",
             caption="../report/counters/prediction.rst",
-            category="3. Model",
+            category="2. Model",
             subcategory="Predictions",
             labels={"benchmark": "{bench}"},
         ),
@@ -188,7 +192,7 @@ rule model_predict_figure:
     log:
         f"{LOGS}/predict/{{bench}}_figure.log",
     benchmark:
-        f"{BENCH}/predict/{{bench}}_figure.tsv"
+        f"{JOB_TIMINGS}/predict/{{bench}}_figure.tsv"
     threads: 1
     resources:
         mem_mb=1000,

@@ -18,7 +18,7 @@ rule model_paper:
     log:
         f"{LOGS}/paper/ipc_prediction.log",
     benchmark:
-        f"{BENCH}/paper/ipc_prediction.tsv"
+        f"{JOB_TIMINGS}/paper/ipc_prediction.tsv"
     threads: 1
     resources:
         mem_mb=500,

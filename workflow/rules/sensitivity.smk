@@ -21,7 +21,7 @@ rule sensitivity_profile:
     log:
         f"{LOGS}/sensitivity/profile/{{program}}.log",
     benchmark:
-        f"{BENCH}/sensitivity/profile/{{program}}.tsv"
+        f"{JOB_TIMINGS}/sensitivity/profile/{{program}}.tsv"
     # a profiling campaign measures how the program runs with less CPU: it must not share the
     # machine with other jobs, so it takes every core Snakemake was given
     threads: workflow.cores
@@ -51,7 +51,7 @@ rule sensitivity_figure:
     log:
         f"{LOGS}/sensitivity/figure/{{program}}.log",
     benchmark:
-        f"{BENCH}/sensitivity/figure/{{program}}.tsv"
+        f"{JOB_TIMINGS}/sensitivity/figure/{{program}}.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -76,7 +76,7 @@ rule sensitivity_summary:
     log:
         f"{LOGS}/sensitivity/summary.log",
     benchmark:
-        f"{BENCH}/sensitivity/summary.tsv"
+        f"{JOB_TIMINGS}/sensitivity/summary.tsv"
     threads: 1
     resources:
         mem_mb=500,
@@ -97,7 +97,7 @@ rule sensitivity_arcp_fetch:
     log:
         f"{LOGS}/sensitivity/arcp_fetch.log",
     benchmark:
-        f"{BENCH}/sensitivity/arcp_fetch.tsv"
+        f"{JOB_TIMINGS}/sensitivity/arcp_fetch.tsv"
     localrule: True
     threads: 1
     resources:
@@ -117,7 +117,7 @@ rule sensitivity_arcp_table:
     log:
         f"{LOGS}/sensitivity/arcp_table.log",
     benchmark:
-        f"{BENCH}/sensitivity/arcp_table.tsv"
+        f"{JOB_TIMINGS}/sensitivity/arcp_table.tsv"
     threads: 1
     resources:
         mem_mb=500,
@@ -152,7 +152,7 @@ rule sensitivity_replay_eval:
     log:
         f"{LOGS}/sensitivity/replay_eval.log",
     benchmark:
-        f"{BENCH}/sensitivity/replay_eval.tsv"
+        f"{JOB_TIMINGS}/sensitivity/replay_eval.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -205,7 +205,7 @@ rule sensitivity_replay_figures:
     log:
         f"{LOGS}/sensitivity/replay_figures.log",
     benchmark:
-        f"{BENCH}/sensitivity/replay_figures.tsv"
+        f"{JOB_TIMINGS}/sensitivity/replay_figures.tsv"
     threads: 1
     resources:
         mem_mb=1000,

@@ -21,7 +21,7 @@ rule run_summary:
     log:
         f"{LOGS}/summary.log",
     benchmark:
-        f"{BENCH}/summary.tsv"
+        f"{JOB_TIMINGS}/summary.tsv"
     threads: 1
     resources:
         mem_mb=500,

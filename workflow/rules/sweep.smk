@@ -25,7 +25,7 @@ rule sweep_sensors:
     log:
         f"{LOGS}/sweep/{{campaign}}/sensors.log",
     benchmark:
-        f"{BENCH}/sweep/{{campaign}}/sensors.tsv"
+        f"{JOB_TIMINGS}/sweep/{{campaign}}/sensors.tsv"
     threads: 1
     resources:
         mem_mb=500,
@@ -51,7 +51,7 @@ rule sweep_run:
     log:
         f"{LOGS}/sweep/{{campaign}}/runs/{{point}}/iter{{iteration}}.log",
     benchmark:
-        f"{BENCH}/sweep/{{campaign}}/runs/{{point}}/iter{{iteration}}.tsv"
+        f"{JOB_TIMINGS}/sweep/{{campaign}}/runs/{{point}}/iter{{iteration}}.tsv"
     threads: get_sweep_run_threads
     resources:
         mem_mb=get_sweep_run_mem_mb,
@@ -74,7 +74,7 @@ rule sweep_run_table:
     log:
         f"{LOGS}/sweep/{{campaign}}/run_table.log",
     benchmark:
-        f"{BENCH}/sweep/{{campaign}}/run_table.tsv"
+        f"{JOB_TIMINGS}/sweep/{{campaign}}/run_table.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -97,7 +97,7 @@ rule sweep_import:
     log:
         f"{LOGS}/sweep/{{campaign}}/import.log",
     benchmark:
-        f"{BENCH}/sweep/{{campaign}}/import.tsv"
+        f"{JOB_TIMINGS}/sweep/{{campaign}}/import.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -136,7 +136,7 @@ rule sweep_models:
     log:
         f"{LOGS}/sweep/{{campaign}}/models.log",
     benchmark:
-        f"{BENCH}/sweep/{{campaign}}/models.tsv"
+        f"{JOB_TIMINGS}/sweep/{{campaign}}/models.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -164,7 +164,7 @@ rule sweep_paper_table:
     log:
         f"{LOGS}/sweep/paper_table.log",
     benchmark:
-        f"{BENCH}/sweep/paper_table.tsv"
+        f"{JOB_TIMINGS}/sweep/paper_table.tsv"
     threads: 1
     resources:
         mem_mb=2000,

@@ -15,7 +15,7 @@ rule warmup_run:
     log:
         f"{LOGS}/warmup/{{workload}}.log",
     benchmark:
-        f"{BENCH}/warmup/{{workload}}.tsv"
+        f"{JOB_TIMINGS}/warmup/{{workload}}.tsv"
     wildcard_constraints:
         workload=alternatives(warmup_workloads()),
     threads: get_warmup_threads
@@ -44,7 +44,7 @@ rule warmup_figure:
     log:
         f"{LOGS}/warmup/{{workload}}_figure.log",
     benchmark:
-        f"{BENCH}/warmup/{{workload}}_figure.tsv"
+        f"{JOB_TIMINGS}/warmup/{{workload}}_figure.tsv"
     wildcard_constraints:
         workload=alternatives(warmup_workloads()),
     threads: 1
@@ -68,7 +68,7 @@ rule warmup_counter_phases:
     log:
         f"{LOGS}/warmup/counters/{{gen}}/{{bench}}.log",
     benchmark:
-        f"{BENCH}/warmup/counters/{{gen}}/{{bench}}.tsv"
+        f"{JOB_TIMINGS}/warmup/counters/{{gen}}/{{bench}}.tsv"
     wildcard_constraints:
         gen=WARMUP_TRACE_NAME,
         bench=WARMUP_TRACE_NAME,
@@ -100,7 +100,7 @@ rule warmup_paper:
     log:
         f"{LOGS}/paper/warmup.log",
     benchmark:
-        f"{BENCH}/paper/warmup.tsv"
+        f"{JOB_TIMINGS}/paper/warmup.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -119,7 +119,7 @@ rule warmup_paper_counters:
     log:
         f"{LOGS}/paper/warmup_counters.log",
     benchmark:
-        f"{BENCH}/paper/warmup_counters.tsv"
+        f"{JOB_TIMINGS}/paper/warmup_counters.tsv"
     threads: 1
     resources:
         mem_mb=1000,
