@@ -62,18 +62,35 @@ def require_values(values: Sequence[float] | np.ndarray, path: str | Path | None
 
     Parameters
     ----------
-    values : the numbers to check.
-    path : the file they come from (or belong to).
-    what : their name in the message (``"predicted cycles"``).
-    low, high : the plausible range (None: unbounded on that side).
-    labels : per value, its name in the message (e.g. the interval number); None: its position.
-    label : what a label is (``"interval"``, ``"row"``).
-    lines : per value, its line in ``path`` (1-based), named in the error instead of a label.
+    values : sequence of float or numpy.ndarray
+        the numbers to check.
+    path : str or Path or None
+        the file they come from (or belong to).
+    what : str
+        their name in the message (``"predicted cycles"``).
+    low, high : float or None, default=None
+        the plausible range (None: unbounded on that side).
+    low_inclusive : bool, default=False
+        ``low`` itself is plausible (``[low, high]`` instead of ``(low, high]``).
+    labels : sequence or None, default=None
+        per value, its name in the message (e.g. the interval number); None: its position.
+    label : str, default="interval"
+        what a label is (``"interval"``, ``"row"``).
+    lines : sequence of int or None, default=None
+        per value, its line in ``path`` (1-based), named in the error instead of a label.
 
     Raises
     ------
     InputError
         naming the file, the first offending value and where it is.
+
+    Examples
+    --------
+    >>> require_values([1.0, 2.5], "ipc.csv", "IPC", low=0, high=10)
+    >>> require_values([1.0, float("nan")], "ipc.csv", "IPC", low=0, labels=["a", "b"],
+    ...                label="benchmark")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    perfcast.errors.InputError: ipc.csv: IPC nan in benchmark b (1 of 2 values) (expected ...)
     """
     x = np.asarray(values, dtype=float)
     ok = np.isfinite(x) & (np.abs(x) <= MAX_MAGNITUDE)
@@ -100,6 +117,17 @@ def require_magnitude(value: float, path: str | Path, text: str, row: int | None
     ``[1 / MAX_MAGNITUDE, MAX_MAGNITUDE]``: beyond it the sums, squares and reciprocals of an
     estimate overflow or underflow, and the estimate would fail for a wrong reason.
 
+    Parameters
+    ----------
+    value : float
+        the number read.
+    path : str or Path
+        the file it was read from.
+    text : str
+        the text it was read from, quoted in the message.
+    row : int or None
+        its line in ``path`` (1-based; None: not named).
+
     Raises
     ------
     InputError
@@ -118,10 +146,26 @@ def require_unique_columns(columns: Sequence[object], path: str | Path,
     (pandas renames the second ``name.1``), so the other column's values would be silently
     ignored or taken for another.
 
+    Parameters
+    ----------
+    columns : sequence
+        the header's column names (compared as stripped strings).
+    path : str or Path
+        the file the header belongs to.
+    row : int or None, default=1
+        the header's line in ``path``.
+
     Raises
     ------
     InputError
         naming the file, the header line and the repeated name.
+
+    Examples
+    --------
+    >>> require_unique_columns(["benchmark", "ipc"], "runs.csv")
+    >>> require_unique_columns(["benchmark", "ipc", " ipc"], "runs.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    perfcast.errors.InputError: runs.csv, line 1: column 'ipc' appears 2 times in the header ...
     """
     counts = Counter(str(c).strip() for c in columns)
     dup = [c for c in dict.fromkeys(str(c).strip() for c in columns) if counts[c] > 1]

@@ -93,7 +93,34 @@ def _unwritable(path: Path, exc: OSError) -> InputError:
 def write_parquet(
     df: pd.DataFrame, path: str | Path, metadata: dict[str, Any] | None = None
 ) -> None:
-    """Write ``df`` atomically as Parquet; ``metadata`` goes into the schema as JSON."""
+    """Write ``df`` atomically as Parquet; ``metadata`` goes into the schema as JSON.
+
+    The metadata (under the schema key ``perfcast``, keys sorted) travels with the table, so a
+    result says how it was made; :func:`parquet_metadata` reads it back.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        the table (its index is not written).
+    path : str or Path
+        the file to write (its folder is made when missing).
+    metadata : dict or None, default=None
+        JSON-serialisable facts about the table (values JSON cannot hold are written as text).
+
+    Raises
+    ------
+    InputError
+        naming ``path`` when it cannot be written (see :func:`atomic_path`).
+
+    Examples
+    --------
+    >>> import tempfile, pandas as pd
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp, "t.parquet")
+    ...     write_parquet(pd.DataFrame({"ipc": [1.5, 2.0]}), path, {"seed": 1})
+    ...     read_parquet(path)["ipc"].tolist(), parquet_metadata(path)
+    ([1.5, 2.0], {'seed': 1})
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -137,7 +164,29 @@ def parquet_metadata(path: str | Path) -> dict[str, Any]:
 
 
 def require_columns(df: pd.DataFrame, columns: list[str], path: str | Path) -> None:
-    """Fail with InputError naming the file and the missing columns."""
+    """Every one of ``columns`` is a column of ``df``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        the table read.
+    columns : list of str
+        the columns it must have.
+    path : str or Path
+        the file it was read from, named in the error.
+
+    Raises
+    ------
+    InputError
+        naming the file and the missing columns.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> require_columns(pd.DataFrame({"a": [1]}), ["a", "b"], "t.parquet")
+    Traceback (most recent call last):
+    perfcast.errors.InputError: t.parquet: missing column(s) ['b'] (expected columns ['a', 'b'])
+    """
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise InputError(path, f"missing column(s) {missing}", expected=f"columns {columns}")
@@ -145,6 +194,17 @@ def require_columns(df: pd.DataFrame, columns: list[str], path: str | Path) -> N
 
 def require_numeric(df: pd.DataFrame, columns: list[str], path: str | Path) -> None:
     """Each of ``columns`` holds numbers (a Parquet column of strings or objects is refused).
+
+    Booleans are refused too: a flag read where a measurement was expected is a wrong file.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        the table read (it has ``columns``: :func:`require_columns`).
+    columns : list of str
+        the columns that must be numeric.
+    path : str or Path
+        the file it was read from, named in the error.
 
     Raises
     ------

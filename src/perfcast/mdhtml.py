@@ -44,13 +44,28 @@ def _cells(row: str) -> list[str]:
 def to_html(markdown: str, title: str = "perfcast", standalone: bool = True) -> str:
     """A standalone HTML page of ``markdown`` (the subset of this module's docstring).
 
-    ``standalone=False`` gives the body's elements only, to be placed in another page (the
-    report's home page).
+    Parameters
+    ----------
+    markdown : str
+        the Markdown text.
+    title : str, default="perfcast"
+        the page's title (escaped).
+    standalone : bool, default=True
+        a whole page with its style; False: the body's elements only, to be placed in another
+        page (the report's home page).
+
+    Returns
+    -------
+    str
+        the HTML, ending with a newline.
 
     Examples
     --------
     >>> "<td>1.5</td>" in to_html("| a | b |\\n|---|---|\\n| x | 1.5 |")
     True
+    >>> print(to_html("# IPC\\n- **old** `x`\\n- a < b", standalone=False), end="")
+    <h1>IPC</h1>
+    <ul><li><strong>old</strong> <code>x</code></li><li>a &lt; b</li></ul>
     """
     body: list[str] = []
     lines = markdown.splitlines()
@@ -95,7 +110,17 @@ def to_html(markdown: str, title: str = "perfcast", standalone: bool = True) -> 
 
 
 def convert_file(markdown: str | Path, out: str | Path, title: str) -> None:
-    """Write the HTML page (:func:`to_html`) of a Markdown file, atomically."""
+    """Write the HTML page (:func:`to_html`) of a Markdown file, atomically.
+
+    Parameters
+    ----------
+    markdown : str or Path
+        the Markdown file to read.
+    out : str or Path
+        the HTML file to write.
+    title : str
+        the page's title.
+    """
     from perfcast.io import write_text
 
     write_text(to_html(Path(markdown).read_text(), title), out)

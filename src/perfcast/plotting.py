@@ -30,7 +30,20 @@ STYLE = {
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, **kwargs):
-    """``plt.subplots`` under the perfcast style."""
+    """``plt.subplots`` under the perfcast style, with the constrained layout.
+
+    Parameters
+    ----------
+    nrows, ncols : int, default=1
+        the grid of axes.
+    **kwargs : dict
+        passed to :func:`matplotlib.pyplot.subplots` (``figsize``, ``sharex``...).
+
+    Returns
+    -------
+    tuple
+        ``(figure, axes)`` as ``plt.subplots`` returns them.
+    """
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(nrows, ncols, layout="constrained", **kwargs)
     return fig, axes

@@ -119,7 +119,22 @@ class ShimReport:
 
 
 def shim_argv(argv: Sequence[str], report: str | Path, python: str | None = None) -> list[str]:
-    """``argv`` run under the shim, which writes its measurements to ``report``."""
+    """``argv`` run under the shim, which writes its measurements to ``report``.
+
+    Parameters
+    ----------
+    argv : sequence of str
+        the program and its arguments.
+    report : str or Path
+        the file the shim writes (``status wall user sys maxrss``; :func:`read_report`).
+    python : str or None, default=None
+        the interpreter that runs the shim (None: this one, ``sys.executable``).
+
+    Returns
+    -------
+    list of str
+        the argv to execute: ``python -I -S -c SHIM report argv...``.
+    """
     return [python or sys.executable, "-I", "-S", "-c", SHIM, str(report), *argv]
 
 
@@ -179,10 +194,40 @@ def run_measured(
 ) -> RunResult:
     """Run ``command`` (a shell string or an argv list) to completion and measure it.
 
-    ``preexec_fn`` runs in the child before exec (e.g. join a cgroup); ``on_start`` gets the pid
-    in the parent (the shim's, whose only child is the program); ``on_line(t, line)`` sees each
-    stdout line as it arrives. With ``own_rusage`` the times, max RSS and exit status are the
-    program's own (see the module docstring); a run killed on timeout keeps the parent's view.
+    Parameters
+    ----------
+    command : str or sequence of str
+        a shell command line (run by ``/bin/sh -c``) or an argv list (run directly).
+    env : mapping of str to str or None, default=None
+        variables added to this process's environment (None: the environment unchanged).
+    cwd : str or None, default=None
+        the working directory (None: this process's).
+    timeout_s : float or None, default=None
+        the wall-clock limit; past it the whole process group is killed and the result says
+        ``timed_out`` (None or 0: no limit).
+    preexec_fn : callable or None, default=None
+        runs in the child before exec (e.g. join a cgroup).
+    on_start : callable or None, default=None
+        ``on_start(pid)`` in the parent once started (the shim's pid with ``own_rusage``, whose
+        only child is the program).
+    on_line : callable or None, default=None
+        ``on_line(t, line)`` for each stdout line as it arrives, ``t`` in seconds since start.
+    stdin_devnull : bool, default=True
+        the child reads ``/dev/null`` (False: it inherits this process's stdin).
+    own_rusage : bool, default=True
+        the times, max RSS and exit status are the program's own, measured by the shim (see
+        the module docstring); a run killed on timeout keeps the parent's view.
+
+    Returns
+    -------
+    RunResult
+        what the run did, its stdout lines stamped as they arrived.
+
+    Examples
+    --------
+    >>> res = run_measured(["sh", "-c", "echo one; echo two; exit 3"])
+    >>> res.returncode, res.ok, [line for _, line in res.stdout_lines]
+    (3, False, ['one', 'two'])
     """
     if own_rusage:
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)

@@ -66,6 +66,15 @@ def require_new_output(output: str, inputs: list[str], *, flag: str = "-o") -> N
     """``output`` is none of ``inputs`` (the same file by any path): writing it would replace
     an input the command is reading.
 
+    Parameters
+    ----------
+    output : str
+        the output path given.
+    inputs : list of str
+        the input paths the command reads.
+    flag : str, default="-o"
+        the option that gave ``output``, named in the error.
+
     Raises
     ------
     InputError
