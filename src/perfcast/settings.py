@@ -49,6 +49,11 @@ def schema_default(name: str, key: str) -> Any:
     KeyError
         when the schema defines no such key or gives it no default (a programming error: the
         help of a flag names a key that does not exist).
+
+    Examples
+    --------
+    >>> schema_default("predict", "ipc_range")
+    [0.001, 16]
     """
     path = schema_path(name)
     node, doc = _load(path), path
@@ -81,7 +86,22 @@ def _resolve(node: Mapping[str, Any], doc: Path) -> tuple[Mapping[str, Any], Pat
 
 def help_default(name: str, key: str, fmt: Callable[[Any], str] = str) -> str:
     """``"(default: X)"`` with X the schema's default of ``key``, for a command-line flag's help
-    text (:func:`schema_default`)."""
+    text (:func:`schema_default`): the help names the one default there is.
+
+    Parameters
+    ----------
+    name : str
+        the schema (``perfcast/schemas/<name>.schema.yaml``).
+    key : str
+        the setting, dotted (``"read.separator"``).
+    fmt : callable, default=str
+        renders the default (e.g. a list as comma-separated text).
+
+    Examples
+    --------
+    >>> help_default("predict", "ipc_range", lambda v: " to ".join(map(str, v)))
+    '(default: 0.001 to 16)'
+    """
     return f"(default: {fmt(schema_default(name, key))})"
 
 
@@ -106,10 +126,33 @@ def validate(section: Mapping[str, Any] | None, name: str, *, where: str | None 
     (the "billion laughs"), which validation would visit one by one. Error messages are cut
     to :data:`MAX_MESSAGE` characters.
 
+    Parameters
+    ----------
+    section : mapping or None
+        the config section as loaded (None: empty); it is not modified.
+    name : str
+        the schema (``perfcast/schemas/<name>.schema.yaml``).
+    where : str or None, default=None
+        the config file, named in the error.
+
+    Returns
+    -------
+    dict
+        a deep copy of ``section`` with every default the schema gives filled in.
+
     Raises
     ------
     InputError
         naming the key path, the offending value and what the schema expects.
+
+    Examples
+    --------
+    >>> validate({"benchmarks": ["mcf"]}, "predict")
+    {'benchmarks': ['mcf'], 'ipc_range': [0.001, 16]}
+    >>> validate({"ipc_range": [2, 1]}, "predict", where="config.yaml")
+    Traceback (most recent call last):
+    perfcast.errors.InputError: config.yaml: predict: ipc_range: [2, 1] is empty (expected \
+[lowest, highest] with lowest < highest)
     """
     path = schema_path(name)
     _require_bounded(section, name, where)
@@ -277,7 +320,23 @@ def check_value(value: Any, name: str, pointer: str, *, flag: str, key: str) -> 
     ``name``: a command-line flag obeys the same rule as its config key ``key`` (one
     definition).
 
-    Returns ``value``.
+    Parameters
+    ----------
+    value : object
+        the flag's value (already converted by the argument parser).
+    name : str
+        the schema (``perfcast/schemas/<name>.schema.yaml``).
+    pointer : str
+        the JSON pointer of the key's sub-schema (``/properties/budget``).
+    flag : str
+        the flag, named in the error (``--budget``).
+    key : str
+        the config key the flag stands for, named in the error.
+
+    Returns
+    -------
+    object
+        ``value``, unchanged.
 
     Raises
     ------
@@ -299,7 +358,22 @@ def check_value(value: Any, name: str, pointer: str, *, flag: str, key: str) -> 
 
 def build(cls: type[T], data: Mapping[str, Any], *, where: str = "") -> T:
     """``cls`` (a dataclass) from a validated mapping: nested dataclasses, tuples and mappings
-    are built from their type hints; keys that are not fields are ignored."""
+    are built from their type hints; keys that are not fields are ignored.
+
+    Parameters
+    ----------
+    cls : type
+        the settings dataclass (frozen, its fields without defaults of their own).
+    data : mapping
+        the validated section (:func:`validate`), every default filled in.
+    where : str, default=""
+        the section's name in an error (empty: the class's name).
+
+    Raises
+    ------
+    InputError
+        a field that ``data`` lacks (a key the schema gives no default).
+    """
     hints = typing.get_type_hints(cls)
     kw = {}
     for f in dataclasses.fields(cls):
@@ -348,5 +422,27 @@ def _plain(v: Any) -> Any:
 
 
 def from_section(cls: type[T], section: Mapping[str, Any] | None, schema: str) -> T:
-    """Validate ``section`` against ``schema`` (filling defaults) and build ``cls`` from it."""
+    """Validate ``section`` against ``schema`` (filling defaults) and build ``cls`` from it.
+
+    The one way from a config section (or the command line's options) to a stage's settings:
+    :func:`validate`, then :func:`build`.
+
+    Parameters
+    ----------
+    cls : type
+        the settings dataclass.
+    section : mapping or None
+        the config section as loaded (None: every default).
+    schema : str
+        the schema's name, also the section's name in errors.
+
+    Examples
+    --------
+    >>> @dataclasses.dataclass(frozen=True)
+    ... class Predict:
+    ...     benchmarks: tuple[str, ...]
+    ...     ipc_range: tuple[float, float]
+    >>> from_section(Predict, {"benchmarks": ["mcf"]}, "predict")
+    Predict(benchmarks=('mcf',), ipc_range=(0.001, 16))
+    """
     return build(cls, validate(section, schema), where=schema)
