@@ -32,7 +32,31 @@ def pick_round(rounds: pd.DataFrame) -> int | None:
 def binned_throughput(times: np.ndarray, start: float, end: float,
                       bins: int = 60) -> tuple[np.ndarray, np.ndarray]:
     """Units completed per second in ``bins`` equal time bins of ``[start, end]`` (like
-    Pilot's Fig. 2): bin edges and rates."""
+    Fig. 2 of Pilot; Li et al., MASCOTS 2016): bin edges and rates.
+
+    A bin's rate is its count of completions divided by its width; a completion outside
+    ``[start, end]`` is not counted.
+
+    Parameters
+    ----------
+    times : numpy.ndarray
+        when each unit completed (seconds since the round started).
+    start, end : float
+        the span binned (seconds).
+    bins : int, default=60
+        the number of equal bins.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        the ``bins + 1`` edges and the ``bins`` rates (units/s).
+
+    Examples
+    --------
+    >>> edges, rate = binned_throughput(np.array([0.1, 0.2, 0.3, 1.5]), 0.0, 2.0, bins=2)
+    >>> edges.tolist(), rate.tolist()
+    ([0.0, 1.0, 2.0], [3.0, 1.0])
+    """
     edges = np.linspace(start, end, bins + 1)
     counts, _ = np.histogram(times, bins=edges)
     return edges, counts / np.diff(edges)
@@ -40,6 +64,25 @@ def binned_throughput(times: np.ndarray, start: float, end: float,
 
 def draw_phases(ax, readings: pd.DataFrame, round_row: pd.Series | None,
                 summary: dict[str, Any] | None, title: str) -> None:
+    """Draw one round's warm-up figure on ``ax``: its binned throughput
+    (:func:`binned_throughput`), its phases shaded, its change points dotted, the round's and
+    the session's stable throughput (with its CI) as horizontal lines.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        the axes to draw on.
+    readings : pandas.DataFrame
+        the round's readings (``time_s``, ``phase``), in time order.
+    round_row : pandas.Series or None
+        the round's row of the rounds table (``setup_s``, ``duration_s``, ``change_points``,
+        ``stable_mean_s``); None: phases only.
+    summary : dict or None
+        the session's summary; its ``throughput`` (``value``, ``lower``, ``upper``) is drawn
+        when present.
+    title : str
+        the panel's title.
+    """
     t = readings["time_s"].to_numpy(dtype=float)
     phase = readings["phase"].to_numpy()
     setup = float(round_row["setup_s"]) if round_row is not None and \
@@ -81,8 +124,27 @@ def draw_phases(ax, readings: pd.DataFrame, round_row: pd.Series | None,
 
 def phase_figure(rounds: pd.DataFrame, readings: pd.DataFrame, summary: dict[str, Any],
                  out: str | Path, name: str | None = None) -> int | None:
-    """Fig. 2-like figure of one workload's round chosen by :func:`pick_round`; returns that
-    round (None: no rounds)."""
+    """Fig. 2-like figure (Pilot; Li et al., MASCOTS 2016) of one workload's round chosen by
+    :func:`pick_round`, drawn by :func:`draw_phases`.
+
+    Parameters
+    ----------
+    rounds : pandas.DataFrame
+        the workload's rounds table (one row per round).
+    readings : pandas.DataFrame
+        the workload's readings (``round``, ``time_s``, ``phase``).
+    summary : dict
+        the session's summary (its ``throughput`` and ``workload``).
+    out : str or Path
+        the figure file (format from its suffix), written atomically.
+    name : str or None, default=None
+        the workload's name in the title (None: the summary's ``workload``).
+
+    Returns
+    -------
+    int or None
+        the round drawn (None: no rounds; the figure says so).
+    """
     fig, ax = new_figure(figsize=(8, 4.6))
     r = pick_round(rounds)
     name = name or summary.get("workload", "")

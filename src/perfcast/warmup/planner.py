@@ -32,7 +32,33 @@ def dyadic_fraction(j: int) -> float:
 
 
 def ramp_increment(s: float, t: float, n: int) -> tuple[float, int]:
-    """``(k, n)`` of the ramp: ``k = (2t - 2sn) / (n^2 - n)``; ``n`` shrinks until ``k > 0``."""
+    """``(k, n)`` of the ramp: ``k = (2t - 2sn) / (n^2 - n)``; ``n`` shrinks until ``k > 0``.
+
+    Round ``i`` of the ramp lasts ``s + i k`` seconds, so its ``n`` rounds take
+    ``n s + k n (n - 1) / 2 = t`` (the module docstring; Pilot, Li et al., MASCOTS 2016).
+
+    Parameters
+    ----------
+    s : float
+        the duration of the calibration round (seconds).
+    t : float
+        the time the ramp's rounds should take together (``first_estimate_s``).
+    n : int
+        the ramp's rounds wanted (``first_estimate_rounds``); fewer when ``s n >= t``.
+
+    Returns
+    -------
+    tuple of (float, int)
+        the increment ``k`` (seconds per round) and the rounds ``n``; ``(0.0, 0)`` (no ramp)
+        when fewer than 3 rounds fit or ``s <= 0``.
+
+    Examples
+    --------
+    >>> ramp_increment(2.0, 10.0, 8)  # n = 4 fit: 4 * 2 + k * 6 = 10
+    (0.3333333333333333, 4)
+    >>> ramp_increment(4.0, 10.0, 8)  # two rounds fit: no ramp
+    (0.0, 0)
+    """
     if s <= 0:
         return 0.0, 0
     n = min(n, math.ceil(t / s) - 1)

@@ -112,10 +112,31 @@ def parse_reading(line: str, name: str, lineno: int, *, allow_negative: bool
     """The reading on one line of a readings file or stream: None for a blank line or a ``#``
     comment; otherwise a finite number (>= 0 unless ``allow_negative``).
 
+    Parameters
+    ----------
+    line : str
+        the line read (surrounding white space ignored).
+    name : str
+        the file or stream it was read from, named in the error.
+    lineno : int
+        its line number (1-based), named in the error.
+    allow_negative : bool
+        a negative reading is accepted (centred or differenced readings).
+
     Raises
     ------
     InputError
         naming ``name``, ``lineno`` and the text, when the line is not such a number.
+
+    Examples
+    --------
+    >>> parse_reading(" 0.25\\n", "times.txt", 3, allow_negative=False)
+    0.25
+    >>> parse_reading("# warm-up", "times.txt", 1, allow_negative=False) is None
+    True
+    >>> parse_reading("-1", "times.txt", 4, allow_negative=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    perfcast.errors.InputError: times.txt, line 4: negative reading -1 (expected ...)
     """
     s = line.strip()
     if not s or s.startswith("#"):

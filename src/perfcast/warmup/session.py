@@ -32,6 +32,15 @@ def stop_reason(records: list[RoundRecord], an: SessionAnalysis,
                 settings: SessionSettings) -> str | None:
     """Why the session stops now, or None to run another round.
 
+    Parameters
+    ----------
+    records : list of RoundRecord
+        the rounds run so far, in order.
+    an : SessionAnalysis
+        their analysis (the CI of the stable readings and the WPS regression).
+    settings : SessionSettings
+        the session's settings (``limits`` and ``ci.target_relative_width``).
+
     Returns
     -------
     str or None

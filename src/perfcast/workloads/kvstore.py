@@ -40,7 +40,26 @@ import numpy as np
 
 
 def shares(units: int, threads: int, imbalance: float) -> list[int]:
-    """Requests per worker: weights ``1 + imbalance * (threads - 1 - i) / (threads - 1)``."""
+    """Requests per worker: weights ``1 + imbalance * (threads - 1 - i) / (threads - 1)``.
+
+    Worker ``i`` gets ``floor(units * w_i / sum(w))`` requests; the first also gets what the
+    rounding leaves, so the shares add up to ``units``. Worker 0 has the most: once the lighter
+    workers finish, fewer serve the rest (the cool-down of the module docstring).
+
+    Parameters
+    ----------
+    units : int
+        the requests to share.
+    threads : int
+        the workers (>= 1).
+    imbalance : float
+        the first worker's weight is ``1 + imbalance``, the last's 1 (0: equal shares).
+
+    Examples
+    --------
+    >>> shares(10, 2, 0.5), shares(10, 3, 0.0)
+    ([6, 4], [4, 3, 3])
+    """
     if threads == 1:
         return [units]
     w = np.array([1 + imbalance * (threads - 1 - i) / (threads - 1) for i in range(threads)])

@@ -23,7 +23,32 @@ import numpy as np  # noqa: E402
 
 
 def run(size: int, workers: int, units: int, seed: int = 0) -> float:
-    """Compute ``units`` products, unit i on worker i mod ``workers``; return the seconds."""
+    """Compute ``units`` products, unit i on worker i mod ``workers``; return the seconds.
+
+    Each worker is a forked process and prints ``heartbeat <unit> <worker>`` on stdout per
+    finished product (one ``write``, shorter than ``PIPE_BUF``, so lines never interleave).
+
+    Parameters
+    ----------
+    size : int
+        the matrix dimension N (each product 2 N^3 floating-point operations).
+    workers : int
+        the worker processes W.
+    units : int
+        the products U.
+    seed : int, default=0
+        seeds the random matrices.
+
+    Returns
+    -------
+    float
+        the wall-clock seconds from the first fork to the last worker's exit.
+
+    Raises
+    ------
+    RuntimeError
+        when a worker fails.
+    """
     rng = np.random.default_rng(seed)
     a = rng.random((size, size))
     b = rng.random((size, size))
