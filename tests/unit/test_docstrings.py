@@ -5,7 +5,9 @@ nested inside another function) that takes three or more parameters (``self``/``
 counted) documents each of them in a ``Parameters`` section, and every parameter line of any
 ``Parameters`` section reads ``name : type`` or ``name : type, default=X`` -- the type alone, the
 description on the indented lines below (numpydoc renders whatever follows `` : `` as the type;
-see the numpydoc style guide, https://numpydoc.readthedocs.io/en/latest/format.html).
+see the numpydoc style guide, https://numpydoc.readthedocs.io/en/latest/format.html). A parameter
+with a default in the signature says ``default=`` with that same expression, so the docstring
+cannot drift from the code.
 
 The check reads the source with :mod:`ast` and imports nothing, so it holds for modules whose
 optional dependencies are absent too.
@@ -74,7 +76,35 @@ def _public_functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef, 
     yield from walk(tree.body, "", False)
 
 
+def _signature_defaults(node: ast.FunctionDef) -> dict[str, ast.expr]:
+    """Each parameter with a default in the signature, and that default's expression."""
+    a = node.args
+    positional = [*a.posonlyargs, *a.args]
+    found = {p.arg: d for p, d in zip(positional[len(positional) - len(a.defaults):], a.defaults,
+                                      strict=True)}
+    found.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)
+                  if d is not None})
+    return found
+
+
+def _default_problem(name: str, documented: str | None, defaults: dict[str, ast.expr]
+                     ) -> str | None:
+    """What is wrong with the ``default=`` of ``name`` (None: it agrees with the signature)."""
+    if name not in defaults:
+        return None if documented is None else f"says default={documented}, the signature none"
+    actual = ast.unparse(defaults[name])
+    if documented is None:
+        return f"has no default=, the signature {actual}"
+    try:
+        same = ast.dump(ast.parse(documented, mode="eval").body) == ast.dump(defaults[name])
+    except SyntaxError:
+        same = False
+    return None if same else f"says default={documented}, the signature {actual}"
+
+
 def _parameter_names(node: ast.FunctionDef, is_method: bool) -> list[str]:
+    """The parameters a docstring names: ``self``/``cls`` of a method left out, ``*args`` and
+    ``**kwargs`` with their stars (numpydoc's spelling)."""
     a = node.args
     names = [p.arg for p in (*a.posonlyargs, *a.args)]
     static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
@@ -101,6 +131,8 @@ def _parameters_section(doc: str) -> list[str] | None:
 
 
 def _type_problem(type_: str) -> str | None:
+    """Why the text after `` : `` is a description rather than a type (None: a type). Text in
+    brackets or double backquotes (``dict[str, float]``, ``{'a', 'b'}``) is not read as words."""
     outside = re.sub(r"\[[^\]]*\]|\([^)]*\)|\{[^}]*\}|``[^`]*``", "T", type_)
     if len(type_) > MAX_TYPE_CHARS:
         return f"longer than {MAX_TYPE_CHARS} characters"
@@ -125,15 +157,21 @@ def _problems(path: Path, root: Path = PACKAGE) -> list[str]:
                 found.append(f"{where}: {len(params)} parameters and no Parameters section")
             continue
         documented: list[str] = []
+        defaults = _signature_defaults(node)
         for line in lines:
             m = PARAM_LINE.match(line)
             if m is None:
                 found.append(f"{where}: parameter line {line!r} is not 'name : type'")
                 continue
+            documented += m.group("names").split(", ")
             problem = _type_problem(line.split(" : ", 1)[1])
             if problem:
                 found.append(f"{where}: the type in {line!r} is {problem}")
-            documented += m.group("names").split(", ")
+                continue
+            for name in m.group("names").split(", "):
+                problem = _default_problem(name, m.group("default"), defaults)
+                if problem:
+                    found.append(f"{where}: parameter {name} {problem}")
         bare = {d.lstrip("*") for d in documented}
         missing = [p for p in params if p.lstrip("*") not in bare]
         unknown = sorted(bare - {p.lstrip("*") for p in params})
@@ -167,7 +205,7 @@ def f(a, b, c=1, *, d=None):
         the two operands.
     c : int, default=1
         a count.
-    d : dict of str to float or None
+    d : dict of str to float or None, default=None
         the weights.
 
     Returns
@@ -215,6 +253,13 @@ def f(a, b, *rest):
      ["the type in 'c : int or float or numpy.ndarray or pandas.Series or list, default=1' is "
       "longer than 60"]),
     (_MISSING_AND_UNKNOWN, ["Parameters does not name b, *rest", "Parameters names z"]),
+    (_GOOD.replace("c : int, default=1", "c : int, default=2"),
+     ["parameter c says default=2, the signature 1"]),
+    (_GOOD.replace("c : int, default=1", "c : int"),
+     ["parameter c has no default=, the signature 1"]),
+    (_GOOD.replace("a, b : float", "a, b : float, default=0"),
+     ["parameter a says default=0, the signature none", "parameter b says default=0"]),
+    (_GOOD.replace("c=1", "c=LIMIT").replace("default=1", "default=LIMIT"), []),
     ('def f(a, b):\n    """Two parameters need no section."""\n', []),
     ('def _f(a, b, c):\n    """Private."""\n', []),
     ('def f():\n    def g(a, b, c):\n        """Nested."""\n', []),

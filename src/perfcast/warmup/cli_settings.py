@@ -164,7 +164,7 @@ def command_settings(command: str, values: Mapping[str, Any] | None = None
     command : str
         ``"edm"``, ``"ci"``, ``"wps"``, ``"watch"``, ``"stable"``, or ``"input"`` (how the
         readings are read): a section of ``warmup_cli.schema.yaml``.
-    values : Mapping[str, Any] or None
+    values : Mapping[str, Any] or None, default=None
         Setting -> value for the flags given; a None value (or no mapping) counts as not
         given: the schema's default is used.
 

@@ -71,7 +71,7 @@ def mser_truncation(x: np.ndarray, batch: int = MSER_BATCH) -> Truncation:
     ----------
     x : numpy.ndarray
         the readings, in order.
-    batch : int, default=5
+    batch : int, default=MSER_BATCH
         readings per batch (MSER-5).
 
     Returns
