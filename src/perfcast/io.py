@@ -37,6 +37,23 @@ def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
     InputError
         naming ``path``: a directory, a place that cannot be written (permissions, a missing
         parent that cannot be made, a name too long, a full disk), never a traceback.
+
+    Examples
+    --------
+    A writer that fails leaves nothing behind, neither ``path`` nor its temporary file:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     try:
+    ...         with atomic_path(Path(tmp, "result.csv")) as part:
+    ...             _ = part.write_text("ipc\\n1.5\\n")
+    ...             raise RuntimeError("the job fails half-way")
+    ...     except RuntimeError:
+    ...         pass
+    ...     with atomic_path(Path(tmp, "done.csv")) as part:
+    ...         _ = part.write_text("ipc\\n1.5\\n")
+    ...     sorted(p.name for p in Path(tmp).iterdir())
+    ['done.csv']
     """
     path = Path(path)
     try:
@@ -224,7 +241,21 @@ def require_numeric(df: pd.DataFrame, columns: list[str], path: str | Path) -> N
 
 
 def write_json(obj: Any, path: str | Path) -> None:
-    """Write JSON atomically, keys sorted, so equal results give equal bytes."""
+    """Write JSON atomically, keys sorted, so equal results give equal bytes.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write_json({"b": 1, "a": [0.5]}, Path(tmp, "r.json"))
+    ...     print(Path(tmp, "r.json").read_text(), end="")
+    {
+      "a": [
+        0.5
+      ],
+      "b": 1
+    }
+    """
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
 
