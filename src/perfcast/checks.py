@@ -46,7 +46,7 @@ def read_text(path: str | Path) -> str:
     """
     p = input_file(path)
     try:
-        return p.read_text()
+        return p.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(p, f"not a text file (byte {exc.start}: {exc.reason})",
                          expected="UTF-8 text") from None

@@ -123,4 +123,4 @@ def convert_file(markdown: str | Path, out: str | Path, title: str) -> None:
     """
     from perfcast.io import write_text
 
-    write_text(to_html(Path(markdown).read_text(), title), out)
+    write_text(to_html(Path(markdown).read_text(encoding="utf-8"), title), out)
