@@ -77,9 +77,12 @@ def test_the_stop_point_agrees_with_an_offline_analysis():
     again = assess(x[:stop.n], settings)
     assert again.stop and again.stable == stop.stable and again.used == stop.used
     # ... and the earliest offline stop point is not far before it (the checkpoints overshoot
-    # by at most a step of MIN_STEP or one predicted by the required sample size)
+    # by at most a step of MIN_STEP, or reach the stop the previous analysis predicted)
     first = next(n for n in range(30, stop.n + 1) if assess(x[:n], settings).stop)
-    assert first <= stop.n <= math.ceil(first * (1 + MIN_STEP)) + 1
+    before = ups[-2]
+    predicted = before.stable[0] + before.evidence_readings
+    assert first <= stop.n <= max(math.ceil(first * (1 + MIN_STEP)) + 1, predicted)
+    assert stop.n == predicted or stop.n <= math.ceil(before.n * (1 + MIN_STEP)) + 1
 
 
 def step_warmup(seed: int, n: int, length: int, height_sd: float) -> np.ndarray:
@@ -100,7 +103,9 @@ def test_a_step_warmup_of_200_readings_is_not_stopped_inside(seed):
     assert stop.stop and stop.n > 200
     assert all(not u.stop for u in ups[:-1])
     assert 195 <= stop.stable_begin <= 260  # (MSER may drop a few more)
-    assert stop.ci.lower <= 1.0 <= stop.ci.upper
+    # the plateau's mean, within one CI width (a 95 % CI misses 1 in 20; inside the warm-up the
+    # mean would be 10 widths off)
+    assert abs(stop.ci.mean - 1.0) <= stop.ci.upper - stop.ci.lower
     inside = assess(x[:190], settings)
     assert inside.phase == "stable" and not inside.stop and inside.waiting_for == "sample_size"
 
