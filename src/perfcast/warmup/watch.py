@@ -290,7 +290,26 @@ def stable_ci(x: np.ndarray, stable: tuple[int, int], used: tuple[int, int],
 
 
 class Watcher:
-    """Readings in (:meth:`add`), an :class:`Update` out at each checkpoint."""
+    """Readings in (:meth:`add`), an :class:`Update` out at each checkpoint.
+
+    Parameters
+    ----------
+    settings : WatchSettings
+        the stop rule's settings (:func:`assess`); ``growth`` and ``min_readings`` set the
+        checkpoints (the module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from perfcast.warmup.settings import command_settings
+    >>> w = Watcher(command_settings("watch"))
+    >>> rng = np.random.default_rng(0)
+    >>> ups = [u for v in 1.0 + 0.05 * rng.normal(size=300) if (u := w.add(float(v)))]
+    >>> [u.n for u in ups][:3], ups[0].phase  # the first analysis at min_readings
+    ([30, 45, 68], 'stable')
+    >>> w.analyses == len(ups)
+    True
+    """
 
     def __init__(self, settings: WatchSettings) -> None:
         self.settings = settings
@@ -305,7 +324,18 @@ class Watcher:
         return np.array(self._buf, dtype=float)
 
     def add(self, value: float) -> Update | None:
-        """Append one reading; the analysis when this reading is a checkpoint, else None."""
+        """Append one reading; the analysis when this reading is a checkpoint, else None.
+
+        Parameters
+        ----------
+        value : float
+            the next reading.
+
+        Returns
+        -------
+        Update or None
+            :meth:`analyse`'s result at a checkpoint.
+        """
         self._buf.append(value)
         self.n += 1
         if self.n < self._next:
@@ -313,7 +343,16 @@ class Watcher:
         return self.analyse()
 
     def analyse(self) -> Update:
-        """Analyse all readings so far (:func:`assess`) and set the next checkpoint."""
+        """Analyse all readings so far (:func:`assess`) and set the next checkpoint: ``growth``
+        times the readings so far, or sooner where the analysis predicts the stop (the stable
+        segment's start plus its :func:`evidence_readings`), never less than ``MIN_STEP``
+        further.
+
+        Returns
+        -------
+        Update
+            the analysis of every reading so far.
+        """
         s = self.settings
         n = self.n
         self.analyses += 1
@@ -333,7 +372,32 @@ class Watcher:
 
 def watch(values: Iterable[float], settings: WatchSettings) -> Iterator[Update]:
     """Updates for a stream of readings, ending with the one that says stop (if any) or, when
-    the stream ends first, with an analysis of everything read (``stop`` false unless met)."""
+    the stream ends first, with an analysis of everything read (``stop`` false unless met).
+
+    Parameters
+    ----------
+    values : iterable of float
+        the readings, as they arrive (a generator may be endless: it is read only up to the
+        stop).
+    settings : WatchSettings
+        the stop rule's settings (``perfcast watch``'s flags, :func:`assess`).
+
+    Yields
+    ------
+    Update
+        one per checkpoint (:class:`Watcher`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from perfcast.warmup.settings import command_settings
+    >>> rng = np.random.default_rng(0)
+    >>> x = 1.0 + 0.05 * rng.normal(size=5000)
+    >>> x[:100] += 0.5  # a warm-up of 100 readings, 10 sd high
+    >>> last = list(watch(iter(x), command_settings("watch")))[-1]
+    >>> last.stop, last.stable[0], last.ci.lower <= 1.0 <= last.ci.upper
+    (True, 100, True)
+    """
     w = Watcher(settings)
     last: Update | None = None
     for v in values:
