@@ -217,3 +217,40 @@ def test_watch_uses_the_presets_minimum_number_of_blocks(preset, blocks):
     assert stop.stop and stop.ci.min_samples == blocks
     assert stop.ci.required_readings == stop.ci.q * blocks  # the minimum decides at 50 % width
     assert stop.used[1] - stop.used[0] >= blocks * stop.ci.q
+
+
+def test_the_evidence_is_taken_at_an_upper_bound_of_the_required_sample_size():
+    # i.i.d. readings (sd 5 %, 1 % target: about 384 readings needed). At 700 readings the used
+    # part's CI is within the target and reaches its required sample size, and the segment
+    # holds 1.8 times it; the stop still waits until the segment holds 1.8 times the size at
+    # the variance's upper bound (1 + sqrt(2 / (h - 1)): 5.4 % more at h = 700)
+    settings = command_settings("watch", {"target_relative_width": 0.01})
+    x = 1.0 + 0.05 * np.random.default_rng(3).normal(size=1200)
+    up = assess(x[:700], settings)
+    assert up.stable == (0, 700) and up.used == (312, 700)
+    assert up.ci.relative_width <= 0.01 and up.ci.enough
+    assert 700 >= EVIDENCE * up.ci.required_readings
+    assert up.evidence_readings == math.ceil(
+        EVIDENCE * up.ci.required_readings * (1 + math.sqrt(2 / 699)))
+    assert not up.stop and up.waiting_for == "sample_size"
+    later = assess(x[:740], settings)
+    assert later.stop and 740 >= later.evidence_readings
+
+
+def test_the_ci_of_the_used_readings_takes_the_whole_segments_variance():
+    from perfcast.warmup.ci import mean_ci
+    from perfcast.warmup.watch import stable_ci
+
+    settings = command_settings("watch", {"target_relative_width": 0.01})
+    rng = np.random.default_rng(4)
+    x = np.r_[1.5 + 0.05 * rng.normal(size=100), 1.0 + 0.05 * rng.normal(size=900)]
+    used, whole = stable_ci(x, (100, 1000), (500, 1000), settings)
+    alone = mean_ci(x[100:1000], ac_limit=settings.limit, residual_correction=True,
+                    target_relative_width=0.01, min_samples=settings.samples_min)
+    assert whole.variance == alone.variance and whole.required_readings == alone.required_readings
+    q = whole.q
+    h = 500 // q
+    assert used.n == 500 and used.blocks == h and used.variance == whole.variance
+    assert used.mean == pytest.approx(x[500:500 + h * q].mean())
+    assert used.width == pytest.approx(2 * whole.t * math.sqrt(whole.variance / h))
+    assert used.lower <= 1.0 <= used.upper  # the warm-up (+10 sd) is out of both
