@@ -14,7 +14,7 @@ import pytest
 from perfcast.cli import main
 from perfcast.warmup.settings import command_settings
 from perfcast.warmup.truncation import mser_truncation, stationarity_test
-from perfcast.warmup.watch import EVIDENCE, MIN_STEP, PHASES, Watcher, assess, watch
+from perfcast.warmup.watch import EVIDENCE, MIN_STEP, PHASES, UCB_Z, Watcher, assess, watch
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "methods" / "warmup.md"
 
@@ -111,8 +111,9 @@ def test_a_step_warmup_of_200_readings_is_not_stopped_inside(seed):
 
 
 def test_the_protection_reaches_evidence_times_the_required_sample_and_min_readings_more():
-    # with the defaults (10 %) the plateau (sd 5 %) needs 50 readings: the first 1.8 x 50 are
-    # the evidence, so a warm-up at a constant level of 60 readings is seen and waited for ...
+    # with the defaults (10 %) the plateau (sd 5 %) needs 50 readings: the first EVIDENCE x 50
+    # (at the variance's upper bound) are the evidence, so a warm-up at a constant level of 60
+    # readings is seen and waited for ...
     settings = command_settings("watch")
     stop = list(watch(step_warmup(1, 3000, 60, 2.0), settings))[-1]
     assert stop.stop and stop.n > 60 and stop.stable_begin >= 55
@@ -220,21 +221,21 @@ def test_watch_uses_the_presets_minimum_number_of_blocks(preset, blocks):
 
 
 def test_the_evidence_is_taken_at_an_upper_bound_of_the_required_sample_size():
-    # i.i.d. readings (sd 5 %, 1 % target: about 384 readings needed). At 700 readings the used
+    # i.i.d. readings (sd 5 %, 1 % target: about 384 readings needed). At 660 readings the used
     # part's CI is within the target and reaches its required sample size, and the segment
-    # holds 1.8 times it; the stop still waits until the segment holds 1.8 times the size at
-    # the variance's upper bound (1 + sqrt(2 / (h - 1)): 5.4 % more at h = 700)
+    # holds EVIDENCE times it; the stop still waits until the segment holds EVIDENCE times the
+    # size at the variance's upper bound (1 + UCB_Z sqrt(2 / (h - 1)): 11 % more at h = 660)
     settings = command_settings("watch", {"target_relative_width": 0.01})
     x = 1.0 + 0.05 * np.random.default_rng(3).normal(size=1200)
-    up = assess(x[:700], settings)
-    assert up.stable == (0, 700) and up.used == (312, 700)
+    up = assess(x[:660], settings)
+    assert up.stable == (0, 660) and up.used == (260, 660)
     assert up.ci.relative_width <= 0.01 and up.ci.enough
-    assert 700 >= EVIDENCE * up.ci.required_readings
+    assert 660 >= EVIDENCE * up.ci.required_readings
     assert up.evidence_readings == math.ceil(
-        EVIDENCE * up.ci.required_readings * (1 + math.sqrt(2 / 699)))
+        EVIDENCE * up.ci.required_readings * (1 + UCB_Z * math.sqrt(2 / 659)))
     assert not up.stop and up.waiting_for == "sample_size"
-    later = assess(x[:740], settings)
-    assert later.stop and 740 >= later.evidence_readings
+    later = assess(x[:700], settings)
+    assert later.stop and 700 >= later.evidence_readings
 
 
 def test_the_ci_of_the_used_readings_takes_the_whole_segments_variance():
