@@ -414,7 +414,7 @@ def dependence_factor(scores: np.ndarray, k: int, limit: float = 0.2,
     1954; ``p`` times that with ``p`` means).
 
     A second change inside the segment would pass for strong dependence and hide both (two
-    changes in 200 readings, +1.5 sd then -1 sd: found together in 46 % of series). So the
+    changes in 200 readings, +1.5 sd then -1 sd: found together in 44 % of series). So the
     factor is the smaller of the estimates around two pieces (``k``) and, from
     ``FOUR_PIECES_MIN`` readings on, around four (``k`` and each side's own best split,
     :func:`_side_cuts`), and at most ``CAP`` times
