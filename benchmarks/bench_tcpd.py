@@ -14,8 +14,16 @@ with the dataset's own two metrics, written here from their published definition
 
 Beside the detector with ``perfcast edm``'s defaults (alpha 0.01, ``min_effect`` 0.05) and
 without its effect filter, it scores "no change at all" (the baseline the published table
-starts from). Univariate series without missing values only (those a downloader must fetch
-are scored when present).
+starts from) and, where ruptures (Truong, Oudre & Vayatis 2020) is installed, binary
+segmentation and PELT (Killick, Fearnhead & Eckley 2012) with the setting the dataset's paper
+calls default: a change of mean and variance of normal readings (ruptures' ``normal`` cost,
+twice the negative log-likelihood) with the penalty ``3 log n`` per change point, the leading
+term of MBIC (the changepoint R package's default), segments of at least 2 readings, every
+reading a candidate; binary segmentation also with at most 5 changes (the R package's
+default ``Q`` for it). ruptures is a benchmark-only extra (``pip install -e '.[bench]'``,
+never a dependency of perfcast); without it those two rows are skipped, saying so.
+Univariate series without missing values only (those a downloader must fetch are scored
+when present).
 
 ``TCPD_DIR=/path/to/TCPD python benchmarks/bench_tcpd.py`` (a local copy of the repository:
 ``annotations.json`` and ``datasets/*/*.json``; the data are not ours to ship, so nothing is
@@ -25,6 +33,13 @@ References
 ----------
 G. J. J. van den Burg, C. K. I. Williams, "An Evaluation of Change Point Detection
 Algorithms", arXiv:2003.06222, 2020.
+
+C. Truong, L. Oudre, N. Vayatis, "Selective review of offline change point detection
+methods", Signal Processing 167:107299, 2020, doi:10.1016/j.sigpro.2019.107299 (ruptures).
+
+R. Killick, P. Fearnhead, I. A. Eckley, "Optimal detection of changepoints with a linear
+computational cost", Journal of the American Statistical Association 107(500):1590-1598,
+2012, doi:10.1080/01621459.2012.737745 (PELT).
 
 P. Arbelaez, M. Maire, C. Fowlkes, J. Malik, "Contour Detection and Hierarchical Image
 Segmentation", IEEE TPAMI 33(5):898-916, 2011, doi:10.1109/TPAMI.2010.161 (covering).
@@ -113,6 +128,35 @@ def load(root: Path) -> list[tuple[str, np.ndarray, dict[str, list[int]]]]:
     return out
 
 
+def ruptures_methods() -> dict:
+    """Binary segmentation and PELT of ruptures with the dataset paper's default setting (see the
+    module docstring); empty, saying so, when ruptures is not installed."""
+    try:
+        import ruptures
+    except ImportError:
+        print("ruptures is not installed (pip install -e '.[bench]'): binary segmentation and "
+              "PELT are not scored")
+        return {}
+
+    def run(algo, max_changes: int | None = None):
+        def fn(x: np.ndarray) -> list[int]:
+            if x.shape[0] < 4:
+                return []
+            # standardised: the normal cost is scale-free, its numerics are not
+            y = ((x - x.mean()) / (x.std() or 1.0)).reshape(-1, 1)
+            pen = 3.0 * np.log(x.shape[0])
+            fit = algo(model="normal", min_size=2, jump=1).fit(y)
+            bkps = fit.predict(pen=pen)
+            if max_changes is not None and len(bkps) - 1 > max_changes:
+                bkps = fit.predict(n_bkps=max_changes)  # the first splits, in greedy order
+            return sorted(int(b) for b in bkps if b < x.shape[0])
+        return fn
+
+    return {"binary segmentation (ruptures, normal, 3 log n)": run(ruptures.Binseg),
+            "binary segmentation, at most 5 changes": run(ruptures.Binseg, 5),
+            "PELT (ruptures, normal, 3 log n)": run(ruptures.Pelt)}
+
+
 def main() -> None:
     root = os.environ.get("TCPD_DIR")
     if not root or not (Path(root) / "annotations.json").exists():
@@ -125,6 +169,7 @@ def main() -> None:
         "robust (perfcast edm defaults)": lambda x: edm_robust(x, alpha=0.01, min_effect=0.05),
         "robust, min_effect 0": lambda x: edm_robust(x, alpha=0.01, min_effect=0.0),
     }
+    methods.update(ruptures_methods())
     rows = {}
     for name, fn in methods.items():
         per = []

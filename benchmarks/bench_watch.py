@@ -19,17 +19,21 @@ would:
   AR(1) with phi 0.5, and lognormal (sigma 0.5) readings, each without and with a step warm-up
   (+2 sd for the first 50 readings); the share whose final CI covers the true steady-state
   mean (goal: 95 % within 3 points). The target is set so that i.i.d. readings need 200.
-
 * ``offline``: the exponential warm-ups of ``warmup``, analysed whole: the share whose
   ``perfcast stable`` mean and median CIs cover the plateau, beside ``perfcast edm``'s stable
   segment fed to ``perfcast ci`` (both with their defaults; goal 95 % within 5 points).
 
-``python benchmarks/bench_watch.py [--series N] [--sessions N] [--part P ...]``
 * ``defaults``: every setting at its default on a plateau that needs 50 readings, step
   warm-ups of 50, 100, 200 readings: where the protection ends.
 
+``python benchmarks/bench_watch.py [--series N] [--sessions N] [--part P ...] [--cells C]
+[--evidence E] [--ucb-z Z]``
+
 (P: warmup, nowarmup, coverage, offline, defaults; by default 200 series per cell, 1,000
-sessions per case, all parts) prints tables and writes benchmarks/out/watch_<part>.json.
+sessions per case, all parts; C: all cells of ``warmup`` or the hardest, step, 25 %, +3 sd
+at each n; E and Z: the stop rule's ``EVIDENCE`` and ``UCB_Z`` instead of its own, to
+measure the trade-off between protection and cost) prints tables and writes
+benchmarks/out/watch_<part>.json.
 """
 
 from __future__ import annotations
@@ -44,12 +48,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import save  # noqa: E402
 
+from perfcast.warmup import watch as watch_module  # noqa: E402
 from perfcast.warmup.ci import mean_ci  # noqa: E402
 from perfcast.warmup.cli_settings import command_settings  # noqa: E402
 from perfcast.warmup.watch import watch  # noqa: E402
 
 SD = 0.1
 Z = 1.96
+#: ``--cells hardest``: the warmup part runs only the cells step, 25 %, +3 sd (at each n)
+HARDEST_ONLY = False
 #: mean and sd of exp(N(0, 0.5^2))
 LOGNORMAL_MEAN = float(np.exp(0.125))
 LOGNORMAL_SD = float(np.sqrt((np.exp(0.25) - 1) * np.exp(0.25)))
@@ -89,6 +96,8 @@ def part_warmup(series: int) -> dict:
         for shape in ("step", "exp"):
             for frac in (0.05, 0.15, 0.25):
                 for height in (1.0, 3.0):
+                    if HARDEST_ONLY and (shape, frac, height) != ("step", 0.25, 3.0):
+                        continue
                     rng = np.random.default_rng([n, int(frac * 100), int(height), len(shape)])
                     after = stopped = covered = 0
                     stops = []
@@ -190,33 +199,49 @@ def part_coverage(sessions: int) -> dict:
 
 def part_offline(series: int) -> dict:
     """Offline, exponential warm-ups: coverage of the plateau by ``perfcast stable``'s mean and
-    median CIs, beside ``perfcast edm``'s stable segment fed to ``perfcast ci``."""
+    median CIs, beside ``perfcast edm``'s stable segment fed to ``perfcast ci``, and beside the
+    live rule's estimate of the same segment (its last ``1 / EVIDENCE``, the variance from the
+    whole segment: :func:`perfcast.warmup.watch.stable_ci`), with the mean widths of the two
+    mean CIs."""
     from perfcast.warmup.segments import detect_phases
     from perfcast.warmup.stable import stable_throughput
+    from perfcast.warmup.watch import stable_ci
 
     stable = command_settings("stable")
     edm = command_settings("edm")
+    live = command_settings("watch")
     rows = []
     for n in (1_000, 10_000):
         for frac in (0.05, 0.15, 0.25):
             for height in (1.0, 3.0):
                 rng = np.random.default_rng([n, int(frac * 100), int(height), 9])
-                mean = median = plain = 0
+                mean = median = plain = last = 0
+                widths = [[], []]
                 for _ in range(series):
                     x, _w = warmup_series(rng, n, "exp", frac, height)
                     r = stable_throughput(x, stable)
                     mean += r.mean.lower <= 1.0 <= r.mean.upper
                     median += r.median.lower <= 1.0 <= r.median.upper
+                    s0, s1 = r.stable
+                    used = (s1 - int((s1 - s0) / watch_module.EVIDENCE), s1)
+                    tail, _whole = stable_ci(x, r.stable, used, live)
+                    last += tail.lower <= 1.0 <= tail.upper
+                    widths[0].append(r.mean.width)
+                    widths[1].append(tail.width)
                     a, b = detect_phases(x, edm).stable
                     ci = mean_ci(x[a:b], ac_limit=stable.limit, confidence=stable.confidence,
                                  target_relative_width=stable.target_relative_width)
                     plain += ci.lower <= 1.0 <= ci.upper
                 rows.append({"n": n, "warmup_fraction": frac, "height_sd": height,
                              "series": series, "stable_mean": mean / series,
-                             "stable_median": median / series, "edm_then_ci": plain / series})
+                             "stable_median": median / series, "edm_then_ci": plain / series,
+                             "last_part_mean": last / series,
+                             "width_ratio_last_part": float(np.mean(widths[1])
+                                                            / np.mean(widths[0]))})
                 print(f"n={n:>6} exp {frac:4.0%} +{height:.0f} sd: perfcast stable mean "
                       f"{mean / series:6.1%}, median {median / series:6.1%}; edm then ci "
-                      f"{plain / series:6.1%}", flush=True)
+                      f"{plain / series:6.1%}; last 1/EVIDENCE {last / series:6.1%} (width "
+                      f"x{rows[-1]['width_ratio_last_part']:.2f})", flush=True)
     return {"rows": rows}
 
 
@@ -249,7 +274,20 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--part", choices=("warmup", "nowarmup", "coverage", "offline", "defaults"),
                     action="append")
+    ap.add_argument("--cells", choices=("all", "hardest"), default="all",
+                    help="warmup: every cell, or the hardest (step, 25 %%, +3 sd) at each n")
+    ap.add_argument("--evidence", type=float, default=None,
+                    help="measure the stop rule with this EVIDENCE factor instead of its own "
+                         "(the trade-off of protection against cost)")
+    ap.add_argument("--ucb-z", type=float, default=None,
+                    help="... and this UCB_Z (standard errors of the variance added)")
     args = ap.parse_args()
+    if args.evidence is not None:
+        watch_module.EVIDENCE = args.evidence
+    if args.ucb_z is not None:
+        watch_module.UCB_Z = args.ucb_z
+    global HARDEST_ONLY
+    HARDEST_ONLY = args.cells == "hardest"
     for part in args.part or ("warmup", "nowarmup", "coverage", "offline", "defaults"):
         t = time.process_time()
         if part == "warmup":
