@@ -4,10 +4,13 @@ A program is a shell command template with an optional environment, work amount,
 directory and description. Every stage (counters with the ``perf`` backend, warm-up, sensitivity,
 sweep) renders its commands here, with the same placeholders and the same quoting:
 
-- ``{name}`` where *name* is an identifier (``[A-Za-z_][A-Za-z0-9_]*``) is a placeholder. The
-  stages supply ``{python}`` (the interpreter running perfcast), ``{work}`` (the work amount),
-  ``{seed}`` and, in a sweep, ``{iteration}`` and each parameter. A placeholder nobody supplies
-  is an error naming it, so a misspelt ``{sise}`` never reaches the shell.
+- ``{name}`` where *name* is an identifier (``[A-Za-z_][A-Za-z0-9_]*``) is a placeholder. Every
+  stage supplies the same set (:data:`PLACEHOLDERS`): ``{python}`` (the interpreter running
+  perfcast), ``{work}`` (the program's ``work``; the warm-up's planner chooses it per round, a
+  sweep may sweep it) and ``{seed}`` (the workflow's ``seed``). A sweep adds ``{iteration}`` and
+  each of its parameters (:data:`STAGE_PLACEHOLDERS`). :func:`check_program` checks a program
+  against this set when the stage loads it; a placeholder nobody supplies is an error naming it,
+  so a misspelt ``{sise}`` never reaches the shell.
 - Every other brace is literal: ``awk '{print $1}'`` or the shell's ``${HOME}`` (a ``{name}``
   right after ``$``) need no escaping. ``{{`` and
   ``}}`` stand for literal braces where the text between them would look like a placeholder
@@ -23,10 +26,17 @@ sweep) renders its commands here, with the same placeholders and the same quotin
 
 A stage's own entry either defines a program (the same keys) or names one of the top-level map
 (``program: NAME``, or the stage entry's own name with no ``command``); local keys override.
+The keys are defined once, in ``src/perfcast/schemas/definitions.schema.yaml`` (``$defs/program``).
+
+``cwd`` is the directory the program runs in, relative to the workflow's working directory (the
+directory ``snakemake`` or ``perfcast`` runs in) unless absolute; every stage's runner runs the
+program there (:func:`run_dir` checks it exists). Without ``cwd`` a program runs in the working
+directory itself.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import sys
@@ -38,6 +48,16 @@ from perfcast.errors import InputError
 
 #: keys that define a program (the top-level ``programs:`` map has these and no others)
 DEFINITION_KEYS = ("command", "env", "work", "cwd", "description")
+#: the placeholders every stage supplies to every program: ``{python}`` (this interpreter),
+#: ``{work}`` (the work amount) and ``{seed}`` (the workflow's seed)
+PLACEHOLDERS = ("python", "work", "seed")
+#: what each stage supplies besides :data:`PLACEHOLDERS` (a sweep also each of its parameters)
+STAGE_PLACEHOLDERS: Mapping[str, tuple[str, ...]] = {
+    "counters": (), "warmup": (), "sensitivity": (), "sweep": ("iteration",),
+}
+#: stages that choose ``{work}`` themselves, whatever the program's ``work`` (the warm-up's
+#: planner doubles it round after round)
+WORK_SUPPLIED = ("warmup",)
 _TOKEN = re.compile(r"\{\{|\}\}|(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -234,3 +254,115 @@ class Program:
         vals = self.values(**values)
         return {k: render(v, vals, shell=False, where=f"program {self.name!r}, env {k}")
                 for k, v in self.env.items()}
+
+
+def stage_placeholders(stage: str, parameters: Iterable[str] = ()) -> tuple[str, ...]:
+    """The placeholders ``stage`` supplies: :data:`PLACEHOLDERS`, the stage's own
+    (:data:`STAGE_PLACEHOLDERS`) and, in a sweep, its ``parameters``.
+
+    Parameters
+    ----------
+    stage : str
+        ``counters``, ``warmup``, ``sensitivity`` or ``sweep``.
+    parameters : iterable of str, default=()
+        A sweep campaign's parameter names.
+
+    Returns
+    -------
+    tuple of str
+        Without repeats, in that order.
+
+    Examples
+    --------
+    >>> stage_placeholders("warmup")
+    ('python', 'work', 'seed')
+    >>> stage_placeholders("sweep", ["size", "work"])
+    ('python', 'work', 'seed', 'iteration', 'size')
+    """
+    if stage not in STAGE_PLACEHOLDERS:
+        raise ValueError(f"unknown stage {stage!r}: one of {sorted(STAGE_PLACEHOLDERS)}")
+    return tuple(dict.fromkeys((*PLACEHOLDERS, *STAGE_PLACEHOLDERS[stage], *parameters)))
+
+
+def check_program(program: Program, stage: str, *, parameters: Iterable[str] = (),
+                  where: str) -> set[str]:
+    """Check that ``stage`` can run ``program``: its command and each environment value use only
+    the stage's placeholders (:func:`stage_placeholders`) and are quoted as :func:`render`
+    needs, and a ``{work}`` has a value (the program's ``work``, the stage's own, or a swept
+    parameter). Every stage calls this one check when it loads a program.
+
+    Parameters
+    ----------
+    program : Program
+        The resolved program (:meth:`Program.from_config`).
+    stage : str
+        The stage that runs it (:data:`STAGE_PLACEHOLDERS`).
+    parameters : iterable of str, default=()
+        A sweep campaign's parameter names.
+    where : str
+        Names the program in an error message.
+
+    Returns
+    -------
+    set of str
+        The placeholders the command and the environment use.
+
+    Raises
+    ------
+    InputError
+        an unknown placeholder, bad quoting, or ``{work}`` without a work amount.
+
+    Examples
+    --------
+    >>> p = Program("demo", "{python} -m demo --n {work} --seed {seed}", env={"S": "{seed}"},
+    ...             work=8)
+    >>> sorted(check_program(p, "sensitivity", where="demo"))
+    ['python', 'seed', 'work']
+    >>> check_program(p, "counters", where="demo") == check_program(p, "sweep", where="demo")
+    True
+    """
+    parameters = tuple(parameters)
+    allowed = stage_placeholders(stage, parameters)
+    used = check_placeholders(program.command, allowed, where=where)
+    for key, value in program.env.items():
+        used |= check_placeholders(value, allowed, where=f"{where}: env {key}")
+    if ("work" in used and program.work is None and stage not in WORK_SUPPLIED
+            and "work" not in parameters):
+        raise InputError(None, f"{where}: {{work}} in {program.command!r} but no work amount",
+                         expected="work: in the program's definition"
+                                  + (" or a swept parameter named work" if stage == "sweep"
+                                     else ""))
+    return used
+
+
+def run_dir(cwd: str | None, *, where: str) -> str | None:
+    """The directory a program with working directory ``cwd`` runs in, checked to exist.
+
+    Parameters
+    ----------
+    cwd : str or None
+        The program's ``cwd``: relative to the current working directory (in a workflow job,
+        the workflow's working directory) or absolute; None runs the program there itself.
+    where : str
+        Names the program in an error message.
+
+    Returns
+    -------
+    str or None
+        ``cwd`` unchanged (None stays None), for ``subprocess``'s ``cwd``.
+
+    Raises
+    ------
+    InputError
+        ``cwd`` is not an existing directory.
+
+    Examples
+    --------
+    >>> run_dir(".", where="demo"), run_dir(None, where="demo")
+    ('.', None)
+    """
+    if cwd is not None and not os.path.isdir(cwd):
+        raise InputError(None, f"{where}: cwd {cwd!r} is not a directory (relative to "
+                         f"{os.getcwd()})", expected="an existing directory, relative to the "
+                                                    "workflow's working directory or absolute")
+    return cwd

@@ -244,6 +244,9 @@ def _check(name: str, schema: dict, data: Any, where: str | None) -> None:
     except jsonschema.ValidationError as exc:
         key = ".".join(str(p) for p in exc.absolute_path) or "(top level)"
         message = exc.message
+        if exc.validator == "not" and isinstance(exc.schema, dict) and exc.schema.get(
+                "description"):  # a key refused on purpose: say why, not "should not be valid"
+            message = f"{_clip(exc.instance)} is not accepted here: {exc.schema['description']}"
         if isinstance(exc.instance, float) and not math.isfinite(exc.instance):
             message = f"{exc.instance} is not a finite number ({message})"
         raise InputError(where, f"{name}: {_cut(key, MAX_MESSAGE // 2)}: "

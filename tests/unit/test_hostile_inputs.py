@@ -438,7 +438,7 @@ def _sweep_render(template: str, value: str) -> str:
     s = from_section(SweepSettings, {"campaigns": {"c": {"command": template,
                                                          "parameters": {"v": [1, 2]}}}},
                      "sweep")
-    c = parse_campaign("c", s.campaigns["c"])
+    c = parse_campaign("c", s.campaigns["c"], seed=1)
     return c.render(c.command, {"v": value}, 1)
 
 

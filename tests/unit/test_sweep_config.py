@@ -21,6 +21,8 @@ from perfcast.sweep import settings as st
 from perfcast.sweep.space import expand_range, parameter_values, point_id, product_points
 
 PY = shlex.quote(sys.executable)
+#: the workflow seed the campaigns are parsed with (their {seed})
+SEED = 7
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +39,8 @@ def campaign(**overrides):
 def sweep(campaigns=None, programs=None, **section):
     """The campaigns as the workflow checks them: the schema (defaults filled), then the
     package."""
-    return cpp.parse_sweep(validate({"campaigns": campaigns or {}, **section}, "sweep"), programs)
+    return cpp.parse_sweep(validate({"campaigns": campaigns or {}, **section}, "sweep"), programs,
+                           seed=SEED)
 
 
 def parse(spec, programs=None, name="demo"):
@@ -198,6 +201,42 @@ def test_unused_parameter_and_empty_range_refused():
 def test_reserved_parameter_names_refused():
     with pytest.raises(InputError, match="'iteration' is reserved"):
         parse({"command": "prog {iteration}", "parameters": {"iteration": [1]}})
+    with pytest.raises(InputError, match="'python' is reserved"):
+        parse({"command": "prog {python}", "parameters": {"python": [1]}})
+
+
+def test_seed_and_work_as_in_every_stage():
+    """{seed} is the workflow's seed (a parameter named seed sweeps it); {work} is the
+    campaign's or its program's work (a parameter named work sweeps it), else refused."""
+    c = parse({"command": "prog {n} --seed {seed}", "env": {"S": "{seed}"},
+               "parameters": {"n": [1]}})
+    rp = run(c, "n~1", 1)
+    assert rp.command == f"prog 1 --seed {SEED}" and rp.env == {"S": str(SEED)}
+    swept = parse({"command": "prog --seed {seed}", "parameters": {"seed": [1, 2]}})
+    assert run(swept, "seed~2", 1).command == "prog --seed 2"
+    own = parse({"command": "prog {n} {work}", "work": 4, "parameters": {"n": [1]}})
+    assert run(own, "n~1", 1).command == "prog 1 4"
+    with pytest.raises(InputError, match=r"\{work\} is used but has no value"):
+        parse({"command": "prog {n} {work}", "parameters": {"n": [1]}})
+
+
+def test_cwd_from_the_campaign_or_its_program_is_where_the_run_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    programs = {"pwd": {"command": "pwd > out.txt; echo {n} > /dev/null", "cwd": "a"}}
+    c = parse({"program": "pwd", "parameters": {"n": [1]}, "iterations": 1,
+               "before": "touch before.txt", "after": "touch after.txt"}, programs)
+    assert c.cwd == "a"
+    rec = runner.run_point(run(c, "n~1", 1))
+    assert rec["status"] == "ok", rec["errors"]
+    assert (tmp_path / "a" / "out.txt").read_text().strip() == str((tmp_path / "a").resolve())
+    assert {p.name for p in (tmp_path / "a").glob("*.txt")} == {"out.txt", "before.txt",
+                                                                "after.txt"}
+    over = parse({"program": "pwd", "cwd": "a/b", "parameters": {"n": [1]}}, programs)
+    assert over.cwd == "a/b"
+    gone = parse({"program": "pwd", "cwd": "nowhere", "parameters": {"n": [1]}}, programs)
+    with pytest.raises(InputError, match="campaign 'demo': cwd 'nowhere' is not a directory"):
+        runner.run_point(run(gone, "n~1", 1))
 
 
 def test_program_from_programs_map():
@@ -339,7 +378,7 @@ def test_settings_are_the_schemas_keys_without_defaults(sweep_schema, cls, path)
 
 def test_embedded_default_config_validates_and_parses(repo):
     cfg = validate(yaml.safe_load((repo / "config" / "config.yaml").read_text()), "config")
-    parsed = cpp.parse_sweep(cfg["sweep"], cfg["programs"])
+    parsed = cpp.parse_sweep(cfg["sweep"], cfg["programs"], seed=cfg["seed"])
     (name, c), = parsed.campaigns.items()
     assert len(c.parameters) >= 2 and len(c.points()) * c.iterations <= 24
     assert dataclasses.replace(parsed.fit, normal_form=None) == st.FitSettings(
@@ -390,4 +429,4 @@ def test_schema_refuses_unknown_keys():
 
 def test_unvalidated_section_is_refused():
     with pytest.raises(InputError, match="missing setting"):
-        cpp.parse_sweep({"campaigns": {"demo": campaign()}})
+        cpp.parse_sweep({"campaigns": {"demo": campaign()}}, seed=SEED)

@@ -35,7 +35,8 @@ def sensor_set(**given):
 def params(command, sensors_=None, **kw):
     """The settings of one run (rule sweep_run's), built as the workflow builds them."""
     p = {"campaign": "t", "point": "x~1", "iteration": 1, "parameters": {"x": 1},
-         "command": command, "before": "", "after": "", "env": {}, "timeout_s": 30,
+         "command": command, "before": "", "after": "", "env": {}, "cwd": None,
+         "timeout_s": 30,
          "fail_fast": False, "sensors": as_params(sensor_set(**(sensors_ or {}))),
          "stop_marker": "/nonexistent/STOPPED.json", "failed_record": "/nonexistent/f.json"}
     p.update(kw)
@@ -338,7 +339,7 @@ def test_cli_sweep_import_writes_what_the_rule_writes(tmp_path, capsys):
     arpe_campaign(tmp_path / "results", [(1, 2), (2, 2), (4, 8)], iterations=2)
     section = {"imports": {"old": {"path": str(tmp_path / "results"),
                                    "parameters": ["threads", "size"]}}}
-    params = as_params(parse_sweep(validate(section, "sweep")).import_settings("old"))
+    params = as_params(parse_sweep(validate(section, "sweep"), seed=1).import_settings("old"))
     rule_out = tmp_path / "rule.parquet"
     import_table(build(ImportTableSettings, params), out=rule_out)
     cli_out = tmp_path / "cli.parquet"

@@ -306,11 +306,13 @@ def import_settings(args: argparse.Namespace):
     >>> import_settings(args)
     ImportTableSettings(campaign='old', path='results', parameters=('threads',))
     """
-    from perfcast.settings import validate
+    from perfcast.settings import schema_default, validate
     from perfcast.sweep.campaign_parser import parse_sweep
 
     section = {"imports": {args.campaign: {"path": args.path, "parameters": args.parameters}}}
-    return parse_sweep(validate(section, "sweep")).import_settings(args.campaign)
+    # an import runs nothing: the seed (of campaigns' {seed}) is the config's default
+    return parse_sweep(validate(section, "sweep"),
+                       seed=schema_default("config", "seed")).import_settings(args.campaign)
 
 
 def _import(args: argparse.Namespace) -> int:

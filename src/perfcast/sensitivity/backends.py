@@ -19,6 +19,7 @@ from typing import Protocol
 
 from perfcast.errors import HostCapabilityError, InputError
 from perfcast.process import RunResult, run_measured
+from perfcast.program import run_dir
 from perfcast.sensitivity import cgroups, netshape
 from perfcast.sensitivity.devices import block_device
 from perfcast.sensitivity.metrics import MetricNotFound, repeat_ci
@@ -84,7 +85,8 @@ class CgroupBackend:
         ------
         InputError
             ``cpu_cores`` goes beyond the CPUs available, a network dimension without
-            ``network.interface``, or an interface that does not exist.
+            ``network.interface``, an interface that does not exist, or a program ``cwd`` that
+            is not a directory (:func:`perfcast.program.run_dir`).
         """
         self.settings = settings
         self.program = settings.program
@@ -112,6 +114,8 @@ class CgroupBackend:
             self.net_mode = "net_cls" if "net_cls" in v1 and cg.version != "v2" else "interface"
         self.command = settings.program.definition.render(seed=settings.seed)
         self.env = settings.program.definition.render_env(seed=settings.seed)
+        self.cwd = run_dir(settings.program.definition.cwd,
+                           where=f"sensitivity program {settings.program.name!r}")
 
     def _name(self, kind: str) -> str:
         return next(d.name for d in self.model.dims if d.kind == kind)
@@ -146,7 +150,7 @@ class CgroupBackend:
         with cgroups.fresh_cgroup(limits, version=s.cgroup.version, parent=s.cgroup.parent,
                                   prefix=s.cgroup.prefix) as cg, net:
             joins = bool(cg.procs_files)
-            res = run_measured(self.command, env=self.env, cwd=self.program.definition.cwd,
+            res = run_measured(self.command, env=self.env, cwd=self.cwd,
                                timeout_s=s.timeout_s,
                                preexec_fn=cg.attach_self if joins else None,
                                on_start=monitor.start if monitor else None)

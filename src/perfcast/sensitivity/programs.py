@@ -4,8 +4,9 @@ A program is a :class:`perfcast.program.Program`: the stage's own ``sensitivity.
 either carries the definition (``command``, ``env``, ``work``, ``cwd``, ``description``: the keys
 of the top-level ``programs:`` map that every stage shares) or names an entry of that map
 (``program: NAME``, or no ``command`` and the same name); local keys override. Commands are
-rendered by :meth:`perfcast.program.Program.render` (``{python}``, ``{work}``, ``{seed}``:
-:data:`PLACEHOLDERS`).
+rendered by :meth:`perfcast.program.Program.render` with the placeholders every stage supplies
+(``{python}``, ``{work}``, ``{seed}``: :data:`perfcast.program.PLACEHOLDERS`), checked by
+:func:`perfcast.program.check_program`.
 What this stage adds is the :class:`~perfcast.sensitivity.metrics.Metric` that reads a run's
 performance, and, for backend ``replay``, the program's name in the measurement table.
 """
@@ -16,12 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from perfcast.program import Program, check_placeholders
+from perfcast.program import Program, check_program
 from perfcast.sensitivity.metrics import Metric
 from perfcast.settings import build
-
-#: placeholders a profiled program's command and environment may use besides ``{python}``
-PLACEHOLDERS = ("work", "seed")
 
 
 @dataclass(frozen=True)
@@ -62,8 +60,8 @@ class ProfiledProgram:
         ------
         InputError
             the entry names a program that is not in ``programs``, has no command, or its
-            command or environment uses a placeholder other than ``{python}``, ``{work}`` and
-            ``{seed}``.
+            command or environment uses a placeholder the stages do not supply, or ``{work}``
+            without a work amount (:func:`perfcast.program.check_program`).
 
         Examples
         --------
@@ -76,11 +74,7 @@ class ProfiledProgram:
         ('small', 'run 2', 'runtime_s', 'small')
         """
         definition = Program.from_config(name, entry, programs, stage="sensitivity")
-        check_placeholders(definition.command, PLACEHOLDERS,
-                           where=f"sensitivity program {name!r}")
-        for key, value in definition.env.items():
-            check_placeholders(value, PLACEHOLDERS,
-                               where=f"sensitivity program {name!r}, env {key}")
+        check_program(definition, "sensitivity", where=f"sensitivity program {name!r}")
         return cls(definition=definition,
                    metric=build(Metric, entry["metric"], where=f"sensitivity program {name!r}"
                                 " metric"),

@@ -106,9 +106,10 @@ class Analysis:
 class Campaign:
     """A checked campaign: its parameters expanded, its templates known to be complete.
 
-    ``constants`` are placeholders that are not parameters (the program's ``{work}`` when
-    ``work`` is not swept); ``threads`` is a number of cores or the name of the parameter
-    giving it.
+    ``constants`` are placeholders that are not parameters (the workflow's ``{seed}`` and the
+    program's ``{work}``, each unless swept); ``cwd`` is where the runs and their ``before`` and
+    ``after`` commands run (None: the workflow's working directory); ``threads`` is a number of
+    cores or the name of the parameter giving it.
     """
 
     name: str
@@ -125,6 +126,7 @@ class Campaign:
     sensors: Sensors
     analysis: Analysis
     constants: Mapping[str, Any]
+    cwd: str | None
 
     @cached_property
     def _index(self) -> dict[str, dict[str, Value]]:
@@ -216,7 +218,7 @@ class Campaign:
         ...              iterations=1, before="", after="", env={"N": "{n}"}, timeout_s=60.0,
         ...              fail_fast=False, threads=1, mem_mb=100,
         ...              sensors=Sensors((), False, {}, None),
-        ...              analysis=Analysis({}, (), ()), constants={})
+        ...              analysis=Analysis({}, (), ()), constants={}, cwd=None)
         >>> c.point_ids()
         ['n~1', 'n~2']
         >>> s = c.run_settings("n~2", 1, stop_marker="STOP.json", failed_record="f.json")
@@ -235,6 +237,7 @@ class Campaign:
             before=self.render(self.before, point, iteration, where="before"),
             after=self.render(self.after, point, iteration, where="after"),
             env=self.run_env(point, iteration),
+            cwd=self.cwd,
             timeout_s=self.timeout_s,
             fail_fast=self.fail_fast,
             sensors=self.run_sensors(point, iteration),

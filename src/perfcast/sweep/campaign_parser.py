@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from perfcast.errors import InputError
-from perfcast.program import Program, check_placeholders
+from perfcast.program import Program, check_placeholders, stage_placeholders
 from perfcast.settings import build
 from perfcast.sweep import expressions
 from perfcast.sweep.campaign import (
@@ -41,8 +41,12 @@ from perfcast.sweep.settings import (
 )
 from perfcast.sweep.space import is_numeric, parameter_values
 
-#: placeholders every template may use besides the parameters (``{python}`` is always known)
-RESERVED = ("python", "iteration")
+#: placeholders a campaign may sweep: a parameter of that name supplies it (over the program's
+#: ``work`` or the workflow's ``seed``)
+SWEPT_PLACEHOLDERS = ("work", "seed")
+#: placeholder names no parameter may take (every run is given them)
+RESERVED = tuple(p for p in stage_placeholders("sweep") if p not in SWEPT_PLACEHOLDERS)
+
 #: effects modelled when a campaign lists no models (ARPE models real, user and sys time)
 DEFAULT_TARGETS = ("wall_s", "user_s", "sys_s")
 #: the heartbeat lines of ``heartbeat: true``: lines starting with the word ``heartbeat``
@@ -51,13 +55,19 @@ HEARTBEAT_LINES = r"^heartbeat\b"
 SHORTHAND_MODE = "after"
 
 
-def _check_templates(name: str, templates: Mapping[str, str], allowed: set[str],
-                     parameters: Sequence[str]) -> None:
-    """Every placeholder known (:func:`perfcast.program.check_placeholders`), every parameter
+def _check_templates(name: str, templates: Mapping[str, str], parameters: Sequence[str],
+                     values: Mapping[str, Any]) -> None:
+    """Every placeholder one the sweep supplies (:func:`perfcast.program.stage_placeholders`)
+    and given a value (``{work}``: the program's ``work`` or a swept ``work``), every parameter
     used somewhere."""
+    allowed = stage_placeholders("sweep", parameters)
     used: set[str] = set()
     for key, tpl in templates.items():
         used |= check_placeholders(tpl, allowed, where=f"campaign {name!r}, {key}")
+    if "work" in used and "work" not in values and "work" not in parameters:
+        raise InputError(None, f"campaign {name!r}: {{work}} is used but has no value",
+                         expected="work: in the campaign or its program, or a swept parameter "
+                                  "named work")
     unused = [p for p in parameters if p not in used]
     if unused:
         raise InputError(None, f"campaign {name!r}: parameter(s) {unused} appear in no "
@@ -181,17 +191,18 @@ def parse_analysis(where: str, derived: Mapping[str, str], models: Sequence[Mode
 def _program(name: str, settings: SweepCampaignSettings,
              programs: Mapping[str, Any]) -> Program:
     """The campaign's program (:meth:`perfcast.program.Program.from_config`): its own
-    ``command``, or the ``program:`` it names with ``command`` overriding; env is merged
-    separately (the campaign's keys over the program's)."""
+    ``command``, ``work`` and ``cwd``, or those of the ``program:`` it names, the campaign's
+    overriding; env is merged separately (the campaign's keys over the program's)."""
     if settings.program is None and settings.command is None and name not in programs:
         raise InputError(None, f"campaign {name!r}: no command",
                          expected="command: or program: (a name in the top-level programs:)")
-    return Program.from_config(name, {"program": settings.program, "command": settings.command},
+    return Program.from_config(name, {"program": settings.program, "command": settings.command,
+                                      "work": settings.work, "cwd": settings.cwd},
                                programs, stage="sweep campaign")
 
 
 def parse_campaign(name: str, settings: SweepCampaignSettings,
-                   programs: Mapping[str, Any] | None = None) -> Campaign:
+                   programs: Mapping[str, Any] | None = None, *, seed: int) -> Campaign:
     """Check one campaign and expand its parameters (see the module docstring).
 
     Parameters
@@ -202,6 +213,8 @@ def parse_campaign(name: str, settings: SweepCampaignSettings,
         Its settings, built from the validated section.
     programs : mapping of str to object, optional
         The top-level ``programs:`` map (``program:`` names one of it).
+    seed : int
+        The workflow's seed (the ``{seed}`` placeholder, as in every stage).
 
     Returns
     -------
@@ -210,26 +223,28 @@ def parse_campaign(name: str, settings: SweepCampaignSettings,
     Raises
     ------
     InputError
-        an unknown program, a reserved parameter name (``python``, ``iteration``, or ``work``
-        when the program gives ``{work}``), an unknown placeholder, a parameter no template
-        uses, a bad range, a ``threads: "{p}"`` whose values are not positive integers, a
-        parameter named like a sensor column, or a bad model (:func:`parse_analysis`).
+        an unknown program, a reserved parameter name (:data:`RESERVED`: ``python``,
+        ``iteration``; a parameter named ``work`` or ``seed`` supplies that placeholder), an
+        unknown placeholder, ``{work}`` without a value, a parameter no template uses, a bad
+        range, a ``threads: "{p}"`` whose values are not positive integers, a parameter named
+        like a sensor column, or a bad model (:func:`parse_analysis`).
     """
     where = f"campaign {name!r}"
     program = _program(name, settings, programs or {})
     env = {**program.env, **{k: str(v) for k, v in settings.env.items()}}
     parameters = {p: parameter_values(p, v) for p, v in settings.parameters.items()}
-    # the program's {work}, unless the campaign sweeps it
-    constants = {"work": program.work} if program.work is not None \
-        and "work" not in parameters else {}
+    # the workflow's seed and the program's work, unless the campaign sweeps them
+    constants = {k: v for k, v in (("seed", seed), ("work", program.work))
+                 if v is not None and k not in parameters}
     for p in parameters:
-        if p in RESERVED or p in constants:
-            raise InputError(None, f"{where}: parameter name {p!r} is reserved")
+        if p in RESERVED:
+            raise InputError(None, f"{where}: parameter name {p!r} is reserved",
+                             expected=f"a name other than {RESERVED}")
     sensors = parse_sensors(name, settings.sensors)
     templates = {"command": program.command, "before": settings.before, "after": settings.after}
     templates |= {f"env {k}": v for k, v in env.items()}
     templates |= {f"sensor {k}": s.command for k, s in sensors.custom.items()}
-    _check_templates(name, templates, {*parameters, *RESERVED, *constants}, list(parameters))
+    _check_templates(name, templates, list(parameters), constants)
     threads = settings.threads
     if isinstance(threads, str):
         tname = threads.strip()[1:-1]  # "{name}", as the schema's pattern says
@@ -252,6 +267,7 @@ def parse_campaign(name: str, settings: SweepCampaignSettings,
         iterations=settings.iterations, before=settings.before, after=settings.after, env=env,
         timeout_s=float(settings.timeout_s), fail_fast=settings.fail_fast, threads=threads,
         mem_mb=settings.mem_mb, sensors=sensors, analysis=analysis, constants=constants,
+        cwd=program.cwd,
     )
 
 
@@ -277,7 +293,7 @@ def parse_import(name: str, settings: ImportSettings) -> ImportSpec:
 
 
 def parse_sweep(section: Mapping[str, Any] | None,
-                programs: Mapping[str, Any] | None = None) -> SweepConfig:
+                programs: Mapping[str, Any] | None = None, *, seed: int) -> SweepConfig:
     """Check the whole ``sweep:`` section: every campaign, import and the paper's choice.
 
     Parameters
@@ -288,6 +304,8 @@ def parse_sweep(section: Mapping[str, Any] | None,
         None: no sweep (no campaigns, no imports).
     programs : mapping of str to object, optional
         The top-level ``programs:`` map.
+    seed : int
+        The workflow's seed (``{seed}`` in a campaign's templates).
 
     Returns
     -------
@@ -308,7 +326,7 @@ def parse_sweep(section: Mapping[str, Any] | None,
     ...     "command": "mm --size {size} --workers {workers}",
     ...     "parameters": {"size": {"start": 128, "stop": 512, "step": 2, "log": True},
     ...                    "workers": [1, 2]}}}}, "sweep")
-    >>> mm = parse_sweep(section).campaigns["mm"]
+    >>> mm = parse_sweep(section, seed=1).campaigns["mm"]
     >>> len(mm.points()), mm.iterations, mm.point_ids()[-1]
     (6, 3, 'size~512_workers~2')
     >>> [m.name for m in mm.analysis.models]
@@ -317,7 +335,8 @@ def parse_sweep(section: Mapping[str, Any] | None,
     if section is None:
         return SweepConfig(campaigns={}, imports={}, fit=None, paper_campaigns=())
     settings = build(SweepSettings, section, where="sweep")
-    campaigns = {n: parse_campaign(n, s, programs) for n, s in settings.campaigns.items()}
+    campaigns = {n: parse_campaign(n, s, programs, seed=seed)
+                 for n, s in settings.campaigns.items()}
     imports = {n: parse_import(n, s) for n, s in settings.imports.items()}
     both = sorted(set(campaigns) & set(imports))
     if both:

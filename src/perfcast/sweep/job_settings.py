@@ -47,6 +47,7 @@ class RunSettings:
     before: str
     after: str
     env: Mapping[str, str]
+    cwd: str | None
     timeout_s: float
     fail_fast: bool
     sensors: Sensors

@@ -122,7 +122,7 @@ def run_record(settings: RunSettings, *, out: str | Path, perf_binary: str = "pe
     >>> from perfcast.sweep.campaign import Sensors
     >>> from perfcast.sweep.job_settings import RunSettings
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     s = RunSettings("demo", "n~1", 1, {"n": 1}, "exit 0", "", "", {}, 10.0, False,
+    ...     s = RunSettings("demo", "n~1", 1, {"n": 1}, "exit 0", "", "", {}, None, 10.0, False,
     ...                     Sensors((), False, {}, None), f"{d}/STOP.json", f"{d}/failed.json")
     ...     rec = run_record(s, out=Path(d) / "iter1.json")
     ...     rec["status"], rec["returncode"], (Path(d) / "iter1.json").is_file()

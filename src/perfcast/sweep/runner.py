@@ -5,8 +5,10 @@ after.bash) for a single configuration x iteration, so each is its own Snakemake
 wall/user/sys time and max RSS come from ``os.wait4`` in a small shim
 (:func:`perfcast.process.shim_argv`, run by :func:`perfcast.process.run_measured`), not from
 ``time -p``'s two decimals; with perf events they include ``perf stat`` itself (a few ms,
-~14 MB). A failed or timed-out run is a record with its exit status, not a lost job; with
-``fail_fast`` it fails its job and stops the campaign's later runs.
+~14 MB). The program and its before and after commands run in the campaign's ``cwd``
+(:func:`perfcast.program.run_dir`; sensors in the workflow's working directory). A failed or
+timed-out run is a record with its exit status, not a lost job; with ``fail_fast`` it fails its
+job and stops the campaign's later runs.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfcast.io import write_json
 from perfcast.process import RunResult, ShimReport, read_report, run_measured, shim_argv
+from perfcast.program import run_dir
 from perfcast.sweep import sensors as sn
 from perfcast.sweep.campaign import perf_column
 
@@ -72,10 +75,11 @@ def check_not_stopped(stop_marker: str | Path | None, session: str | None) -> No
             f"with exit status {marker.get('returncode')}; its record is {marker.get('record')}")
 
 
-def _phase(command: str, env: Mapping[str, str], timeout_s: float) -> dict[str, Any] | None:
+def _phase(command: str, env: Mapping[str, str], cwd: str | None,
+           timeout_s: float) -> dict[str, Any] | None:
     if not command.strip():
         return None
-    res = run_measured(command, env=env, timeout_s=timeout_s, own_rusage=False)
+    res = run_measured(command, env=env, cwd=cwd, timeout_s=timeout_s, own_rusage=False)
     if res.stdout.strip() or res.stderr.strip():
         log.info("%s\n--- stdout ---\n%s--- stderr ---\n%s", command, res.stdout, res.stderr)
     return {"command": command, "returncode": res.returncode, "timed_out": res.timed_out,
@@ -104,6 +108,7 @@ def run_point(settings: RunSettings, *, perf_binary: str = "perf",
         does not raise: the record says how it failed.
     """
     env = run_env(settings)
+    cwd = run_dir(settings.cwd, where=f"campaign {settings.campaign!r}")
     sensors = settings.sensors
     timeout = float(settings.timeout_s)
     record: dict[str, Any] = {
@@ -116,7 +121,7 @@ def run_point(settings: RunSettings, *, perf_binary: str = "perf",
     }
     for key in ("wall_s", "user_s", "sys_s", "cpu_s", "cpu_util", "max_rss_kb"):
         record[key] = math.nan
-    record["before"] = _phase(settings.before, env, timeout)
+    record["before"] = _phase(settings.before, env, cwd, timeout)
     if record["before"] is not None and record["before"]["returncode"] != 0:
         record["status"] = "before_failed"
         record["errors"].append(f"before command exited {record['before']['returncode']}")
@@ -145,7 +150,7 @@ def run_point(settings: RunSettings, *, perf_binary: str = "perf",
                                    perf_binary)
         else:
             argv = ["/bin/sh", "-c", settings.command]
-        res = run_measured(shim_argv(argv, report), env=env, timeout_s=timeout,
+        res = run_measured(shim_argv(argv, report), env=env, cwd=cwd, timeout_s=timeout,
                            own_rusage=False)
         rapl1 = sn.read_rapl(zones) if zones else {}
         shim = read_report(report)
@@ -174,7 +179,7 @@ def run_point(settings: RunSettings, *, perf_binary: str = "perf",
     log.info("command: %s\nstatus: %s (exit %s) wall %.3f s\n--- stderr ---\n%s",
              settings.command, record["status"], record["returncode"], record["wall_s"],
              res.stderr)
-    record["after"] = _phase(settings.after, env, timeout)
+    record["after"] = _phase(settings.after, env, cwd, timeout)
     if record["status"] == "ok":
         if record["after"] is not None and record["after"]["returncode"] != 0:
             record["status"] = "after_failed"

@@ -47,11 +47,14 @@ class SweepCampaignSettings:
 
     ``parameters`` maps each name to a list of values, a single value or a range
     ``{start, stop, step, log}`` (expanded by :func:`perfcast.sweep.space.parameter_values`);
-    ``program``/``command`` name or give the command (:class:`perfcast.program.Program`).
+    ``program``/``command`` name or give the command, ``work`` and ``cwd`` override the
+    program's (:class:`perfcast.program.Program`).
     """
 
     program: str | None
     command: str | None
+    work: float | None
+    cwd: str | None
     parameters: Mapping[str, Any]
     iterations: int
     before: str

@@ -3,9 +3,10 @@
 The workload's command is rendered by :mod:`perfcast.program` (the one rule of every stage):
 ``{work}`` becomes the round's work amount, ``{python}`` the running interpreter (so a shipped
 workload runs in the same environment) and ``{seed}`` the workflow's seed, each value quoted for
-the shell. The round's duration is the wall time on the monotonic clock
-(``perfcast.process.run_measured``), and each output line is stamped with its arrival time,
-which locates the setup phase (the time before the first unit started).
+the shell; the round runs in the program's ``cwd`` (:func:`perfcast.program.run_dir`). The
+round's duration is the wall time on the monotonic clock (``perfcast.process.run_measured``),
+and each output line is stamped with its arrival time, which locates the setup phase (the time
+before the first unit started).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from perfcast.process import run_measured
+from perfcast.program import run_dir
 from perfcast.warmup.planner import PlannedRound
 from perfcast.warmup.readings import ReadingParser
 from perfcast.warmup.settings import SessionSettings
@@ -67,7 +69,8 @@ def run_round(settings: SessionSettings, planned: PlannedRound, index: int) -> R
     """
     spec = settings.workload
     command, env = round_command(settings, planned.work)
-    res = run_measured(command, env=env or None, timeout_s=spec.timeout_s)
+    cwd = run_dir(settings.program.cwd, where=f"warmup workload {settings.name!r}")
+    res = run_measured(command, env=env or None, cwd=cwd, timeout_s=spec.timeout_s)
     if res.timed_out:
         raise RoundFailedError(f"round {index} (work {planned.work}) timed out after "
                                f"{spec.timeout_s} s: {command}")

@@ -27,14 +27,12 @@ from functools import cached_property
 from typing import Any
 
 from perfcast.errors import InputError
-from perfcast.program import Program, check_placeholders
+from perfcast.program import Program, check_program
 from perfcast.settings import as_params, build, from_section
 from perfcast.warmup.planner import PlannerSettings
 
 #: the keys of the ``warmup`` section that every workload's measurement session depends on
 SESSION_KEYS = ("edm", "ci", "round_lower_bound_s", "wps_max_prediction_error", "session")
-#: placeholders of a workload's command besides ``{python}``; ``{work}`` is required
-WORKLOAD_PLACEHOLDERS = ("work", "seed")
 
 
 @dataclass(frozen=True)
@@ -201,6 +199,8 @@ class WorkloadSettings:
         A name under the top-level ``programs:``, or None.
     env : Mapping[str, str or float]
         Extra environment variables (over the program's).
+    cwd : str or None
+        The directory the rounds run in (over the program's; :func:`perfcast.program.run_dir`).
     work_min, work_max : int
         Work amount of the first round, and the largest (Pilot's ``b``).
     readings_regex : str or None
@@ -216,6 +216,7 @@ class WorkloadSettings:
     command: str | None
     program: str | None
     env: Mapping[str, str | float]
+    cwd: str | None
     work_min: int
     work_max: int
     readings_regex: str | None
@@ -295,8 +296,8 @@ class SessionSettings:
     ------
     InputError
         (when built) ``work_min`` above ``work_max``; a ``program`` not in ``programs``; a
-        command without ``{work}`` or with a placeholder other than ``{work}``, ``{seed}``,
-        ``{python}``.
+        command without ``{work}`` or with a placeholder the stages do not supply
+        (:func:`perfcast.program.check_program`).
     """
 
     name: str
@@ -315,18 +316,16 @@ class SessionSettings:
             raise InputError(None, f"{where}: work_min {self.workload.work_min} is above "
                              f"work_max {self.workload.work_max}", expected="work_min <= work_max")
         program = self.program
-        used = check_placeholders(program.command, WORKLOAD_PLACEHOLDERS, where=where)
-        if "work" not in used:
+        if "work" not in check_program(program, "warmup", where=where):
             raise InputError(None, f"{where}: the command has no {{work}} placeholder: "
                              f"{program.command!r}", expected="{work} where the work amount goes")
-        for key, value in program.env.items():
-            check_placeholders(value, WORKLOAD_PLACEHOLDERS, where=f"{where}: env {key}")
 
     @cached_property
     def program(self) -> Program:
         """The workload's command and environment (:mod:`perfcast.program`): its own
         ``command``, or the program it names; its ``env`` over the program's."""
-        entry = {"command": self.workload.command, "program": self.workload.program}
+        entry = {"command": self.workload.command, "program": self.workload.program,
+                 "cwd": self.workload.cwd}
         program = Program.from_config(self.name, entry, self.programs, stage="warmup")
         env = {**program.env, **{k: str(v) for k, v in self.workload.env.items()}}
         return dataclasses.replace(program, env=env)

@@ -9,7 +9,8 @@ from perfcast.sweep.campaign_parser import parse_sweep
 from perfcast.sweep.runner import SESSION_ENV
 
 # every campaign checked (placeholders, ranges, columns) before any job is scheduled
-SWEEP = parse_sweep(section("sweep") if is_activated("sweep") else None, config["programs"])
+SWEEP = parse_sweep(section("sweep") if is_activated("sweep") else None, config["programs"],
+                    seed=config["seed"])
 # names this invocation: a fail_fast stop marker only stops runs of the invocation that wrote it
 os.environ.setdefault(SESSION_ENV, uuid.uuid4().hex)
 SWEEP_DIR = f"{RESULTS}/sweep"
