@@ -276,7 +276,7 @@ def test_perf_backend_multi_group_real_run(tmp_path):
     files = []
     for k, g in enumerate(groups):
         f = tmp_path / f"group{k}.csv"
-        run = PerfRun(binary="perf", timeout_s=600, command=prog, env={})
+        run = PerfRun(binary="perf", timeout_s=600, command=prog, env={}, cwd=None)
         collect_perf(CollectSettings(backend="perf", interval_ms=100, base_events=base,
                                      events=tuple(g), simulated=None, perf=run), f)
         files.append(f)

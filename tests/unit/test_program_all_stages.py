@@ -126,12 +126,6 @@ def test_sweep_run(workdir, config):
 
 
 @pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed")
-@pytest.mark.xfail(strict=True, reason=(
-    "counters' perf backend does not supply {seed} nor honour cwd yet: "
-    "perfcast.counters.settings.perf_run must render with seed=<the workflow's seed> and check "
-    "the program with perfcast.program.check_program(program, 'counters', ...), PerfRun must "
-    "carry cwd (perfcast.program.run_dir) and perfcast.counters.collect.collect_perf pass it to "
-    "run_measured; remove this marker then"))
 def test_counters_perf_run(workdir, config):
     from perfcast.counters.rules import collect_group
     from perfcast.counters.settings import collect_settings

@@ -7,6 +7,7 @@ simulator (the embedded default).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -18,6 +19,7 @@ from perfcast.counters.simulate import simulate_group_csv
 from perfcast.errors import HostCapabilityError, InputError
 from perfcast.io import atomic_path
 from perfcast.process import run_measured
+from perfcast.program import run_dir
 
 
 def check_perf_events(events: list[str], perf: str) -> None:
@@ -96,8 +98,9 @@ def collect_perf(settings: CollectSettings, out: str | Path) -> None:
     check_perf_events(list(events), perf)
     with atomic_path(out) as tmp:
         argv = [perf, "stat", "-I", str(settings.interval_ms), "-x,", "-e", ",".join(events),
-                "-o", str(tmp), "--", "sh", "-c", command]
-        res = run_measured(argv, env=run.env, timeout_s=run.timeout_s)
+                "-o", os.path.abspath(tmp), "--", "sh", "-c", command]
+        res = run_measured(argv, env=run.env, cwd=run_dir(run.cwd, where=f"'{command}'"),
+                           timeout_s=run.timeout_s)
         if not res.ok:
             why = "timed out" if res.timed_out else f"exit code {res.returncode}"
             raise RuntimeError(f"'{command}' under perf failed ({why}):\n{res.stderr[-2000:]}")

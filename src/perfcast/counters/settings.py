@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perfcast.program import Program
+from perfcast.program import Program, check_program
 from perfcast.settings import build
 
 
@@ -114,12 +114,16 @@ class PerfRun:
         the top-level ``programs:`` map) rendered by :mod:`perfcast.program`.
     env : mapping of str to str
         the program's environment, rendered the same way.
+    cwd : str or None
+        the folder the program runs in (the program's ``cwd``, relative to the workflow's
+        working directory; None: that directory).
     """
 
     binary: str
     timeout_s: float
     command: str
     env: Mapping[str, str]
+    cwd: str | None
 
 
 @dataclass(frozen=True)
@@ -152,7 +156,7 @@ class CollectSettings:
 
 
 def perf_run(benchmark: str, perf: Mapping[str, Any],
-             programs: Mapping[str, Mapping[str, Any]]) -> PerfRun:
+             programs: Mapping[str, Mapping[str, Any]], seed: int) -> PerfRun:
     """The perf backend's run of ``benchmark``: its program rendered as a shell command.
 
     Parameters
@@ -163,13 +167,16 @@ def perf_run(benchmark: str, perf: Mapping[str, Any],
         the validated ``counters.perf`` section.
     programs : mapping of str to mapping of str to Any
         the top-level ``programs:`` map.
+    seed : int
+        the top-level ``seed`` (``{seed}``).
 
     Returns
     -------
     PerfRun
         ``command`` rendered with :meth:`perfcast.program.Program.render`: ``{python}`` is this
-        interpreter, ``{work}`` the program's ``work``; other braces are literal (``awk '{print
-        $1}'``), ``{{``/``}}`` single braces.
+        interpreter, ``{work}`` the program's ``work``, ``{seed}`` the seed (the placeholder set
+        every stage supplies, :data:`perfcast.program.PLACEHOLDERS`); other braces are literal
+        (``awk '{print $1}'``), ``{{``/``}}`` single braces.
 
     Raises
     ------
@@ -179,8 +186,10 @@ def perf_run(benchmark: str, perf: Mapping[str, Any],
     """
     name = perf["programs"].get(benchmark, benchmark)
     program = Program.from_config(benchmark, {"program": name}, programs, stage="counters.perf")
-    return PerfRun(binary=perf["binary"], timeout_s=perf["timeout_s"], command=program.render(),
-                   env=program.render_env())
+    check_program(program, "counters", where=f"counters.perf program {name!r}")
+    return PerfRun(binary=perf["binary"], timeout_s=perf["timeout_s"],
+                   command=program.render(seed=seed), env=program.render_env(seed=seed),
+                   cwd=program.cwd)
 
 
 def collect_settings(counters: Mapping[str, Any], *, generation: str, benchmark: str,
@@ -233,7 +242,7 @@ def collect_settings(counters: Mapping[str, Any], *, generation: str, benchmark:
             clock_ghz=counters["clock_ghz"].get(generation), seed=seed,
             simulate=build(SimulateSettings, counters["simulate"]))
     elif backend == "perf":
-        perf = perf_run(benchmark, counters["perf"], programs)
+        perf = perf_run(benchmark, counters["perf"], programs, seed)
     return CollectSettings(backend=backend, interval_ms=counters["interval_ms"],
                            base_events=build(BaseEvents, counters["base_events"]),
                            events=tuple(events), simulated=simulated, perf=perf)
