@@ -153,10 +153,14 @@ def render(template: str, values: Mapping[str, Any], *, shell: bool = True,
 
     Parameters
     ----------
-    template : the command (or environment value) template.
-    values : placeholder name -> value; ``python`` defaults to this interpreter.
-    shell : quote each value for a POSIX shell (commands) or not (environment values).
-    where : names the template in an error message.
+    template : str
+        The command (or environment value) template.
+    values : mapping of str to Any
+        Placeholder name -> value; ``python`` defaults to this interpreter.
+    shell : bool, default=True
+        Quote each value for a POSIX shell (commands), or not (environment values).
+    where : str, default="command"
+        Names the template in an error message.
 
     Raises
     ------
@@ -187,7 +191,22 @@ def render(template: str, values: Mapping[str, Any], *, shell: bool = True,
 
 def check_placeholders(template: str, allowed: Iterable[str], *, where: str) -> set[str]:
     """The placeholders of ``template``; an :class:`InputError` for any not in ``allowed``, or
-    for quoting :func:`check_quoting` refuses."""
+    for quoting :func:`check_quoting` refuses.
+
+    Parameters
+    ----------
+    template : str
+        A command or environment value template.
+    allowed : iterable of str
+        The placeholders the stage supplies (``{python}`` is always allowed).
+    where : str
+        Names the template in an error message.
+
+    Raises
+    ------
+    InputError
+        naming the unknown placeholders and the ones allowed.
+    """
     check_quoting(template, where=where)
     used = placeholders(template)
     unknown = sorted(used - {"python", *allowed})
@@ -219,6 +238,22 @@ class Program:
         ``entry`` may define the program, or name one of ``programs`` with ``program: NAME``;
         without ``command`` and ``program`` it is the top-level entry of the same name. Keys of
         the entry that are not program keys (a stage's own settings) are ignored here.
+
+        Parameters
+        ----------
+        name : str
+            The stage entry's name.
+        entry : mapping of str to Any, default=None
+            The stage entry: a definition, ``program: NAME``, or local keys over it.
+        programs : mapping of str to mapping, default=None
+            The top-level ``programs:`` map.
+        stage : str, default=""
+            Names the stage in an error message.
+
+        Raises
+        ------
+        InputError
+            a referenced program not in ``programs``, no command, or bad quoting.
         """
         entry = dict(entry or {})
         programs = programs or {}

@@ -264,7 +264,7 @@ def rank_scan(
         the readings, in order.
     order : numpy.ndarray or None, default=None
         ``argsort(x, kind="stable")`` when known.
-    min_size : int, default=10
+    min_size : int, default=ROBUST_MIN_SIZE
         shortest side of a split.
 
     Returns
@@ -429,7 +429,7 @@ def dependence_factor(scores: np.ndarray, k: int, limit: float = 0.2,
         the candidate split, ``scores[:k] | scores[k:]``.
     limit : float, default=0.2
         the batch means' lag-1 autocorrelation limit of the batch-means estimate.
-    min_size : int, default=10
+    min_size : int, default=ROBUST_MIN_SIZE
         shortest piece for a side's own split.
 
     Returns
@@ -567,9 +567,9 @@ def edm_robust(
     ----------
     x : numpy.ndarray
         the readings, in order.
-    min_size : int, default=10
+    min_size : int, default=ROBUST_MIN_SIZE
         shortest segment.
-    alpha : float, default=0.01
+    alpha : float, default=ROBUST_ALPHA
         false-alarm probability on a series without change.
     min_effect : float, default=0.0
         smallest change of the median or the spread, as a fraction of the overall median,

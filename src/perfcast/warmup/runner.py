@@ -59,6 +59,15 @@ def round_command(settings: SessionSettings, work: int) -> tuple[str, dict[str, 
 def run_round(settings: SessionSettings, planned: PlannedRound, index: int) -> RoundRecord:
     """Execute round ``index`` of the session with ``planned.work`` units.
 
+    Parameters
+    ----------
+    settings : SessionSettings
+        The session: its workload's program, timeout and reading parser.
+    planned : PlannedRound
+        The round's work amount.
+    index : int
+        The round's number in the session (names it in errors).
+
     Raises
     ------
     RoundFailedError
