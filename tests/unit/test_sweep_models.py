@@ -580,3 +580,48 @@ def test_matmul_sweep_over_two_worker_counts_finds_size_cubed_over_workers():
     assert any("'workers' takes 2 values" in n for n in res.notes)
     pred = selection.predict_frame(res, pd.DataFrame({"size": [2048.0], "workers": [2.0]}), 0.05)
     assert pred["mean"][0] == pytest.approx(0.05 + 2e-9 * 2048 ** 3 / 2, rel=0.06)
+
+
+def test_paper_figure_draws_the_model_as_a_smooth_curve_over_a_dense_grid():
+    """Six log-spaced levels of t = 3 + 0.5 p log2 p, predicted at p = 128: the paper
+    figure's line runs over the dense grid up to the new point (many more points than levels,
+    each on the true law), on a log x axis, its band never below zero."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from perfcast.sweep import artifacts
+
+    p = np.repeat([2.0, 4, 8, 16, 32, 64], 2)
+    rng = np.random.default_rng(3)
+    t = (3 + 0.5 * p * np.log2(p)) * (1 + rng.normal(0, 0.02, p.size))
+    runs = pd.DataFrame({"point": [f"p~{v:g}" for v in p], "iteration": 1, "p": p,
+                         "wall_s": t, "status": "ok"})
+    out = analyse(runs, campaign="nlogn", parameters=["p"], fit=FIT, analysis=build(
+        Analysis, {"derived": {}, "models": [{"name": "t", "y": "wall_s", "x": ["p"]}],
+                   "predict": [{"p": 128}]}))
+    preds = out["predictions"]
+    curve = preds[preds["source"] == "curve"]
+    assert curve["p"].min() == 2 and curve["p"].max() == 128
+    fig = artifacts.predictions_figure({"nlogn": (out["models"], preds, runs, ["p"])})
+    ax = fig.axes[0]
+    line = ax.get_lines()[0]
+    xs, ys = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+    assert len(xs) >= 10 * 6 and np.all(np.diff(xs) > 0)
+    assert ax.get_xscale() == "log"
+    truth = 3 + 0.5 * xs * np.log2(xs)
+    assert np.max(np.abs(ys / truth - 1)) < 0.05
+    bands = [c for c in ax.collections if "PolyCollection" in type(c).__name__]
+    assert bands and min(pp.vertices[:, 1].min() for b in bands for pp in b.get_paths()) >= 0
+
+
+def test_no_curve_where_a_regressor_depends_on_measurements():
+    """A derived regressor such as time * power is unknown between the measured levels: the
+    curve rows are left out (the figure then joins the measured configurations)."""
+    from perfcast.sweep.analysis import curve_points
+
+    df = pd.DataFrame({"threads": [1.0, 2, 4], "wall_s": [3.0, 2, 1], "power_w": 10.0})
+    df = add_derived(df, {"tp": "wall_s * power_w", "t2": "threads * 2"})
+    derived = {"tp": "wall_s * power_w", "t2": "threads * 2"}
+    assert curve_points(df, ["threads"], ["tp"], derived, []).empty
+    pts = curve_points(df, ["threads"], ["t2"], derived, [])
+    assert np.allclose(pts["t2"], 2 * pts["threads"]) and len(pts) > 10 * 3
