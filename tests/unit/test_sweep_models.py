@@ -625,3 +625,25 @@ def test_no_curve_where_a_regressor_depends_on_measurements():
     assert curve_points(df, ["threads"], ["tp"], derived, []).empty
     pts = curve_points(df, ["threads"], ["t2"], derived, [])
     assert np.allclose(pts["t2"], 2 * pts["threads"]) and len(pts) > 10 * 3
+
+
+def test_fit_refuses_a_table_swallowed_by_a_flag_of_several_values(tmp_path, capsys):
+    """``--x a b runs.csv``: argparse gives the table to --x; the error names the flag, the
+    value and the two ways to write it, and both ways then work."""
+    from perfcast.cli import main
+
+    csv = tmp_path / "runs.csv"
+    csv.write_text("a,b,y\n" + "".join(f"{a},{b},{1 + 2 * a + 3 * b}\n"
+                                       for a in (1, 2, 3, 4) for b in (1, 2, 3)))
+    for flag, values in (("--x", ["a", "b"]), ("--predict", ["a=5,b=1"])):
+        extra = ["--x", "a", "b"] if flag == "--predict" else []
+        assert main(["fit", "--y", "y", *extra, flag, *values, str(csv)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1
+        assert f"no TABLE: {flag} took {str(csv)!r}" in err and "the TABLE first" in err
+    assert main(["fit", "--y", "y"]) == 2
+    assert "no TABLE" in capsys.readouterr().err
+    for argv in (["fit", str(csv), "--y", "y", "--x", "a", "b"],
+                 ["fit", "--y", "y", "--x", "a", "b", "--", str(csv)]):
+        assert main(argv) == 0
+        assert json.loads(capsys.readouterr().out)["x"] == ["a", "b"]
