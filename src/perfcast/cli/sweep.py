@@ -1,5 +1,5 @@
 """`perfcast` sub-commands of the sweep stage: ``fit`` (ARPE's and normal-form models of any
-table or Extra-P text input) and
+table or Extra-P text or JSON input) and
 ``sweep-import`` (a campaign run by the original ARPE scripts, as a run table)."""
 
 from __future__ import annotations
@@ -24,13 +24,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "the performance model normal form c0 + sum c p^i log2(p)^j of Y on the X "
                     "columns; prints every model with its coefficients, statistics and CV "
                     "errors, the best one (lowest CV SMAPE over configurations) as a formula, "
-                    "its family, and predictions with intervals. Reads a CSV/Parquet table or "
-                    "an Extra-P text input file (.txt).")
+                    "its family, and predictions with intervals. Reads a CSV/Parquet table, "
+                    "an Extra-P text (.txt) or JSON (.json) input file, or an ARPE results "
+                    "directory.")
     p.add_argument("csv", metavar="TABLE", nargs="?",
                    help="first, before --x/--parameters/--predict (which take several values): "
-                        "table with a header row (.csv or .parquet), Extra-P text input "
-                        "(.txt: Y defaults to the measured value, X to its parameters), or an "
-                        "ARPE results directory (with --parameters; Y defaults to wall_s)")
+                        "table with a header row (.csv or .parquet), Extra-P text or JSON "
+                        "input (.txt, .json: Y defaults to the measured value, X to its "
+                        "parameters), or an ARPE results directory (with --parameters; "
+                        "Y defaults to wall_s)")
     p.add_argument("--parameters", nargs="+", metavar="NAME",
                    help="ARPE results directory: the parameter names, in ARPE's order")
     p.add_argument("--level", action="append", default=[], metavar="NAME=VALUE",
@@ -267,11 +269,14 @@ def _fit(args: argparse.Namespace) -> int:
             raise InputError(args.csv, f"categorical parameter(s) {several} take several "
                                        f"values {sorted(df[several[0]].unique())}",
                              expected=f"one model per level: --level {several[0]}=VALUE")
-    elif str(args.csv).endswith(".txt"):
+    elif str(args.csv).lower().endswith((".txt", ".json")):
         from perfcast.checks import input_file
         from perfcast.sweep import extrap_text as et
+        from perfcast.sweep.extrap_json import read_extrap_json
 
-        table = et.read_extrap_text(input_file(args.csv))
+        read = read_extrap_json if str(args.csv).lower().endswith(".json") \
+            else et.read_extrap_text
+        table = read(input_file(args.csv))
         df = et.select_series(table, args.csv, args.region, args.metric)
         y, x = args.y or "value", args.x or et.extrap_parameters(df)
         missing = [c for c in (y, *x) if c not in df.columns and c not in derived]
