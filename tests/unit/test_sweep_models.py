@@ -647,3 +647,14 @@ def test_fit_refuses_a_table_swallowed_by_a_flag_of_several_values(tmp_path, cap
                  ["fit", "--y", "y", "--x", "a", "b", "--", str(csv)]):
         assert main(argv) == 0
         assert json.loads(capsys.readouterr().out)["x"] == ["a", "b"]
+
+
+def test_curve_rows_are_capped_at_one_line_per_colour():
+    """Ten values of a second parameter: curves for the first eight only (sorted), each on
+    the dense grid of the first parameter."""
+    from perfcast.sweep.analysis import CURVE_LINES, CURVE_POINTS, curve_points
+
+    df = pd.DataFrame([{"p": p, "n": n} for p in (1.0, 2, 3) for n in range(10, 0, -1)])
+    pts = curve_points(df, ["p", "n"], ["p", "n"], {}, [])
+    assert sorted(pts["n"].unique()) == list(range(1, CURVE_LINES + 1))
+    assert len(pts) == CURVE_LINES * CURVE_POINTS

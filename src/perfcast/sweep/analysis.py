@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 ID_COLUMNS = ["point", "iteration"]
 CURVE_POINTS = 200  # points of a drawn model curve: smooth at any figure size
+CURVE_LINES = 8  # curves per model (combinations of the other parameters): one per colour
 
 
 def log_spaced(values: np.ndarray) -> bool:
@@ -146,10 +147,12 @@ def curve_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[str],
                  derived: Mapping[str, str],
                  extra: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """A dense grid (:func:`dense_grid`) of the first numeric parameter, from its smallest
-    level to its largest or the largest ``predict`` point, at every measured combination of
-    the other parameters (``source`` = ``curve``): where the figures draw the model as a
-    smooth curve. Empty when a regressor depends on measurements (it is then unknown between
-    the measured levels) or there is no parameter.
+    level to its largest or the largest ``predict`` point, at each of the first
+    ``CURVE_LINES`` measured combinations of the other parameters (sorted; ``source`` =
+    ``curve``): where the figures draw the model as a smooth curve, one colour per
+    combination, without a table that grows with the product of the levels. Empty when a
+    regressor depends on measurements (it is then unknown between the measured levels) or
+    there is no parameter.
 
     Parameters
     ----------
@@ -181,8 +184,8 @@ def curve_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[str],
     first, others = parameters[0], list(parameters[1:])
     tops = [float(p[first]) for p in extra if first in p]
     grid = dense_grid(df[first].to_numpy(dtype=float), max(tops) if tops else None)
-    combos = (df[others].drop_duplicates().sort_values(others).reset_index(drop=True)
-              if others else pd.DataFrame(index=[0]))
+    combos = (df[others].drop_duplicates().sort_values(others).head(CURVE_LINES)
+              .reset_index(drop=True) if others else pd.DataFrame(index=[0]))
     pts = combos.loc[combos.index.repeat(len(grid))].reset_index(drop=True)
     pts.insert(0, first, np.tile(grid, len(combos)))
     for name, expr in derived.items():  # those that follow from the parameters alone
