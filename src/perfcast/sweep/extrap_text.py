@@ -144,7 +144,15 @@ def read_extrap_text(path: str | Path) -> pd.DataFrame:
 
 def measurement_frame(rows: list[dict], params: list[str]) -> pd.DataFrame:
     """The rows of an Extra-P input (text or JSON: :mod:`perfcast.sweep.extrap_json`) as one
-    table, sorted by region, metric, the parameters and repetition (stable)."""
+    table, sorted by region, metric, the parameters and repetition (stable).
+
+    Examples
+    --------
+    >>> rows = [{"p": 4.0, "region": "r", "metric": "t", "repetition": 0, "value": 2.0},
+    ...         {"p": 2.0, "region": "r", "metric": "t", "repetition": 0, "value": 1.0}]
+    >>> measurement_frame(rows, ["p"])["p"].tolist()
+    [2.0, 4.0]
+    """
     return pd.DataFrame(rows).sort_values(["region", "metric", *params, "repetition"],
                                           kind="mergesort").reset_index(drop=True)
 

@@ -41,6 +41,17 @@ def draw_band(ax, x: np.ndarray, mean: np.ndarray, lower: np.ndarray, upper: np.
         Whether every measured value is positive (clip the band at zero).
     label : str, optional
         The curve's legend entry.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> fig, ax = new_figure(1, 1)
+    >>> x = np.linspace(1, 4, 50)
+    >>> draw_band(ax, x, x, x - 2, x + 2, color=PALETTE[0], positive=True)
+    >>> band = ax.collections[0].get_paths()[0].vertices
+    >>> len(ax.get_lines()[0].get_xdata()), float(band[:, 1].min())
+    (50, 0.0)
     """
     low = np.asarray(lower, dtype=float)
     if positive:

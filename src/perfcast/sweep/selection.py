@@ -116,6 +116,19 @@ def forward_smapes(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
         The fewest training configurations of a fold (the model's coefficients + 1).
     how : str
         ``mean`` or ``median``: the runs of a configuration aggregated.
+
+    Returns
+    -------
+    list of float
+        One SMAPE per forward fold (none when too few configurations lie below a largest
+        value).
+
+    Examples
+    --------
+    >>> p = np.array([[1.0], [2], [4], [8]])
+    >>> y = 3 + 2 * p[:, 0]
+    >>> forward_smapes(p, y, dz.polynomial_terms(1), ["1", "2", "4", "8"], 3, "mean")
+    [0.0]
     """
     g = np.asarray([str(v) for v in groups])
     out = []
