@@ -580,3 +580,81 @@ def test_matmul_sweep_over_two_worker_counts_finds_size_cubed_over_workers():
     assert any("'workers' takes 2 values" in n for n in res.notes)
     pred = selection.predict_frame(res, pd.DataFrame({"size": [2048.0], "workers": [2.0]}), 0.05)
     assert pred["mean"][0] == pytest.approx(0.05 + 2e-9 * 2048 ** 3 / 2, rel=0.06)
+
+
+def test_paper_figure_draws_the_model_as_a_smooth_curve_over_a_dense_grid():
+    """Six log-spaced levels of t = 3 + 0.5 p log2 p, predicted at p = 128: the paper
+    figure's line runs over the dense grid up to the new point (many more points than levels,
+    each on the true law), on a log x axis, its band never below zero."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from perfcast.sweep import artifacts
+
+    p = np.repeat([2.0, 4, 8, 16, 32, 64], 2)
+    rng = np.random.default_rng(3)
+    t = (3 + 0.5 * p * np.log2(p)) * (1 + rng.normal(0, 0.02, p.size))
+    runs = pd.DataFrame({"point": [f"p~{v:g}" for v in p], "iteration": 1, "p": p,
+                         "wall_s": t, "status": "ok"})
+    out = analyse(runs, campaign="nlogn", parameters=["p"], fit=FIT, analysis=build(
+        Analysis, {"derived": {}, "models": [{"name": "t", "y": "wall_s", "x": ["p"]}],
+                   "predict": [{"p": 128}]}))
+    preds = out["predictions"]
+    curve = preds[preds["source"] == "curve"]
+    assert curve["p"].min() == 2 and curve["p"].max() == 128
+    fig = artifacts.predictions_figure({"nlogn": (out["models"], preds, runs, ["p"])})
+    ax = fig.axes[0]
+    line = ax.get_lines()[0]
+    xs, ys = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+    assert len(xs) >= 10 * 6 and np.all(np.diff(xs) > 0)
+    assert ax.get_xscale() == "log"
+    truth = 3 + 0.5 * xs * np.log2(xs)
+    assert np.max(np.abs(ys / truth - 1)) < 0.05
+    bands = [c for c in ax.collections if "PolyCollection" in type(c).__name__]
+    assert bands and min(pp.vertices[:, 1].min() for b in bands for pp in b.get_paths()) >= 0
+
+
+def test_no_curve_where_a_regressor_depends_on_measurements():
+    """A derived regressor such as time * power is unknown between the measured levels: the
+    curve rows are left out (the figure then joins the measured configurations)."""
+    from perfcast.sweep.analysis import curve_points
+
+    df = pd.DataFrame({"threads": [1.0, 2, 4], "wall_s": [3.0, 2, 1], "power_w": 10.0})
+    df = add_derived(df, {"tp": "wall_s * power_w", "t2": "threads * 2"})
+    derived = {"tp": "wall_s * power_w", "t2": "threads * 2"}
+    assert curve_points(df, ["threads"], ["tp"], derived, []).empty
+    pts = curve_points(df, ["threads"], ["t2"], derived, [])
+    assert np.allclose(pts["t2"], 2 * pts["threads"]) and len(pts) > 10 * 3
+
+
+def test_fit_refuses_a_table_swallowed_by_a_flag_of_several_values(tmp_path, capsys):
+    """``--x a b runs.csv``: argparse gives the table to --x; the error names the flag, the
+    value and the two ways to write it, and both ways then work."""
+    from perfcast.cli import main
+
+    csv = tmp_path / "runs.csv"
+    csv.write_text("a,b,y\n" + "".join(f"{a},{b},{1 + 2 * a + 3 * b}\n"
+                                       for a in (1, 2, 3, 4) for b in (1, 2, 3)))
+    for flag, values in (("--x", ["a", "b"]), ("--predict", ["a=5,b=1"])):
+        extra = ["--x", "a", "b"] if flag == "--predict" else []
+        assert main(["fit", "--y", "y", *extra, flag, *values, str(csv)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1
+        assert f"no TABLE: {flag} took {str(csv)!r}" in err and "the TABLE first" in err
+    assert main(["fit", "--y", "y"]) == 2
+    assert "no TABLE" in capsys.readouterr().err
+    for argv in (["fit", str(csv), "--y", "y", "--x", "a", "b"],
+                 ["fit", "--y", "y", "--x", "a", "b", "--", str(csv)]):
+        assert main(argv) == 0
+        assert json.loads(capsys.readouterr().out)["x"] == ["a", "b"]
+
+
+def test_curve_rows_are_capped_at_one_line_per_colour():
+    """Ten values of a second parameter: curves for the first eight only (sorted), each on
+    the dense grid of the first parameter."""
+    from perfcast.sweep.analysis import CURVE_LINES, CURVE_POINTS, curve_points
+
+    df = pd.DataFrame([{"p": p, "n": n} for p in (1.0, 2, 3) for n in range(10, 0, -1)])
+    pts = curve_points(df, ["p", "n"], ["p", "n"], {}, [])
+    assert sorted(pts["n"].unique()) == list(range(1, CURVE_LINES + 1))
+    assert len(pts) == CURVE_LINES * CURVE_POINTS

@@ -157,3 +157,21 @@ def test_aggregate_mean_or_median_per_configuration():
 def test_smape_bounds():
     assert nf.smape(np.array([1.0, 0, -1]), np.array([1.0, 0, 1])).tolist() == [0, 0, 200]
     assert nf.smape(np.array([np.nan]), np.array([1.0]))[0] == 200
+
+
+def test_selection_score_is_leave_one_out_and_forward_validation_in_equal_parts():
+    """A line through five scattered levels, scored by hand: each leave-one-out fit predicts
+    its level, the forward fit (levels below 16) predicts 16; the score is their mean."""
+    p = np.array([1.0, 2, 4, 8, 16])
+    y = np.array([3.0, 4.5, 9.0, 16.5, 36.0])
+    hyp = nf.Hypothesis(((nf.Factor(0, Fraction(1), 0),),), "single")
+
+    def smape(f, t):
+        return 200 * abs(f - t) / (abs(f) + abs(t))
+
+    loo = np.mean([smape(np.polyval(np.polyfit(np.delete(p, i), np.delete(y, i), 1), p[i]),
+                         y[i]) for i in range(5)])
+    fwd = smape(np.polyval(np.polyfit(p[:4], y[:4], 1), 16.0), 36.0)
+    score = nf.cv_scores([hyp], p.reshape(-1, 1), y, make_folds([(v,) for v in p], 10))[0]
+    assert score == pytest.approx(0.5 * loo + 0.5 * fwd, rel=1e-9)
+    assert abs(fwd - loo) > 1  # the halves differ: a score of either alone fails above

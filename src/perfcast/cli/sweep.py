@@ -1,5 +1,5 @@
 """`perfcast` sub-commands of the sweep stage: ``fit`` (ARPE's and normal-form models of any
-table or Extra-P text input) and
+table or Extra-P text or JSON input) and
 ``sweep-import`` (a campaign run by the original ARPE scripts, as a run table)."""
 
 from __future__ import annotations
@@ -16,18 +16,23 @@ from perfcast.settings import help_default
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this stage's sub-commands to ``sub``."""
     p = sub.add_parser(
-        "fit", help="find the model of one column on others (ARPE forms, normal form); JSON",
+        "fit", usage="perfcast fit [-h] TABLE [--y COLUMN] [--x COLUMN [COLUMN ...]] "
+                     "[options]",
+        help="find the model of one column on others (ARPE forms, normal form); JSON",
         description="Univariate polynomials (order chosen by cross-validated error), the four "
                     "multivariate OLS forms (linear, interaction, quadratic, purequadratic) and "
                     "the performance model normal form c0 + sum c p^i log2(p)^j of Y on the X "
                     "columns; prints every model with its coefficients, statistics and CV "
                     "errors, the best one (lowest CV SMAPE over configurations) as a formula, "
-                    "its family, and predictions with intervals. Reads a CSV/Parquet table or "
-                    "an Extra-P text input file (.txt).")
-    p.add_argument("csv", metavar="TABLE",
-                   help="table with a header row (.csv or .parquet), Extra-P text input "
-                        "(.txt: Y defaults to the measured value, X to its parameters), or an "
-                        "ARPE results directory (with --parameters; Y defaults to wall_s)")
+                    "its family, and predictions with intervals. Reads a CSV/Parquet table, "
+                    "an Extra-P text (.txt) or JSON (.json) input file, or an ARPE results "
+                    "directory.")
+    p.add_argument("csv", metavar="TABLE", nargs="?",
+                   help="first, before --x/--parameters/--predict (which take several values): "
+                        "table with a header row (.csv or .parquet), Extra-P text or JSON "
+                        "input (.txt, .json: Y defaults to the measured value, X to its "
+                        "parameters), or an ARPE results directory (with --parameters; "
+                        "Y defaults to wall_s)")
     p.add_argument("--parameters", nargs="+", metavar="NAME",
                    help="ARPE results directory: the parameter names, in ARPE's order")
     p.add_argument("--level", action="append", default=[], metavar="NAME=VALUE",
@@ -175,6 +180,58 @@ def parse_points(items: list[str]) -> list[dict[str, float]]:
     return points
 
 
+#: the flags of ``perfcast fit`` that take several values, so swallow a TABLE given after them
+MULTI_VALUE_FLAGS = ("x", "parameters", "predict")
+#: the endings of the inputs ``perfcast fit`` reads
+TABLE_SUFFIXES = (".csv", ".parquet", ".txt", ".json")
+
+
+def table_argument(args: argparse.Namespace) -> str:
+    """``perfcast fit``'s TABLE, or a clear refusal when it is missing: given after a flag of
+    several values (``--x a b runs.csv``), argparse hands it to that flag, and the message then
+    names the flag, the value taken for the table and the two ways to write it.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``perfcast fit``'s parsed arguments (``csv`` is None when no TABLE was left over).
+
+    Returns
+    -------
+    str
+        The TABLE.
+
+    Raises
+    ------
+    InputError
+        no TABLE; naming the swallowed value when a flag of several values took an existing
+        path or a file name ending in .csv, .parquet, .txt or .json.
+
+    Examples
+    --------
+    >>> ns = argparse.Namespace(csv=None, x=["a", "b", "runs.csv"], parameters=None,
+    ...                         predict=[])
+    >>> table_argument(ns)
+    Traceback (most recent call last):
+    ...
+    perfcast.errors.InputError: <input>: no TABLE: --x took 'runs.csv' as one of its values ...
+    """
+    if args.csv is not None:
+        return args.csv
+    for dest in MULTI_VALUE_FLAGS:
+        values = getattr(args, dest, None) or []
+        if values and (Path(values[-1]).exists() or values[-1].endswith(TABLE_SUFFIXES)):
+            flag, table = f"--{dest}", values[-1]
+            rest = " ".join(values[:-1])
+            raise InputError(None, f"no TABLE: {flag} took {table!r} as one of its values",
+                             expected=f"the TABLE first, perfcast fit {table} {flag} {rest} "
+                                      f"..., or -- after {flag}'s values")
+    raise InputError(None, "no TABLE", expected="perfcast fit TABLE [--y COLUMN] "
+                                                "[--x COLUMN ...]: a .csv/.parquet table, an "
+                                                "Extra-P .txt or .json file, or an ARPE "
+                                                "results directory")
+
+
 def _fit(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -184,6 +241,7 @@ def _fit(args: argparse.Namespace) -> int:
     from perfcast.sweep.runner import json_safe
     from perfcast.sweep.table import load_table
 
+    args.csv = table_argument(args)
     fit = fit_settings(args)
     points = parse_points(args.predict)
 
@@ -211,11 +269,14 @@ def _fit(args: argparse.Namespace) -> int:
             raise InputError(args.csv, f"categorical parameter(s) {several} take several "
                                        f"values {sorted(df[several[0]].unique())}",
                              expected=f"one model per level: --level {several[0]}=VALUE")
-    elif str(args.csv).endswith(".txt"):
+    elif str(args.csv).lower().endswith((".txt", ".json")):
         from perfcast.checks import input_file
         from perfcast.sweep import extrap_text as et
+        from perfcast.sweep.extrap_json import read_extrap_json
 
-        table = et.read_extrap_text(input_file(args.csv))
+        read = read_extrap_json if str(args.csv).lower().endswith(".json") \
+            else et.read_extrap_text
+        table = read(input_file(args.csv))
         df = et.select_series(table, args.csv, args.region, args.metric)
         y, x = args.y or "value", args.x or et.extrap_parameters(df)
         missing = [c for c in (y, *x) if c not in df.columns and c not in derived]

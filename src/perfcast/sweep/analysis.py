@@ -3,8 +3,9 @@
 Input: the run table (ok runs are modelled; failed, timed-out and sensor-failed runs are counted
 and left out). Output: one summary dict (models JSON) and four tables: models (one row per
 candidate), coefficients (term, coef, se, t, p), fitted (y, fitted, residual per run) and
-predictions (the best model at every configuration and at the config's ``predict`` points,
-with confidence and prediction intervals).
+predictions (the best model at every configuration, at the config's ``predict`` points and
+on a dense grid of the first numeric parameter for the smooth curves of the figures, with
+confidence and prediction intervals).
 """
 
 from __future__ import annotations
@@ -25,6 +26,44 @@ if TYPE_CHECKING:
     from perfcast.sweep.settings import FitSettings
 
 ID_COLUMNS = ["point", "iteration"]
+CURVE_POINTS = 200  # points of a drawn model curve: smooth at any figure size
+CURVE_LINES = 8  # curves per model (combinations of the other parameters): one per colour
+
+
+def log_spaced(values: np.ndarray) -> bool:
+    """Positive levels at a near-constant ratio spanning at least a factor 8 (2, 4, 8, ...):
+    drawn on a log axis, and a model curve's grid is then geometric.
+
+    Examples
+    --------
+    >>> log_spaced(np.array([2.0, 4, 8, 16])), log_spaced(np.array([1.0, 2, 3, 4, 5]))
+    (True, False)
+    """
+    v = np.unique(np.asarray(values, dtype=float))
+    if len(v) < 3 or (v <= 0).any() or v[-1] / v[0] < 8:
+        return False
+    steps = np.diff(np.log(v))
+    return bool(steps.std() < 0.25 * steps.mean())
+
+
+def dense_grid(levels: np.ndarray, hi: float | None = None,
+               n: int = CURVE_POINTS) -> np.ndarray:
+    """``n`` points from the smallest level to ``hi`` (the largest level when None),
+    geometric when the levels are log-spaced (:func:`log_spaced`), else linear: where a model
+    is drawn as a smooth curve instead of straight segments through the measured levels.
+
+    Examples
+    --------
+    >>> dense_grid(np.array([2.0, 4, 8, 16]), n=4).round(6).tolist()
+    [2.0, 4.0, 8.0, 16.0]
+    >>> dense_grid(np.array([1.0, 2, 3]), hi=5, n=5).tolist()
+    [1.0, 2.0, 3.0, 4.0, 5.0]
+    """
+    xs = np.asarray(levels, dtype=float)
+    top = float(xs.max()) if hi is None else max(float(xs.max()), float(hi))
+    if log_spaced(xs):
+        return np.geomspace(xs.min(), top, n)
+    return np.linspace(xs.min(), top, n)
 
 
 def add_derived(df: pd.DataFrame, derived: Mapping[str, str]) -> pd.DataFrame:
@@ -104,6 +143,60 @@ def prediction_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[s
     return pd.concat([grid, pts[cols]], ignore_index=True), []
 
 
+def curve_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[str],
+                 derived: Mapping[str, str],
+                 extra: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """A dense grid (:func:`dense_grid`) of the first numeric parameter, from its smallest
+    level to its largest or the largest ``predict`` point, at each of the first
+    ``CURVE_LINES`` measured combinations of the other parameters (sorted; ``source`` =
+    ``curve``): where the figures draw the model as a smooth curve, one colour per
+    combination, without a table that grows with the product of the levels. Empty when a
+    regressor depends on measurements (it is then unknown between the measured levels) or
+    there is no parameter.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The ok runs, derived columns added (:func:`add_derived`).
+    parameters : sequence of str
+        The numeric parameters; the first one is the curve's x axis.
+    x : sequence of str
+        The model's regressors.
+    derived : mapping of str to str
+        The derived columns, computed on the grid.
+    extra : sequence of mapping
+        The config's ``predict`` points (the grid reaches the largest).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``source``, the parameters and the derived regressors.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"p": [2, 4, 8, 16], "n": 1})
+    >>> pts = curve_points(df, ["p", "n"], ["p"], {}, [{"p": 64, "n": 1}])
+    >>> len(pts), pts["p"].iloc[[0, -1]].tolist(), sorted(pts["source"].unique())
+    (200, [2.0, 64.0], ['curve'])
+    """
+    if not parameters:
+        return pd.DataFrame()
+    first, others = parameters[0], list(parameters[1:])
+    tops = [float(p[first]) for p in extra if first in p]
+    grid = dense_grid(df[first].to_numpy(dtype=float), max(tops) if tops else None)
+    combos = (df[others].drop_duplicates().sort_values(others).head(CURVE_LINES)
+              .reset_index(drop=True) if others else pd.DataFrame(index=[0]))
+    pts = combos.loc[combos.index.repeat(len(grid))].reset_index(drop=True)
+    pts.insert(0, first, np.tile(grid, len(combos)))
+    for name, expr in derived.items():  # those that follow from the parameters alone
+        if expressions.expression_names(expr) <= set(pts.columns):
+            pts = add_derived(pts, {name: expr})
+    if any(c not in pts.columns for c in x):
+        return pd.DataFrame()
+    pts.insert(0, "source", "curve")
+    return pts[["source", *parameters, *[c for c in dict.fromkeys(x) if c not in parameters]]]
+
+
 def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
             analysis: Analysis, fit: FitSettings) -> dict[str, Any]:
     """Fit every model of ``analysis`` on the ok rows of ``df`` (docs/methods/sweep.md).
@@ -157,8 +250,11 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
     >>> effect = out["summary"]["effects"][0]
     >>> effect["best"], effect["formula"]
     ('poly[n]^1', 'wall_s = 0.55 + 1 * n')
-    >>> out["predictions"][["source", "n", "mean"]].round(2).values.tolist()[-1]
-    ['predict', 16, 16.55]
+    >>> p = out["predictions"]
+    >>> p.loc[p["source"] == "predict", ["n", "mean"]].round(2).values.tolist()
+    [[16.0, 16.55]]
+    >>> int((p["source"] == "curve").sum()), float(p.loc[p["source"] == "curve", "n"].max())
+    (200, 16.0)
     """
     ok = ok_rows(df).reset_index(drop=True)
     derived = dict(analysis.derived)
@@ -185,6 +281,9 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
                 numeric = [p for p in parameters if p not in categorical]
                 points, pnotes = prediction_points(sub, numeric, x, derived, analysis.predict)
                 res.notes.extend(pnotes)
+                curve = curve_points(sub, numeric, x, derived, analysis.predict)
+                points = pd.concat([points, curve], ignore_index=True) if len(curve) \
+                    else points
                 preds.append(selection.predict_frame(res, points, fit.alpha))
     status = df["status"].value_counts().sort_index().to_dict() if "status" in df else {}
     summary = {

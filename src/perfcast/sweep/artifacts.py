@@ -75,14 +75,28 @@ def markdown(tab: pd.DataFrame) -> str:
     return "\n".join([head, sep, *body]) + "\n"
 
 
-def plot_predictions(
-        frames: Mapping[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]],
-        path: str | Path) -> None:
-    """Per campaign (first effect): measured runs (dots) and the best model's prediction with
-    its prediction interval at every configuration (line, band; never below zero when every
-    run is positive) and at the config's new points (stars), against the first parameter
-    (a log axis when its levels are log-spaced), one colour per value of the others."""
-    from perfcast.sweep.figures import log_spaced
+def predictions_figure(
+        frames: Mapping[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]]):
+    """Per campaign (first effect, first four campaigns): the measured runs (dots) and the
+    best model as a smooth curve with its prediction band over the dense grid of the first
+    parameter (the predictions table's ``curve`` rows,
+    :func:`perfcast.sweep.analysis.curve_points`; the measured configurations when a regressor
+    depends on measurements), never below zero when every run is positive, and the config's
+    new points (stars with intervals); one colour per value of the other parameters, a log x
+    axis when the first parameter's levels are log-spaced. The drawing is
+    :func:`perfcast.sweep.figures.draw_band`, as in each campaign's ``fits.png``.
+
+    Parameters
+    ----------
+    frames : mapping of str to tuple
+        Campaign -> (models, predictions, runs, parameter names).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure (saved by :func:`plot_predictions`).
+    """
+    from perfcast.sweep.figures import draw_band, log_spaced
 
     names = sorted(frames)[:4] or ["(none)"]
     fig, axes = new_figure(1, len(names), figsize=(4.6 * len(names), 3.6), squeeze=False)
@@ -94,38 +108,49 @@ def plot_predictions(
         models, preds, runs, parameters = frames[name]
         effect = preds["effect"].iloc[0]
         y = models.loc[models["effect"] == effect, "y"].iloc[0]
-        p = preds[(preds["effect"] == effect) & (preds["source"] == "measured")]
+        mine = preds[preds["effect"] == effect]
+        p = mine[mine["source"] == "curve"]
+        if p.empty:
+            p = mine[mine["source"] == "measured"]
         params = [c for c in parameters if c in p.columns]
         if not params:
             continue
         xcol, others = params[0], params[1:]
         ok = ok_rows(runs)
+        positive = bool((ok[y] > 0).all())
         groups = p.groupby(others, sort=True) if others else [((), p)]
         for k, (key, g) in enumerate(groups):
             color = PALETTE[k % len(PALETTE)]
             key = key if isinstance(key, tuple) else (key,)
             label = ", ".join(f"{o}={v}" for o, v in zip(others, key, strict=True)) or y
             g = g.sort_values(xcol)
-            low = g["obs_ci_lower"].clip(lower=0) if (ok[y] > 0).all() else g["obs_ci_lower"]
-            ax.plot(g[xcol], g["mean"], color=color, label=label)
-            ax.fill_between(g[xcol], low, g["obs_ci_upper"], color=color,
-                            alpha=0.15, linewidth=0)
+            draw_band(ax, g[xcol].to_numpy(dtype=float), g["mean"].to_numpy(dtype=float),
+                      g["obs_ci_lower"].to_numpy(dtype=float),
+                      g["obs_ci_upper"].to_numpy(dtype=float), color=color,
+                      positive=positive, label=label)
             m = ok
             for o, v in zip(others, key, strict=True):
                 m = m[m[o] == v]
             ax.scatter(m[xcol], m[y], s=12, color=color)
-            new = preds[(preds["effect"] == effect) & (preds["source"] == "predict")]
+            new = mine[mine["source"] == "predict"]
             for o, v in zip(others, key, strict=True):
                 new = new[new[o] == v]
             if len(new):
-                ax.errorbar(new[xcol], new["mean"], fmt="*", markersize=10, color=color,
-                            yerr=[new["mean"] - new["obs_ci_lower"],
-                                  new["obs_ci_upper"] - new["mean"]], capsize=3)
-        if log_spaced(p[xcol].to_numpy(dtype=float)):
+                low = new["obs_ci_lower"].clip(lower=0) if positive else new["obs_ci_lower"]
+                err = np.vstack([new["mean"] - low, new["obs_ci_upper"] - new["mean"]])
+                ax.errorbar(new[xcol].to_numpy(dtype=float), new["mean"].to_numpy(dtype=float),
+                            fmt="*", markersize=10, color=color, yerr=err, capsize=3)
+        if log_spaced(mine.loc[mine["source"] == "measured", xcol].to_numpy(dtype=float)):
             ax.set_xscale("log")
         ax.set_xlabel(xcol)
         ax.set_ylabel(y)
         ax.set_title(f"{name}: {preds['model'].iloc[0]}"[:60], fontsize=8)
         ax.legend(fontsize=7)
-    save_figure(fig, path)
+    return fig
 
+
+def plot_predictions(
+        frames: Mapping[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]],
+        path: str | Path) -> None:
+    """The paper figure (:func:`predictions_figure`) saved to ``path`` (PNG)."""
+    save_figure(predictions_figure(frames), path)

@@ -139,13 +139,27 @@ def read_extrap_text(path: str | Path) -> pd.DataFrame:
             k += 1
     if not rows:
         raise InputError(path, "no DATA values", expected="PARAMETER, POINTS and DATA lines")
-    df = pd.DataFrame(rows)
-    return df.sort_values(["region", "metric", *params, "repetition"],
-                          kind="mergesort").reset_index(drop=True)
+    return measurement_frame(rows, params)
+
+
+def measurement_frame(rows: list[dict], params: list[str]) -> pd.DataFrame:
+    """The rows of an Extra-P input (text or JSON: :mod:`perfcast.sweep.extrap_json`) as one
+    table, sorted by region, metric, the parameters and repetition (stable).
+
+    Examples
+    --------
+    >>> rows = [{"p": 4.0, "region": "r", "metric": "t", "repetition": 0, "value": 2.0},
+    ...         {"p": 2.0, "region": "r", "metric": "t", "repetition": 0, "value": 1.0}]
+    >>> measurement_frame(rows, ["p"])["p"].tolist()
+    [2.0, 4.0]
+    """
+    return pd.DataFrame(rows).sort_values(["region", "metric", *params, "repetition"],
+                                          kind="mergesort").reset_index(drop=True)
 
 
 def extrap_parameters(df: pd.DataFrame) -> list[str]:
-    """The parameter columns of a table :func:`read_extrap_text` returned, in file order."""
+    """The parameter columns of a table :func:`read_extrap_text` (or
+    :func:`perfcast.sweep.extrap_json.read_extrap_json`) returned, in file order."""
     return [c for c in df.columns
             if c not in ("region", "metric", "repetition", "value", "point")]
 

@@ -1,5 +1,9 @@
 """Figures of a campaign's models: data and the best model as smooth curves with prediction
-bands, residuals, CV errors."""
+bands, residuals, CV errors.
+
+``log_spaced`` is re-exported here (:mod:`perfcast.sweep.analysis` defines it with the model
+curves' grid).
+"""
 
 from __future__ import annotations
 
@@ -11,17 +15,50 @@ import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
 from perfcast.plotting import PALETTE, new_figure, save_figure
+from perfcast.sweep.analysis import dense_grid, log_spaced
 from perfcast.sweep.selection import FAMILY, Candidate, SpecResult
 
+__all__ = ["draw_band", "log_spaced", "model_curves", "plot_fits", "plot_model",
+           "plot_residuals"]
 
-def log_spaced(values: np.ndarray) -> bool:
-    """Positive levels at a near-constant ratio spanning at least a factor 8 (2, 4, 8, ...):
-    drawn on a log axis."""
-    v = np.unique(np.asarray(values, dtype=float))
-    if len(v) < 3 or (v <= 0).any() or v[-1] / v[0] < 8:
-        return False
-    steps = np.diff(np.log(v))
-    return bool(steps.std() < 0.25 * steps.mean())
+
+def draw_band(ax, x: np.ndarray, mean: np.ndarray, lower: np.ndarray, upper: np.ndarray, *,
+              color: str, positive: bool, label: str | None = None) -> None:
+    """A model's curve and its prediction band over ``x`` (a dense grid, so the curve is
+    smooth: :func:`perfcast.sweep.analysis.dense_grid`); the band is clipped at zero for a
+    ``positive`` quantity (a time or an energy is never negative, whatever a Gaussian interval
+    says). Shared by the campaign figures and the paper figure.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    x, mean, lower, upper : numpy.ndarray
+        The grid, the model's prediction and the prediction interval's bounds.
+    color : str
+        The curve's colour (the band is the same, translucent).
+    positive : bool
+        Whether every measured value is positive (clip the band at zero).
+    label : str, optional
+        The curve's legend entry.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> fig, ax = new_figure(1, 1)
+    >>> x = np.linspace(1, 4, 50)
+    >>> draw_band(ax, x, x, x - 2, x + 2, color=PALETTE[0], positive=True)
+    >>> band = ax.collections[0].get_paths()[0].vertices
+    >>> len(ax.get_lines()[0].get_xdata()), float(band[:, 1].min())
+    (50, 0.0)
+    """
+    low = np.asarray(lower, dtype=float)
+    if positive:
+        low = np.clip(low, 0, None)
+    ax.plot(x, mean, color=color, label=label)
+    if np.isfinite(low).any():
+        ax.fill_between(x, low, upper, color=color, alpha=0.15, linewidth=0)
 
 
 def model_curves(ax, cand: Candidate, data: pd.DataFrame, y: str, col: str, alpha: float,
@@ -55,7 +92,7 @@ def model_curves(ax, cand: Candidate, data: pd.DataFrame, y: str, col: str, alph
     xs = data[col].to_numpy(dtype=float)
     hi = xs.max() if extra is None or extra.empty else max(xs.max(), extra[col].max())
     logx = log_spaced(xs)
-    grid = np.geomspace(xs.min(), hi, 200) if logx else np.linspace(xs.min(), hi, 200)
+    grid = dense_grid(xs, hi)
     positive = bool((data[y] > 0).all())
     for k, (_, line) in enumerate(lines.iterrows()):
         color = PALETTE[(k + 1) % len(PALETTE)]
@@ -67,12 +104,9 @@ def model_curves(ax, cand: Candidate, data: pd.DataFrame, y: str, col: str, alph
         X = np.column_stack([grid if c == col else np.full(len(grid), line[c])
                              for c in cand.x])
         pred = cand.fit.predict(X, alpha=alpha)
-        low, up = pred["obs_ci_lower"].to_numpy(), pred["obs_ci_upper"].to_numpy()
-        if positive:
-            low = np.clip(low, 0, None)
-        ax.plot(grid, pred["mean"], color=color, label=label or None)
-        if np.isfinite(low).any():
-            ax.fill_between(grid, low, up, color=color, alpha=0.15, linewidth=0)
+        draw_band(ax, grid, pred["mean"].to_numpy(), pred["obs_ci_lower"].to_numpy(),
+                  pred["obs_ci_upper"].to_numpy(), color=color, positive=positive,
+                  label=label or None)
     if extra is not None and not extra.empty:
         pred = cand.fit.predict(extra[cand.x].to_numpy(dtype=float), alpha=alpha)
         low = np.clip(pred["obs_ci_lower"], 0, None) if positive else pred["obs_ci_lower"]

@@ -97,6 +97,48 @@ def cv_mse(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term], folds: Folds)
     return float(np.mean((y - cv_predictions(X, y, terms, folds)) ** 2))
 
 
+def forward_smapes(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
+                   groups: Sequence[Any], min_train: int, how: str) -> list[float]:
+    """The configuration SMAPE of each forward fold
+    (:func:`perfcast.sweep.normalform.forward_folds`: fitted below a regressor's largest
+    value, predicting the runs at it), the extrapolating half of the normal form's selection
+    score, so that ARPE's candidates and the laws are compared on the same criterion.
+
+    Parameters
+    ----------
+    X, y : numpy.ndarray
+        The regressors (n, d) and the effect (n,), one row per run.
+    terms : sequence of Term
+        The model's exponent tuples.
+    groups : sequence
+        One configuration label per run.
+    min_train : int
+        The fewest training configurations of a fold (the model's coefficients + 1).
+    how : str
+        ``mean`` or ``median``: the runs of a configuration aggregated.
+
+    Returns
+    -------
+    list of float
+        One SMAPE per forward fold (none when too few configurations lie below a largest
+        value).
+
+    Examples
+    --------
+    >>> p = np.array([[1.0], [2], [4], [8]])
+    >>> y = 3 + 2 * p[:, 0]
+    >>> forward_smapes(p, y, dz.polynomial_terms(1), ["1", "2", "4", "8"], 3, "mean")
+    [0.0]
+    """
+    g = np.asarray([str(v) for v in groups])
+    out = []
+    for train, test in nf.forward_folds(X, min_train):
+        pred = dz.lstsq_predict(X[train], y[train], X[test], terms)
+        if np.isfinite(pred).all():
+            out.append(configuration_smape(pred, y[test], g[test], how))
+    return out
+
+
 def configuration_smape(pred: np.ndarray, y: np.ndarray, groups: Sequence[Any],
                         how: str) -> float:
     """CV SMAPE over configurations: the held-out predictions and the runs of each
@@ -466,7 +508,10 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
                     idx = [list(x).index(v) for v in c.x]
                     pred = cv_predictions(X[:, idx], Y, c.fit.terms, folds)
                     if np.isfinite(pred).all():
-                        c.cv_smape = configuration_smape(pred, Y, g, normal_form.aggregate)
+                        c.cv_smape = float(nf.with_forward(
+                            configuration_smape(pred, Y, g, normal_form.aggregate),
+                            forward_smapes(X[:, idx], Y, c.fit.terms, g, c.fit.k + 1,
+                                           normal_form.aggregate)))
                 varying = [j for j in range(len(x)) if len(np.unique(X[:, j])) > 1]
                 nf_cands, nf_notes = normal_form_candidates(
                     X[:, varying], Y, [x[j] for j in varying], g, cv_folds, normal_form)
