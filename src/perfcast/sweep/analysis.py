@@ -52,6 +52,15 @@ def dense_grid(levels: np.ndarray, hi: float | None = None,
     geometric when the levels are log-spaced (:func:`log_spaced`), else linear: where a model
     is drawn as a smooth curve instead of straight segments through the measured levels.
 
+    Parameters
+    ----------
+    levels : ndarray
+        The measured levels of the parameter drawn along the axis.
+    hi : float, default=None
+        The grid's last point (a prediction beyond the measured levels).
+    n : int, default=CURVE_POINTS
+        Points in the grid.
+
     Examples
     --------
     >>> dense_grid(np.array([2.0, 4, 8, 16]), n=4).round(6).tolist()

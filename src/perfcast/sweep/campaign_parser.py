@@ -211,7 +211,7 @@ def parse_campaign(name: str, settings: SweepCampaignSettings,
         The campaign's name (a results directory; the schema checks it).
     settings : SweepCampaignSettings
         Its settings, built from the validated section.
-    programs : mapping of str to object, optional
+    programs : mapping of str to object, optional, default=None
         The top-level ``programs:`` map (``program:`` names one of it).
     seed : int
         The workflow's seed (the ``{seed}`` placeholder, as in every stage).
@@ -302,7 +302,7 @@ def parse_sweep(section: Mapping[str, Any] | None,
         The section as validated by ``src/perfcast/schemas/sweep.schema.yaml`` (the
         workflow's ``config["sweep"]``, or ``perfcast.settings.validate(section, "sweep")``);
         None: no sweep (no campaigns, no imports).
-    programs : mapping of str to object, optional
+    programs : mapping of str to object, optional, default=None
         The top-level ``programs:`` map.
     seed : int
         The workflow's seed (``{seed}`` in a campaign's templates).

@@ -39,7 +39,7 @@ def draw_band(ax, x: np.ndarray, mean: np.ndarray, lower: np.ndarray, upper: np.
         The curve's colour (the band is the same, translucent).
     positive : bool
         Whether every measured value is positive (clip the band at zero).
-    label : str, optional
+    label : str, optional, default=None
         The curve's legend entry.
 
     Examples
@@ -81,7 +81,7 @@ def model_curves(ax, cand: Candidate, data: pd.DataFrame, y: str, col: str, alph
         The effect, and the regressor on the x axis.
     alpha : float
         Bands at level 1 - ``alpha`` (``sweep.fit.alpha``).
-    extra : pandas.DataFrame, optional
+    extra : pandas.DataFrame, optional, default=None
         Predicted points drawn with their intervals.
     max_lines : int, default=4
         The most curves drawn (combinations of the other regressors).
@@ -179,7 +179,7 @@ def plot_model(res: SpecResult, data: pd.DataFrame, path: str | Path, alpha: flo
         The figure (PNG).
     alpha : float
         Bands at level 1 - ``alpha``.
-    extra : pandas.DataFrame, optional
+    extra : pandas.DataFrame, optional, default=None
         The ``--predict`` points.
     """
     cols = len(res.best.x) if res.best is not None else 1

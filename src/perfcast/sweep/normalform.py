@@ -350,7 +350,7 @@ def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
         Scored hypotheses (:func:`cv_scores`).
     floor : float, default=0.0
         The noise floor of the CV SMAPE (0 without repetitions).
-    gain : callable, optional
+    gain : callable, optional, default=None
         ``gain(smaller, larger)``: the relative CV SMAPE gain a larger hypothesis must bring;
         None: ``REL_GAIN``.
 

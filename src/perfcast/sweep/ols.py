@@ -174,6 +174,22 @@ class DesignFit:
     def fit(cls, names: Sequence[str], term_names: Sequence[str], design: Any,
             X_fit: np.ndarray, y_fit: np.ndarray, X_rows: np.ndarray,
             y_rows: np.ndarray) -> DesignFit:
+        """OLS of ``y_fit`` on ``design(X_fit)``, each column scaled by its largest magnitude
+        (conditioning; the coefficients are reported unscaled).
+
+        Parameters
+        ----------
+        names : sequence of str
+            The regressors' names.
+        term_names : sequence of str
+            The design's columns, in order.
+        design : callable
+            ``X -> D``, the design matrix of regressor rows.
+        X_fit, y_fit : ndarray
+            The rows the model is fitted on.
+        X_rows, y_rows : ndarray
+            Every row of the effect (fitted values and residuals are reported for them).
+        """
         D = design(X_fit)
         scale = np.max(np.abs(D), axis=0)
         scale = np.where(scale > 0, scale, 1.0)

@@ -52,7 +52,7 @@ def sensor_report(settings: SensorCheckSettings, *, out: str | Path, perf_binary
         The report of what the host offers (JSON).
     perf_binary : str, default="perf"
         The ``perf`` executable probed for ``perf_events``.
-    powercap_root : str, default="/sys/class/powercap"
+    powercap_root : str, default=POWERCAP_ROOT
         Where RAPL zones are looked for.
 
     Returns
@@ -102,7 +102,7 @@ def run_record(settings: RunSettings, *, out: str | Path, perf_binary: str = "pe
         Its record (JSON).
     perf_binary : str, default="perf"
         The ``perf`` executable (with ``perf_events`` sensors).
-    powercap_root : str, default="/sys/class/powercap"
+    powercap_root : str, default=POWERCAP_ROOT
         Where RAPL zones are read (with the ``rapl`` sensor).
 
     Returns

@@ -96,7 +96,7 @@ def run_point(settings: RunSettings, *, perf_binary: str = "perf",
         The run (:meth:`perfcast.sweep.campaign.Campaign.run_settings`, commands rendered).
     perf_binary : str, default="perf"
         The ``perf`` executable (with ``perf_events`` sensors).
-    powercap_root : str or Path, default="/sys/class/powercap"
+    powercap_root : str or Path, default=sn.POWERCAP_ROOT
         Where RAPL zones are read (with the ``rapl`` sensor).
 
     Returns
@@ -250,11 +250,11 @@ def run_and_record(settings: RunSettings, out: str | Path, *, session: str | Non
         The run (:meth:`perfcast.sweep.campaign.Campaign.run_settings`).
     out : str or Path
         Its record (JSON).
-    session : str, optional
+    session : str, optional, default=None
         This invocation's name; None: the environment variable :data:`SESSION_ENV`.
     perf_binary : str, default="perf"
         The ``perf`` executable.
-    powercap_root : str or Path, default="/sys/class/powercap"
+    powercap_root : str or Path, default=sn.POWERCAP_ROOT
         Where RAPL zones are read.
 
     Returns

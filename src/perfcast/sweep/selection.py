@@ -419,7 +419,7 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
         ``normal_form``, the normal-form search (:func:`normal_form_candidates`) when
         enabled: every candidate is then also scored by CV SMAPE over configurations, and
         the best model is the one of lowest CV SMAPE whatever its family.
-    groups : sequence, optional
+    groups : sequence, optional, default=None
         One configuration label per row of ``df``, for the CV folds; None: the distinct
         ``x`` tuples.
 

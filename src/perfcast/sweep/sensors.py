@@ -263,7 +263,7 @@ def read_custom(command: str, env: Mapping[str, str] | None = None,
     ----------
     command : str
         The sensor's shell command (rendered).
-    env : mapping of str to str, optional
+    env : mapping of str to str, optional, default=None
         Its environment (added to this process's).
     timeout_s : float, default=SENSOR_TIMEOUT_S
         How long it may take.
@@ -339,11 +339,11 @@ def check_sensors(sensors: Sensors, *, env: Mapping[str, str] | None = None,
     ----------
     sensors : Sensors
         The campaign's sensors, custom commands rendered for its first run.
-    env : mapping of str to str, optional
+    env : mapping of str to str, optional, default=None
         The environment the custom sensor commands run in.
     perf_binary : str, default="perf"
         The ``perf`` executable probed for the perf events.
-    powercap_root : str or Path, default="/sys/class/powercap"
+    powercap_root : str or Path, default=POWERCAP_ROOT
         Where RAPL zones are looked for.
 
     Returns
