@@ -34,6 +34,8 @@ class Section:
     headline: list[str] = field(default_factory=list)
     numbers: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: what a reader should know that is no missed target (a cross-check that failed)
+    notes: list[str] = field(default_factory=list)
 
     def target(self, what: str, value: Any, target: Any, met: bool, detail: str = "") -> None:
         """Record a target; a missed one is also a warning."""
@@ -46,7 +48,7 @@ class Section:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("stage", "title", "ran", "not_run", "targets",
-                                              "headline", "numbers", "warnings")}
+                                              "headline", "numbers", "warnings", "notes")}
 
 
 def _json(path: str | Path) -> dict[str, Any]:
@@ -181,13 +183,17 @@ def warmup_section(summaries: Sequence[str | Path]) -> Section:
         for warning in d.get("warnings") or []:
             if not warning.startswith("stop criterion "):  # the targets above say so
                 s.warnings.append(f"{s.title}: {w}: {warning}")
+        s.notes += [f"{w}: {note}" for note in d.get("notes") or []]
         s.numbers[w] = num
     return s
 
 
 def sensitivity_section(summaries: Sequence[str | Path]) -> Section:
     """Each program: profiled (steps, error against brute force when compared) or not, with
-    the reason (typically the cgroup control file that refused: not root)."""
+    the reason (typically the cgroup control file that refused: not root); profiled on the grid
+    shipped with perfcast where the live profiling was refused (``status`` ``shipped``): the
+    live profiling listed as skipped, with its reason, and the result as replayed (no warning:
+    the stage has its result, and says how)."""
     s = Section("sensitivity", "Resource sensitivity")
     for path in summaries:
         d = _json(path)
@@ -200,14 +206,23 @@ def sensitivity_section(summaries: Sequence[str | Path]) -> Section:
         steps = d.get("steps")
         runs = steps.get("runs_total") if isinstance(steps, dict) else steps
         line = f"{p}: profiled, {runs} measured runs (epsilon {d.get('epsilon')})"
+        if d.get("status") == "shipped":  # the live profiling refused: the shipped grid's
+            skipped, where = d.get("skipped") or {}, d.get("shipped") or {}
+            s.not_run.append(f"{p}: live profiling skipped: {skipped.get('reason')} (needs "
+                             f"{skipped.get('requires')})")
+            host = (where.get("host") or {}).get("cpu_model") or "a reference machine"
+            line = (f"{p}: profiled on the grid shipped with perfcast (measured by its cgroup "
+                    f"backend on {host}, {str(where.get('measured'))[:10]}), {runs} replayed "
+                    f"runs (epsilon {d.get('epsilon')})")
         score = d.get("score")
         if score:
-            line += f", mean |error| against brute force {fmt(score.get('mae'), 3)}"
+            truth = "the whole measured grid" if d.get("status") == "shipped" else "brute force"
+            line += f", mean |error| against {truth} {fmt(score.get('mae'), 3)}"
         s.ran.append(line)
         if d.get("failed_runs"):
             s.warnings.append(f"{s.title}: {p}: {d['failed_runs']} failed runs "
                               f"({', '.join(d.get('failure_reasons') or [])})")
-        s.numbers[p] = {"status": "profiled", "runs": runs,
+        s.numbers[p] = {"status": d.get("status", "profiled"), "runs": runs,
                         "mae": score.get("mae") if score else None}
     return s
 
@@ -331,6 +346,7 @@ def to_markdown(summary: dict[str, Any]) -> str:
         lines += [f"- {h}" for h in sec["headline"]]
         lines += [f"- Ran: {r}" for r in sec["ran"]]
         lines += [f"- Not run: {r}" for r in sec["not_run"]]
+        lines += [f"- Note: {n}" for n in sec.get("notes", [])]
         for t in sec["targets"]:
             state = "met" if t["met"] else "MISSED"
             value = f"{t['value']} (target {t['target']})" if t["target"] is not None else ""

@@ -45,6 +45,19 @@ def test_met_targets_give_no_warning(tmp_path):
     assert "No warnings" in to_markdown(s)
 
 
+def test_wps_cross_check_is_a_note_not_a_warning(tmp_path):
+    """A session that stops on its readings only: the WPS fit's poor prediction is said (a note
+    under its stage), but it is no missed target and no warning."""
+    w = _warmup(tmp_path / "w.json", 0.073, 0.1, {"readings": True})
+    d = json.loads(w.read_text())
+    note = "wps (a cross-check, not a stop criterion): prediction error 27.9% is above 10.0%"
+    w.write_text(json.dumps({**d, "notes": [note]}))
+    s = build_summary(warmup=[w])
+    assert s["warnings"] == []
+    assert s["sections"][0]["notes"] == [f"kvstore: {note}"]
+    assert f"- Note: kvstore: {note}" in to_markdown(s)
+
+
 def test_sensitivity_not_profiled_says_why(tmp_path):
     p = tmp_path / "cpuhash.json"
     p.write_text(json.dumps({"program": "cpuhash", "status": "not_run",
@@ -54,6 +67,25 @@ def test_sensitivity_not_profiled_says_why(tmp_path):
     assert s["warnings"] == ["Resource sensitivity: cpuhash not profiled: cannot write "
                              "/sys/fs/cgroup/cgroup.subtree_control"]
     assert "- Not run: cpuhash: not profiled" in to_markdown(s)
+
+
+def test_sensitivity_on_the_shipped_grid_marks_live_profiling_skipped(tmp_path):
+    p = tmp_path / "cpuhash.json"
+    p.write_text(json.dumps({
+        "program": "cpuhash", "status": "shipped", "backend": "shipped", "epsilon": 0.3,
+        "steps": {"runs_total": 12}, "score": {"mae": 0.0123}, "failed_runs": 0,
+        "skipped": {"reason": "cannot write /sys/fs/cgroup/cgroup.subtree_control",
+                    "requires": "root (or a delegated cgroup v2 subtree)"},
+        "shipped": {"measured": "2026-11-24T11:00:00Z", "host": {"cpu_model": "Xeon X"}}}))
+    s = build_summary(sensitivity=[p])
+    assert s["warnings"] == []  # the stage has its result, and says how
+    md = to_markdown(s)
+    assert ("- Not run: cpuhash: live profiling skipped: cannot write "
+            "/sys/fs/cgroup/cgroup.subtree_control (needs root") in md
+    assert ("cpuhash: profiled on the grid shipped with perfcast (measured by its cgroup "
+            "backend on Xeon X, 2026-11-24), 12 replayed runs") in md
+    assert "against the whole measured grid 0.012" in md
+    assert s["sections"][0]["numbers"]["cpuhash"]["status"] == "shipped"
 
 
 def test_model_numbers_are_the_evaluations_medians(tmp_path):

@@ -133,6 +133,21 @@ def test_wps_warns_when_the_line_does_not_fit(capsys, tmp_path):
     assert rc == 0 and out["warning"] is None and err == ""
 
 
+def test_wps_autocorrelation_message_names_the_absolute_value_it_compares(capsys, tmp_path):
+    """Residuals in runs of three (+, -, +): every subsession size leaves a negative lag-1
+    autocorrelation of the block means (-0.667 for pairs); the limit is on |r|, and so is the
+    number the message compares with it."""
+    w = np.arange(100, 1000, 100, dtype=float)
+    t = 1 + w / 100 + 0.3 * np.repeat([1.0, -1.0, 1.0], 3)
+    path = tmp_path / "rounds.csv"
+    path.write_text("work,duration_s\n" + "".join(f"{a:g},{b:.6f}\n"
+                                                  for a, b in zip(w, t, strict=True)))
+    rc, _, err = run(capsys, "wps", str(path), "--ac-limit", "0.2")
+    assert rc == 2 and str(path) in err
+    assert "|lag-1 autocorrelation| 0.667 > 0.2" in err
+    assert "-0.667 > 0.2" not in err  # a signed value is never set against the limit on |r|
+
+
 BAD_READINGS = {
     "empty": ("", "no readings"),
     "text": ("1\n2\nfast\n", "line 3: 'fast' is not a number"),

@@ -5,10 +5,14 @@ needs no download. (``arcp_zip``, ``arcp_csv``, ``server`` and ``closed_url`` ar
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
+import pytest
 
 from perfcast.sensitivity import arcp
 from perfcast.settings import schema_default
+from perfcast.summary import fmt
 
 #: the checksum the downloaded zip must have (the schema's default)
 SHA256 = schema_default("sensitivity", "replay.source.sha256")
@@ -91,3 +95,38 @@ def test_default_target_needs_no_download(tmp_path, snakemake_run, arcp_csv, clo
     local = _config({"url": closed_url(), "table": str(arcp_csv)})
     out = _jobs(snakemake_run(tmp_path, local, targets=["all"], extra=dry))
     assert "sensitivity_replay_eval" in out and "sensitivity_arcp_fetch" not in out
+
+
+def test_make_paper_puts_the_downloaded_replay_in_the_summary(tmp_path, snakemake_run, server):
+    """`make paper` (`snakemake all paper`): the replay needs the download, so it is not in
+    `all`; the summary of that run still reports it (error against the paper's, per epsilon),
+    and a later plain run keeps it there instead of rerunning the summary without it."""
+    cfg = _config({"url": server.url})
+    snakemake_run(tmp_path, cfg, targets=["all", "paper"])
+    res = tmp_path / "results"
+    summary = json.loads((res / "summary.json").read_text())
+    sens = next(s for s in summary["sections"] if s["stage"] == "sensitivity")
+    table = pd.read_csv(res / "paper" / "sensitivity_summary.csv")
+    assert list(sens["numbers"]["replay"]) == [f"{e:g}" for e in table["epsilon"]]
+    row, got = table.iloc[0], sens["numbers"]["replay"]["0.5"]
+    assert got["mae_binary_mean"] == pytest.approx(row["mae_binary_mean"], rel=1e-12)
+    assert got["paper_fig11_mae"] == pytest.approx(row["paper_fig11_mae"], rel=1e-12)
+    md = (res / "summary.md").read_text()
+    assert (f"Sensitivity replay, epsilon 0.5: mean |error| of binary sampling "
+            f"**{fmt(row['mae_binary_mean'], 4)}** (paper: {fmt(row['paper_fig11_mae'], 4)})"
+            in md)
+    again = _jobs(snakemake_run(tmp_path, cfg, targets=["all"], extra=["-n"]))
+    assert "run_summary" not in again and "sensitivity_arcp_fetch" not in again
+    assert server.requests == ["/raw data.zip"]
+
+
+def test_summary_reports_the_replay_of_a_local_table(tmp_path, snakemake_run, arcp_csv,
+                                                     closed_url):
+    """With the paper's table given locally the replay is part of `all`, and so of its
+    summary."""
+    snakemake_run(tmp_path, _config({"url": closed_url(), "table": str(arcp_csv)}),
+                  targets=["all"])
+    summary = json.loads((tmp_path / "results" / "summary.json").read_text())
+    sens = next(s for s in summary["sections"] if s["stage"] == "sensitivity")
+    assert set(sens["numbers"]["replay"]) == {"0.5"}
+    assert any("replay of the paper's measurements" in r for r in sens["ran"])

@@ -113,3 +113,98 @@ def test_a_change_to_one_program_reruns_only_its_profile(tmp_path, snakemake_run
     assert set(jobs) == {"sensitivity_profile"}
     assert [o.split(",")[0] for o in jobs["sensitivity_profile"]] == [
         "results/sensitivity/b.parquet"]
+
+
+def _python_for(prefix: list[str], work) -> str:
+    """A Python that the user of ``prefix`` can execute and that sees this environment's
+    packages: this one where it can, else a venv of the system's Python of the same minor
+    version whose site directory adds ours (this one may live where that user cannot go, e.g.
+    under /root); skips when there is none."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    def runs(python: str) -> bool:
+        probe = [*prefix, "/bin/sh", "-c", f'"{python}" -c "import perfcast, snakemake"']
+        return subprocess.run(probe, capture_output=True).returncode == 0
+
+    if runs(sys.executable):
+        return sys.executable
+    system = "/usr/bin/python3"
+    version = subprocess.run([system, "-c", "import sys; print(sys.version_info[:2])"],
+                             capture_output=True, text=True).stdout.strip()
+    if version != str(sys.version_info[:2]):
+        pytest.skip(f"user nobody cannot run {sys.executable}, and {system} is not Python "
+                    f"{sys.version_info[0]}.{sys.version_info[1]}")
+    venv = work / "venv"
+    subprocess.run([system, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    (site / "perfcast-dev.pth").write_text(
+        f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
+    python = str(venv / "bin" / "python")
+    if not runs(python):
+        pytest.skip("no Python that user nobody can execute sees this environment's packages")
+    return python
+
+
+def test_default_sensitivity_as_an_unprivileged_user_gives_the_shipped_grids_result(tmp_path):
+    """The default config's sensitivity stage run by a user without root (``nobody`` when the
+    tests run as root): each program is profiled on the grid shipped with perfcast, its figure
+    and the run summary say so, and the summary lists the live profiling as skipped, naming the
+    control file that refused, without a warning for it."""
+    import pwd
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    import harness
+    import yaml
+
+    section = yaml.safe_load((harness.REPO / "config" / "config.yaml").read_text())["sensitivity"]
+    section["replay"] = {"enabled": False}
+    work = Path(tempfile.mkdtemp(prefix="perfcast-shipped-wf-"))
+    work.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "MPLCONFIGDIR": str(work)}
+    prefix: list[str] = []
+    try:
+        cfg = work / "config.yaml"
+        cfg.write_text(yaml.safe_dump({"seed": 7, "sensitivity": section}))
+        if os.geteuid() == 0:
+            if shutil.which("setpriv") is None:
+                pytest.skip("setpriv (util-linux) is needed to drop root for this test")
+            user = pwd.getpwnam("nobody")
+            for path in [work, cfg]:
+                os.chown(path, user.pw_uid, user.pw_gid)
+            prefix = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+                      "--clear-groups"]
+        cmd = [*prefix, *harness.snakemake_cmd(work, cfg, ["all"], 2)]
+        if prefix:  # the jobs run sys.executable, which must be one that user can execute
+            cmd[len(prefix)] = _python_for(prefix, work)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+        res = work / "results"
+        programs = sorted(section["programs"])
+        summaries = {p: json.loads((res / "sensitivity" / f"{p}.json").read_text())
+                     for p in programs}
+        if any(s["status"] == "profiled" for s in summaries.values()):
+            pytest.skip("this user may restrict a run here (a delegated cgroup subtree)")
+        run = json.loads((res / "summary.json").read_text())
+        sens = next(s for s in run["sections"] if s["stage"] == "sensitivity")
+        # skipped live profiling with a result is no warning (runs the memory limit killed
+        # still are: "failed runs", as in a live profile)
+        assert not [w for w in run["warnings"] if "not profiled" in w or "skipped" in w]
+        md = (res / "summary.md").read_text()
+        for p in programs:
+            assert summaries[p]["status"] == "shipped"
+            assert sens["numbers"][p]["status"] == "shipped"
+            assert f"- Not run: {p}: live profiling skipped: " in md
+            assert f"{p}: profiled on the grid shipped with perfcast" in md
+            assert (res / "sensitivity" / "figures" / f"{p}.png").stat().st_size > 5000
+        assert "/sys/fs/cgroup" in md
+        table = pd.read_parquet(res / "sensitivity" / "summary.parquet")
+        assert set(table["status"]) == {"shipped"} and table["reason"].str.len().min() > 0
+        # on the console too: the run's last words
+        assert "live profiling skipped" in proc.stdout[proc.stdout.rindex("# perfcast run"):]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -61,6 +61,10 @@ def plot_profile(grid: pd.DataFrame, summary: Mapping, out: str | Path,
     title = (f"{summary['program']}: resource sensitivity\n({summary['backend']}, "
              f"{summary['sampling']}, epsilon {summary['epsilon']:g}; "
              f"{summary['steps']['product_points']} runs for {len(grid)} grid cells)")
+    if summary.get("status") == "shipped":  # replayed: said on the figure, not only the summary
+        title += ("\nREPLAYED from the grid shipped with perfcast (measured "
+                  f"{summary['shipped']['measured'][:10]}): live profiling skipped, "
+                  "it needs root")
     fig.suptitle(title, fontsize=10)
     if not eff:
         axes[0].text(0.5, 0.5, "no effective dimension:\nthe program used less than every "

@@ -29,7 +29,7 @@ import pandas as pd
 
 from perfcast.errors import HostCapabilityError, InputError
 from perfcast.io import read_parquet, write_csv, write_json, write_parquet, write_text
-from perfcast.sensitivity import arcp, evaluation, figures
+from perfcast.sensitivity import arcp, evaluation, figures, shipped
 from perfcast.sensitivity.backends import CgroupBackend
 from perfcast.sensitivity.markdown import comparison_markdown
 from perfcast.sensitivity.profile import Measurement, ProfileResult, profile
@@ -112,7 +112,10 @@ def profile_program(settings: ProfileSettings, *, data: str | Path | None, grid:
     dict
         the summary written. ``status`` is ``profiled``, or ``not_run`` (with ``reason`` and
         ``requires``, and empty tables) where this host cannot restrict a run and
-        ``settings.cgroup.if_unavailable`` is ``report``.
+        ``settings.cgroup.if_unavailable`` is ``report``, or ``shipped`` where it cannot and
+        ``if_unavailable`` is ``shipped``: the campaign replayed on the grid shipped with
+        perfcast (:mod:`perfcast.sensitivity.shipped`), ``skipped`` saying why the live
+        profiling was not done and ``shipped`` where and when the grid was measured.
 
     Raises
     ------
@@ -143,14 +146,22 @@ def profile_program(settings: ProfileSettings, *, data: str | Path | None, grid:
     ('profiled', 6, True)
     """
     name, backend = settings.program.name, settings.backend
-    be = make_backend(settings, data)
+    be: CgroupBackend | ReplayBackend = make_backend(settings, data)
+    skipped = None  # the live profiling this host refused, when the shipped grid stands in
     if isinstance(be, CgroupBackend):
         try:
             be.probe()
         except HostCapabilityError as exc:
             if settings.cgroup.if_unavailable == "fail":
                 raise
-            return _not_profiled(be, str(exc), grid, runs, summary)
+            replay = (shipped.shipped_backend(name)
+                      if settings.cgroup.if_unavailable == "shipped" else None)
+            if replay is None:
+                return _not_profiled(be, str(exc), grid, runs, summary)
+            skipped = _refusal(be, str(exc))
+            log.warning("%s: live profiling skipped: %s; profiled on the grid shipped with "
+                        "perfcast instead", name, skipped["reason"])
+            be, backend = replay, "shipped"
     epsilon, sampling, compare = settings.epsilon, settings.sampling, settings.compare
     seed, spare_cores = settings.seed, settings.spare_cores
     base = be.unrestricted()
@@ -168,7 +179,10 @@ def profile_program(settings: ProfileSettings, *, data: str | Path | None, grid:
         others["brute"] = profile(be, epsilon=epsilon, sampling="brute", program=name,
                                   spare_cores=spare_cores, baseline=base, cache=cache)
     frame = main.grid_frame()
-    result = {**main.summary(), "status": "profiled"}
+    result = {**main.summary(), "status": "profiled" if skipped is None else "shipped"}
+    if skipped is not None:
+        result["skipped"] = skipped
+        result["shipped"] = shipped.provenance()
     if isinstance(be, CgroupBackend):
         result["metric"] = asdict(be.program.metric)
         result["command"] = be.command
@@ -180,7 +194,7 @@ def profile_program(settings: ProfileSettings, *, data: str | Path | None, grid:
         truth = np.where(others["brute"].region_mask(), others["brute"].grid, np.nan)
         frame["brute_truth"] = others["brute"].grid_frame()["sensitivity"].where(
             frame["in_ceiling"])
-    elif backend == "replay":
+    elif isinstance(be, ReplayBackend):
         truth = be.grid.truth()
         frame["brute_truth"] = truth[tuple(np.array(list(main.model.indices())).T)]
     if truth is not None:
@@ -192,11 +206,25 @@ def profile_program(settings: ProfileSettings, *, data: str | Path | None, grid:
         if truth is not None and k != "brute":
             entry["score"] = r.score(truth)
         result["compare"][k] = entry
+    result["backend"] = backend
     meta = {"program": name, "backend": backend}
     write_parquet(frame, grid, metadata=meta)
     write_parquet(_all_runs(main, others, cache), runs, metadata=meta)
     write_json(result, summary)
     return result
+
+
+def _refusal(be: CgroupBackend, reason: str) -> dict[str, str]:
+    """Why this host cannot restrict a run (``reason``, the probe's group name made the same from
+    run to run) and what it would take (``requires``)."""
+    prefix = be.settings.cgroup.prefix
+    # the probe's group name carries a pid: keep the summary the same from run to run
+    reason = re.sub(rf"{re.escape(prefix)}-\d+-\d+", f"{prefix}-RUN", reason)
+    controllers = sorted({c for d in be.model.dims
+                          for c in be.limits({d.name: d.levels[0]
+                                              for d in be.model.dims})[0].controllers("v1")})
+    return {"reason": reason, "requires": "root (or a delegated cgroup v2 subtree) and the "
+                                          "cgroup controllers " + ", ".join(controllers)}
 
 
 def _not_profiled(be: CgroupBackend, reason: str, out_grid: str | Path, out_runs: str | Path,
@@ -206,18 +234,13 @@ def _not_profiled(be: CgroupBackend, reason: str, out_grid: str | Path, out_runs
     The rest of the workflow goes on; the summary table, the figure and the report show the
     program as not profiled, with the reason (typically: not root, or a controller missing).
     """
-    name, prefix = be.program.name, be.settings.cgroup.prefix
+    name = be.program.name
     dims = [d.name for d in be.model.dims]
-    # the probe's group name carries a pid: keep the summary the same from run to run
-    reason = re.sub(rf"{re.escape(prefix)}-\d+-\d+", f"{prefix}-RUN", reason)
+    refusal = _refusal(be, reason)
+    reason = refusal["reason"]
     log.warning("%s: not profiled: %s", name, reason)
-    controllers = sorted({c for d in be.model.dims
-                          for c in be.limits({d.name: d.levels[0]
-                                              for d in be.model.dims})[0].controllers("v1")})
     summary = {
-        "program": name, "backend": "cgroup", "status": "not_run", "reason": reason,
-        "requires": "root (or a delegated cgroup v2 subtree) and the cgroup controllers "
-                    + ", ".join(controllers),
+        "program": name, "backend": "cgroup", "status": "not_run", **refusal,
         "command": be.command, "metric": asdict(be.program.metric),
         "dimensions": {d.name: {"kind": d.kind, "unit": d.unit, "levels": list(d.levels)}
                        for d in be.model.dims},
@@ -282,8 +305,8 @@ def summarize(*, summaries: Sequence[str | Path], table: str | Path,
             continue
         dims = s["dimensions"]
         row = {
-            "program": s["program"], "backend": s["backend"], "status": "profiled",
-            "reason": "", "sampling": s["sampling"],
+            "program": s["program"], "backend": s["backend"], "status": s["status"],
+            "reason": (s.get("skipped") or {}).get("reason", ""), "sampling": s["sampling"],
             "epsilon": s["epsilon"],
             "effective": ",".join(n for n, d in dims.items() if d["effective"]),
             "ceilings": json.dumps({n: d["ceiling"] for n, d in dims.items()}),

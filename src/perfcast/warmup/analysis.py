@@ -189,6 +189,8 @@ class SessionAnalysis:
         secs = [r.phase_seconds() for r in self.rounds if r.used]
         setups = [r.setup_s for r in self.rounds if r.setup_s is not None]
         target = self.settings.ci.target_relative_width
+        wps_warning = self.wps.warning if self.wps else None
+        wps_stops = "wps" in session.limits.stop_on
         return {
             "workload": session.name,
             "command": session.program.command,
@@ -211,11 +213,15 @@ class SessionAnalysis:
             "setup_s": {"median": _median(setups), "max": max(setups) if setups else None},
             "wps": self.wps.to_dict() if self.wps else None,
             # a stop criterion the session did not meet is a warning here too, not only false
-            # in target_met (the run summary lists every warning)
-            "warnings": ([f"wps: {self.wps.warning}"] if self.wps and self.wps.warning else [])
+            # in target_met (the run summary lists every warning); a poor WPS fit is a warning
+            # when WPS is a stop criterion, otherwise a note (the session's estimate does not
+            # rest on it)
+            "warnings": ([f"wps: {wps_warning}"] if wps_warning and wps_stops else [])
             + [f"stop criterion {c} not met (target {target:g} relative CI width); stopped: "
                f"{stop_reason}" for c in session.limits.stop_on
                if not self.criterion_met(c, target)],
+            "notes": ([f"wps (a cross-check, not a stop criterion): {wps_warning}"]
+                      if wps_warning and not wps_stops else []),
             "wps_reason": self.wps_reason,
             "settings": session.to_dict(),
             "host": {**host_metadata(), "cpus": os.cpu_count(),

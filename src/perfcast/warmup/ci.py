@@ -212,8 +212,8 @@ def mean_ci(
     q, r = subsession_size(y, ac_limit)
     if q is None:
         raise NotEnoughDataError(
-            f"lag-1 autocorrelation stays above {ac_limit} for every subsession size up to "
-            f"{n // 3} (last {r:.3f}); more readings are needed")
+            f"|lag-1 autocorrelation| stays above {ac_limit} for every subsession size up to "
+            f"{n // 3} (last |r| {abs(r):.3f}, r {r:.3f}); more readings are needed")
     b = block_means(y, q)
     h = b.shape[0]
     m = float(b.mean())

@@ -136,8 +136,8 @@ def _fit(w: np.ndarray, t: np.ndarray, ac_limit: float, confidence: float):
     q, r = subsession_size(resid, ac_limit)
     if q is None:
         raise NotEnoughDataError(
-            f"round durations stay autocorrelated (lag-1 {r:.3f} > {ac_limit}) for every "
-            f"subsession size; more rounds are needed")
+            f"round durations stay autocorrelated (|lag-1 autocorrelation| {abs(r):.3f} > "
+            f"{ac_limit}, lag-1 {r:.3f}) for every subsession size; more rounds are needed")
     bw, bt = block_means(w, q), block_means(t, q)
     fit = ols(bw, bt)
     return fit, q, lag1_autocorrelation(block_means(resid, q))

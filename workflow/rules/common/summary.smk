@@ -1,5 +1,7 @@
 # Inputs and settings of the run summary (rule: ../summary.smk): every stage's own outputs it
 # reads, only those of the stages that run.
+import os
+
 from perfcast.settings import as_params
 from perfcast.summary import SummarySettings
 
@@ -17,6 +19,28 @@ def summary_settings():
     )
 
 
+def requested_targets():
+    """The targets of this invocation (``snakemake all paper``: {"all", "paper"}); known when the
+    DAG is built, so only from input functions (none when Snakemake does not say)."""
+    settings = getattr(workflow, "dag_settings", None)
+    return set(getattr(settings, "targets", None) or ())
+
+
+def summary_has_replay():
+    """The summary reports the replay of the sensitivity paper's measurements when it runs in
+    this invocation: always when it needs no download (it is in `all`), with a download when
+    `paper` is requested (`make paper` runs `all paper`), and once it has been made (a later
+    `snakemake` keeps it in the summary instead of dropping what the results folder holds)."""
+    if sensitivity_paper_targets(network=False):
+        return True
+    replay = sensitivity_paper_targets(network=True)
+    if not replay:
+        return False
+    return "paper" in requested_targets() or os.path.exists(
+        f"{RESULTS}/paper/sensitivity_summary.csv"
+    )
+
+
 def get_summary_inputs(wildcards):
     """The outputs the summary reads, by kind (perfcast.summary.build_summary's arguments)."""
     out = {}
@@ -30,7 +54,7 @@ def get_summary_inputs(wildcards):
         out["figures"] = [f"{RESULTS}/predict/{b}.png" for b in PREDICT_BENCHMARKS]
     out["warmup"] = [f"{RESULTS}/warmup/{w}/summary.json" for w in warmup_workloads()]
     out["sensitivity"] = [f"{RESULTS}/sensitivity/{p}.json" for p in sensitivity_programs()]
-    if sensitivity_paper_targets(network=False):  # the replay runs offline: in `all`
+    if summary_has_replay():
         out["replay"] = f"{RESULTS}/paper/sensitivity_summary.csv"
     if is_activated("sweep"):
         out["sweep"] = [f"{SWEEP_DIR}/{n}/models.json"
