@@ -38,7 +38,21 @@ class Section:
     notes: list[str] = field(default_factory=list)
 
     def target(self, what: str, value: Any, target: Any, met: bool, detail: str = "") -> None:
-        """Record a target; a missed one is also a warning."""
+        """Record a target; a missed one is also a warning.
+
+        Parameters
+        ----------
+        what : str
+            The target, in words.
+        value : Any
+            What the run reached.
+        target : Any
+            What it should have reached (None: a target with no number).
+        met : bool
+            Whether it was reached.
+        detail : str, default=""
+            Said after the value.
+        """
         self.targets.append({"what": what, "value": value, "target": target, "met": bool(met),
                              "detail": detail})
         if not met:
@@ -80,7 +94,19 @@ def model_section(evaluation: str | Path | None, predictions: Sequence[str | Pat
                   counters: str | Path | None, simulated: bool) -> Section:
     """Counters, model and predictions: the leave-one-benchmark-out error with its baseline
     (medians of |error| of total cycles, per ``training_rows`` block), each old-only
-    benchmark's predicted runtime (or cycles) with its interval."""
+    benchmark's predicted runtime (or cycles) with its interval.
+
+    Parameters
+    ----------
+    evaluation : str or Path or None
+        ``model/evaluation.csv`` (None: the model stage is off).
+    predictions : sequence of paths
+        ``predict/<benchmark>.json`` of every old-only benchmark.
+    counters : str or Path or None
+        ``counters/summary.csv``.
+    simulated : bool
+        The counters are simulated: said in the section's title.
+    """
     s = Section("model", "Counters and IPC model" + (" (SIMULATED data)" if simulated else ""))
     s.numbers["simulated"] = simulated
     if simulated:
@@ -425,7 +451,7 @@ def write_summary(settings: SummarySettings, *, out_json: str | Path, out_md: st
         ``model/evaluation.md``, shown on the home page.
     prediction_figures : sequence of paths, default=()
         One figure per benchmark of ``settings.predicted``, in that order.
-    **inputs
+    **inputs : str, Path or sequence of paths
         :func:`build_summary`'s file arguments.
 
     Examples

@@ -71,10 +71,20 @@ def grid_rows(program: str, higher_is_better: bool,
     cell). Memory is written in GiB (MiB / 1024), the table's unit; the metric is
     ``throughput`` where higher is better, else ``runtime_s`` (the replay's two directions).
 
+    Parameters
+    ----------
+    program : str
+        The program's name in the table.
+    higher_is_better : bool
+        Its metric is a throughput (else a runtime).
+    outcomes : mapping of (float, float) to float or None
+        ``(cpu_quota cores, memory MiB) -> performance`` of each cell.
+
     Examples
     --------
-    >>> grid_rows("p", False, {(1.0, 512.0): 2.5, (0.5, 512.0): None})[1]["value"] is None
-    True
+    >>> rows = grid_rows("p", False, {(1.0, 512.0): 2.5, (0.5, 512.0): None})
+    >>> [(r["cpu_cores"], r["mem_gb"], r["value"]) for r in rows]  # sorted by level
+    [(0.5, 0.5, None), (1.0, 0.5, 2.5)]
     """
     metric = "throughput" if higher_is_better else "runtime_s"
     return [{"program": program, "cpu_cores": cpu, "mem_gb": mem / 1024, "metric": metric,
