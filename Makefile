@@ -79,6 +79,7 @@ test-property: venv-dev
 
 lint: venv-dev
 	$(BIN)/ruff check .
+	$(BIN)/snakefmt --check workflow
 	$(BIN)/snakemake --lint
 
 bench: venv-dev

@@ -2,6 +2,7 @@
 # group, one after another) and post-process them into per-interval PKI / IPC tables.
 # Functions: common/counters.smk.
 
+
 rule counters_collect:
     input:
         collect_sources(),
@@ -15,13 +16,14 @@ rule counters_collect:
         f"{LOGS}/counters/collect/{{gen}}/{{bench}}.log",
     benchmark:
         f"{JOB_TIMINGS}/counters/collect/{{gen}}/{{bench}}.tsv"
-    group: collect_job_group()
+    group:
+        collect_job_group()
     threads: 1
     resources:
+        **({"slurm_partition": get_collect_partition} if COLLECT_PARTITIONS else {}),
         mem_mb=500,
         runtime=collect_runtime(),
         # only when config names partitions: otherwise the profile's default partition applies
-        **({"slurm_partition": get_collect_partition} if COLLECT_PARTITIONS else {}),
     conda:
         CONDA_ENV
     script:
@@ -118,7 +120,8 @@ if COUNTERS and COUNTERS["backend"] == "wholerun":
             f"{LOGS}/counters/wholerun/{{gen}}/{{bench}}.log",
         benchmark:
             f"{JOB_TIMINGS}/counters/wholerun/{{gen}}/{{bench}}.tsv"
-        group: collect_job_group()
+        group:
+            collect_job_group()
         threads: 1
         resources:
             mem_mb=500,

@@ -92,7 +92,8 @@ def collect_outputs():
 
 def collect_sources():
     """Backend import: the already-collected CSV of every group run (counters.import.pattern,
-    whose {group} is filled in here and {gen} {bench} by Snakemake); no input otherwise."""
+    whose {group} is filled in here and {gen} {bench} by Snakemake); no input otherwise.
+    """
     if not COUNTERS or COUNTERS["backend"] != "import":
         return []
     pattern = COUNTERS["import"]["pattern"]
@@ -185,7 +186,8 @@ def get_collect_partition(wildcards):
 @functools.cache
 def _postprocess_section():
     """counters.events, .base_events, .join, .read and the tolerances
-    (perfcast.counters.settings.PostprocessSettings): the same for every run, built once."""
+    (perfcast.counters.settings.PostprocessSettings): the same for every run, built once.
+    """
     return build(PostprocessSettings, COUNTERS)
 
 
@@ -221,7 +223,8 @@ def get_wholerun_settings(wildcards):
 
 def get_counters_figure_settings(wildcards):
     """Rule counters_figure (perfcast.counters.settings.CountersFigureSettings): the runs of its
-    input tables, in that order (a function: every stage has asked for its runs by then)."""
+    input tables, in that order (a function: every stage has asked for its runs by then).
+    """
     return as_params(
         CountersFigureSettings(
             runs=tuple(counters_runs()), generations=(OLD, NEW), simulated=SIMULATED

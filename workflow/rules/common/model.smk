@@ -66,15 +66,17 @@ if model_enabled():
 def model_targets():
     if not model_enabled():
         return []
-    return [
-        f"{RESULTS}/model/model.parquet",
-        f"{RESULTS}/model/evaluation.parquet",
-        f"{RESULTS}/model/predicted_vs_measured.png",
-        f"{RESULTS}/train/ipc_ratio.png",
-        f"{RESULTS}/model/evaluation.html",
-    ] + [f"{RESULTS}/predict/{b}.{ext}" for b in PREDICT_BENCHMARKS for ext in ("json", "png")] + [
-        f"{RESULTS}/aligned/{b}.png" for b in TRAIN_BENCHMARKS
-    ]
+    return (
+        [
+            f"{RESULTS}/model/model.parquet",
+            f"{RESULTS}/model/evaluation.parquet",
+            f"{RESULTS}/model/predicted_vs_measured.png",
+            f"{RESULTS}/train/ipc_ratio.png",
+            f"{RESULTS}/model/evaluation.html",
+        ]
+        + [f"{RESULTS}/predict/{b}.{ext}" for b in PREDICT_BENCHMARKS for ext in ("json", "png")]
+        + [f"{RESULTS}/aligned/{b}.png" for b in TRAIN_BENCHMARKS]
+    )
 
 
 def model_paper_targets():
@@ -85,7 +87,8 @@ def model_paper_targets():
 
 def check_stable_only():
     """model.stable_only trains on stable intervals only: without the warmup stage's phase
-    labels there are none to train on, so the workflow stops before any job (naming both keys)."""
+    labels there are none to train on, so the workflow stops before any job (naming both keys).
+    """
     if model_enabled() and MODEL["stable_only"] and not warmup_counter_phases_enabled():
         raise WorkflowError(
             "model.stable_only: true needs the warmup stage's phase labels of the counter "

@@ -62,7 +62,8 @@ def sensitivity_replay_needs_network():
 def sensitivity_paper_targets(network=True):
     """The replay evaluation's tables and figures, beside the paper's (results/paper/).
 
-    network=False leaves them out when they need a download (the default target `all`)."""
+    network=False leaves them out when they need a download (the default target `all`).
+    """
     if not is_activated("sensitivity/replay"):
         return []
     if not network and sensitivity_replay_needs_network():
@@ -115,7 +116,8 @@ def sensitivity_arcp_fetch_settings():
 
 def sensitivity_replay_eval_settings():
     """The replay evaluation's settings (perfcast.sensitivity.settings.EvaluationSettings):
-    sensitivity.replay's keys it uses (not the figures', not the source's) and the seed."""
+    sensitivity.replay's keys it uses (not the figures', not the source's) and the seed.
+    """
     if not SENSITIVITY:
         return {}
     replay = {**SENSITIVITY["replay"], "seed": config["seed"]}

@@ -30,7 +30,8 @@ def summary_has_replay():
     """The summary reports the replay of the sensitivity paper's measurements when it runs in
     this invocation: always when it needs no download (it is in `all`), with a download when
     `paper` is requested (`make paper` runs `all paper`), and once it has been made (a later
-    `snakemake` keeps it in the summary instead of dropping what the results folder holds)."""
+    `snakemake` keeps it in the summary instead of dropping what the results folder holds).
+    """
     if sensitivity_paper_targets(network=False):
         return True
     replay = sensitivity_paper_targets(network=True)
@@ -57,11 +58,16 @@ def get_summary_inputs(wildcards):
     if summary_has_replay():
         out["replay"] = f"{RESULTS}/paper/sensitivity_summary.csv"
     if is_activated("sweep"):
-        out["sweep"] = [f"{SWEEP_DIR}/{n}/models.json"
-                        for n in sorted([*SWEEP.campaigns, *SWEEP.imports])]
+        out["sweep"] = [
+            f"{SWEEP_DIR}/{n}/models.json" for n in sorted([*SWEEP.campaigns, *SWEEP.imports])
+        ]
     return out
 
 
 def summary_targets():
-    return [f"{RESULTS}/summary.json", f"{RESULTS}/summary.md", f"{RESULTS}/summary.html",
-            f"{RESULTS}/summary.fragment.html"]
+    return [
+        f"{RESULTS}/summary.json",
+        f"{RESULTS}/summary.md",
+        f"{RESULTS}/summary.html",
+        f"{RESULTS}/summary.fragment.html",
+    ]

@@ -9,8 +9,11 @@ from perfcast.sweep.campaign_parser import parse_sweep
 from perfcast.sweep.runner import SESSION_ENV
 
 # every campaign checked (placeholders, ranges, columns) before any job is scheduled
-SWEEP = parse_sweep(section("sweep") if is_activated("sweep") else None, config["programs"],
-                    seed=config["seed"])
+SWEEP = parse_sweep(
+    section("sweep") if is_activated("sweep") else None,
+    config["programs"],
+    seed=config["seed"],
+)
 # names this invocation: a fail_fast stop marker only stops runs of the invocation that wrote it
 os.environ.setdefault(SESSION_ENV, uuid.uuid4().hex)
 SWEEP_DIR = f"{RESULTS}/sweep"
@@ -28,9 +31,14 @@ def get_sweep_run_settings(wildcards):
     """Everything one run needs (its rendered command, env, sensors...), nothing else; where a
     fail_fast failure stops the campaign and keeps the failed run's record."""
     c, pid, i = wildcards.campaign, wildcards.point, int(wildcards.iteration)
-    return as_params(SWEEP.campaigns[c].run_settings(
-        pid, i, stop_marker=f"{SWEEP_DIR}/{c}/STOPPED.json",
-        failed_record=f"{SWEEP_DIR}/{c}/failed/{pid}/iter{i}.json"))
+    return as_params(
+        SWEEP.campaigns[c].run_settings(
+            pid,
+            i,
+            stop_marker=f"{SWEEP_DIR}/{c}/STOPPED.json",
+            failed_record=f"{SWEEP_DIR}/{c}/failed/{pid}/iter{i}.json",
+        )
+    )
 
 
 def get_sweep_run_threads(wildcards):
@@ -94,19 +102,29 @@ def get_sweep_paper_inputs(wildcards):
 def sweep_campaign_outputs(name):
     """The final outputs of one campaign or import."""
     d = f"{SWEEP_DIR}/{name}"
-    return [f"{d}/runs.parquet", f"{d}/models.json", f"{d}/figures/fits.png",
-            f"{d}/figures/residuals.png"]
+    return [
+        f"{d}/runs.parquet",
+        f"{d}/models.json",
+        f"{d}/figures/fits.png",
+        f"{d}/figures/residuals.png",
+    ]
 
 
 def sweep_targets():
     if not is_activated("sweep"):
         return []
-    return [p for name in sorted([*SWEEP.campaigns, *SWEEP.imports])
-            for p in sweep_campaign_outputs(name)]
+    return [
+        p
+        for name in sorted([*SWEEP.campaigns, *SWEEP.imports])
+        for p in sweep_campaign_outputs(name)
+    ]
 
 
 def sweep_paper_targets():
     if not is_activated("sweep") or not (SWEEP.campaigns or SWEEP.imports):
         return []
-    return [f"{RESULTS}/paper/sweep_models.csv", f"{RESULTS}/paper/sweep_models.md",
-            f"{RESULTS}/paper/sweep_fit.png"]
+    return [
+        f"{RESULTS}/paper/sweep_models.csv",
+        f"{RESULTS}/paper/sweep_models.md",
+        f"{RESULTS}/paper/sweep_fit.png",
+    ]

@@ -50,7 +50,8 @@ def get_warmup_counter_phases(gen, benchmarks):
     on generation `gen`, in the order of `benchmarks`: what another stage reads them by.
 
     Raises WorkflowError when the labels are not computed (warmup_counter_phases_enabled() is
-    false: ask it first) or when the counters stage writes no trace for one of the pairs."""
+    false: ask it first) or when the counters stage writes no trace for one of the pairs.
+    """
     if not warmup_counter_phases_enabled():
         raise WorkflowError(
             "phase labels of counter traces need both the warmup stage and the counters stage "
@@ -88,7 +89,10 @@ def warmup_paper_targets():
         return []
     out = []
     if warmup_workloads():
-        out += [f"{RESULTS}/paper/warmup_phases.png", f"{RESULTS}/paper/warmup_throughput.csv"]
+        out += [
+            f"{RESULTS}/paper/warmup_phases.png",
+            f"{RESULTS}/paper/warmup_throughput.csv",
+        ]
     if warmup_counter_traces():
         out.append(f"{RESULTS}/paper/warmup_counters_stable_ipc.csv")
     return out
@@ -108,10 +112,13 @@ WARMUP_SESSIONS = {
 
 if is_activated("warmup") and not is_activated("counters"):
     # (visible, not an error: a counter trace written elsewhere may still be asked for by path)
-    print("perfcast: note: warmup is enabled but the counters stage is not (counters.enabled is "
-          "false or there is no counters: section), so no counter trace gets its phases "
-          "(warmup.counters, rule warmup_counter_phases) and results/paper/"
-          "warmup_counters_stable_ipc.csv is not made", file=sys.stderr)
+    print(
+        "perfcast: note: warmup is enabled but the counters stage is not (counters.enabled is "
+        "false or there is no counters: section), so no counter trace gets its phases "
+        "(warmup.counters, rule warmup_counter_phases) and results/paper/"
+        "warmup_counters_stable_ipc.csv is not made",
+        file=sys.stderr,
+    )
 
 
 def get_warmup_run_settings(wildcards):
@@ -124,10 +131,13 @@ def get_warmup_run_settings(wildcards):
 
 def get_warmup_counter_phases_settings(wildcards):
     """The warmup_counter_phases job's settings (perfcast.warmup.settings.TraceSettings):
-    warmup.counters, the same for every trace, and the trace's generation and benchmark."""
+    warmup.counters, the same for every trace, and the trace's generation and benchmark.
+    """
     if WARMUP_SETTINGS is None:
-        raise WorkflowError("phase labels of a counter trace need the warmup stage "
-                            "(a warmup: section with warmup.enabled true)")
+        raise WorkflowError(
+            "phase labels of a counter trace need the warmup stage "
+            "(a warmup: section with warmup.enabled true)"
+        )
     return as_params(TraceSettings(WARMUP_SETTINGS.counters, wildcards.gen, wildcards.bench))
 
 
