@@ -269,6 +269,7 @@ def test_jobs_ran_on_the_profile_and_generation_partitions(runs: Runs):
     for job, slurm_id in submitted.items():
         if not job.isdigit():  # a group job: small jobs, on the profile's partition
             assert states[slurm_id][1] == PROFILE_PARTITION, states[slurm_id]
+            seen[PROFILE_PARTITION] += 1
             continue
         rule, _, wildcards = jobs[int(job)]
         want = partitions[wildcards["gen"]] if rule == "counters_collect" else PROFILE_PARTITION
@@ -349,10 +350,12 @@ PROFILE_GROUPS = yaml.safe_load((PROFILE / "config.yaml").read_text())["groups"]
 GROUPED_RULES = {"counters_collect"} | {r for r, g in PROFILE_GROUPS.items() if g == "small"}
 #: the rules of group "aggregate": the counters and model stages' jobs over every benchmark
 AGGREGATE_RULES = {r for r, g in PROFILE_GROUPS.items() if g == "aggregate"}
+#: rules that run on the submit host, never through sbatch (localrule: True)
+LOCAL_RULES = {"all", "run_summary"}
 #: the grouped run: 4 benchmarks and the predict-only one (5 pieces of the DAG), 3 pieces per
 #: group job (instead of the profile's 25): 2 group jobs, one of them partly filled (every job is
 #: a Python process of a second or two, run twice: through SLURM and in the local reference);
-#: then one aggregate group job and the run's summary
+#: then one aggregate group job; the run's summary runs locally
 GROUPS_N = 4
 GROUP_COMPONENTS = 3
 #: the dry runs of the profile's own grouping (no cluster: cheap): 50 benchmarks, 25 per group
@@ -404,7 +407,7 @@ def test_groups_submit_one_job_per_group_components_pieces(grouped_runs: Runs):
     grouped = sum(n for rule, n in local_rules.items() if rule in GROUPED_RULES)
     aggregated = sum(n for rule, n in local_rules.items() if rule in AGGREGATE_RULES)
     singles = sum(n for rule, n in local_rules.items()
-                  if rule not in GROUPED_RULES | AGGREGATE_RULES and rule != "all")
+                  if rule not in GROUPED_RULES | AGGREGATE_RULES | LOCAL_RULES)
     # pieces: every training benchmark (both generations, aligned) and each predict-only one
     predict_only = [b for b in grouped_runs.config["predict"]["benchmarks"]
                     if b not in grouped_runs.config["counters"]["benchmarks"]]
@@ -414,6 +417,7 @@ def test_groups_submit_one_job_per_group_components_pieces(grouped_runs: Runs):
     assert len(submitted) == groups + 1 + singles, (
         f"{len(submitted)} sbatch jobs, expected {groups} small group jobs, 1 aggregate group "
         f"job and {singles} single jobs (without groups: {grouped + aggregated + singles})")
+    assert "run_summary" in local_rules  # ran, locally
     assert groups == 2 and grouped >= 5 * GROUPS_N
     # the training set, training, evaluation and predictions, and the counters' figure
     assert {"model_trainset", "model_train", "model_evaluate", "model_predict",
@@ -509,10 +513,10 @@ def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, sn
     assert not rerun & kept, f"the rerun redid finished jobs: {sorted(rerun & kept)}"
     assert "results/counters/g2/b1.parquet" in rerun
     # the failed group job again, and the single jobs that never started (those after the
-    # collect jobs: the counters figure and summary, the run's summary)
+    # collect jobs: the counters figure and summary; the run's summary runs locally)
     local_log = reference.result().stdout + reference.result().stderr
     singles = sum(1 for rule, _ in _any_jobs(local_log).values()
-                  if rule not in GROUPED_RULES and rule != "all")
+                  if rule not in GROUPED_RULES | LOCAL_RULES)
     assert len(dict(SUBMITTED.findall(second.stdout + second.stderr))) <= 1 + singles
 
     a, b = _hashes(res), _hashes(local / "results")

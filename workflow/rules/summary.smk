@@ -1,6 +1,8 @@
 # The run summary: per stage what ran, what did not and why, every target met or missed, the
 # headline figures (perfcast.summary). Read from the stages' outputs; printed on the console by
 # the Snakefile's onsuccess handler, and the report's first page. Functions: common/summary.smk.
+# A local rule: a second of reading small files at the very end of a run, on the machine the
+# user watches (on a cluster: the submit host, no queue wait for the run's last words).
 
 
 rule run_summary:
@@ -26,6 +28,7 @@ rule run_summary:
     resources:
         mem_mb=500,
         runtime=5,
+    localrule: True
     conda:
         CONDA_ENV
     script:
