@@ -60,6 +60,15 @@ paper: venv
 TEST_WORKERS ?= 3
 XDIST := -n $(TEST_WORKERS) --dist loadfile
 
+# The tests run one BLAS/OpenMP thread per process: $(TEST_WORKERS) pytest workers and their
+# Snakemake jobs share the cores, and a numerical library's idle threads spin, starving the
+# others (the default config's model test: 40 s with one thread beside two busy loops, 83 s with
+# the library's own threads). Results do not depend on it.
+TEST_TARGETS := test test-fast test-property test-lowest test-loaded
+$(TEST_TARGETS): export OMP_NUM_THREADS = 1
+$(TEST_TARGETS): export OPENBLAS_NUM_THREADS = 1
+$(TEST_TARGETS): export MKL_NUM_THREADS = 1
+
 # the docstrings' Examples are tests too (src/perfcast, --doctest-modules)
 DOCTESTS := --doctest-modules src/perfcast
 

@@ -295,6 +295,18 @@ def summarize(*, summaries: Sequence[str | Path], table: str | Path,
         (brute force or the replayed grid) if any, and the compared campaigns' steps and
         errors; for a program this host could not restrict, ``status`` ``not_run`` and the
         reason.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = Path(d, "p.json").write_text(json.dumps({
+    ...         "program": "p", "backend": "cgroup", "status": "not_run",
+    ...         "reason": "cannot write cpu.cfs_quota_us (not root)"}))
+    ...     df = summarize(summaries=[Path(d, "p.json")], table=Path(d, "t.parquet"), csv=None)
+    >>> df[["program", "status"]].values.tolist()
+    [['p', 'not_run']]
     """
     rows = []
     for p in sorted(summaries, key=str):
