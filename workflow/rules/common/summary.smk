@@ -12,7 +12,7 @@ def summary_settings():
     stages = ("counters", "model", "warmup", "sensitivity", "sweep")
     return as_params(
         SummarySettings(
-            simulated=bool(SIMULATED),
+            simulated=SIMULATED,
             stages_off=tuple(s for s in stages if not is_activated(s)),
             predicted=tuple(PREDICT_BENCHMARKS if model_enabled() else ()),
         )
