@@ -4,6 +4,8 @@ zip, the repository's own files, and a counters-like trace."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
 import socket
 import subprocess
@@ -25,6 +27,29 @@ SHARED = REPO.parent / "shared"
 def repo() -> Path:
     """The repository's root folder."""
     return REPO
+
+
+def run_perfcast(*args: str) -> subprocess.CompletedProcess:
+    """``perfcast ARGS`` in this process (:func:`perfcast.cli.main`, the console script's entry
+    point), its exit status and what it printed, as :func:`subprocess.run` returns them: a
+    command's answers and errors tested without paying a Python start-up per call (seconds
+    here). The console script itself, as a separate process, is tested by
+    ``tests/unit/test_robustness.py`` and ``tests/workflow/test_installed.py``."""
+    from perfcast.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse: a usage error (2) or --help (0)
+            code = exc.code if isinstance(exc.code, int) else 1
+    return subprocess.CompletedProcess(["perfcast", *args], code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(scope="session")
+def perfcast_cli() -> Callable[..., subprocess.CompletedProcess]:
+    """:func:`run_perfcast`: ``perfcast ARGS`` run in the test's process."""
+    return run_perfcast
 
 
 # --- reference data: ../shared beside the repository ---------------------------------------------

@@ -154,10 +154,9 @@ def validate(section: Mapping[str, Any] | None, name: str, *, where: str | None 
     perfcast.errors.InputError: config.yaml: predict: ipc_range: [2, 1] is empty (expected \
 [lowest, highest] with lowest < highest)
     """
-    path = schema_path(name)
     _require_bounded(section, name, where)
     data = copy.deepcopy(dict(section or {}))
-    _check(name, {**_load(path), "$id": path.as_uri()}, data, where)
+    _check(name, data, where)
     for check in _CROSS_CHECKS.get(name, ()):
         check(data, name, where)
     return data
@@ -204,23 +203,24 @@ def _require_bounded(section: Any, name: str, where: str | None) -> None:
                          expected=f"a configuration of at most {MAX_CONFIG_VALUES:,} values")
 
 
-def _check(name: str, schema: dict, data: Any, where: str | None) -> None:
-    """Validate ``data`` in place (defaults filled) against ``schema`` (its ``$id`` a file URI,
-    for the ``$ref`` to sibling schemas)."""
+@functools.cache
+def _validator(name: str, pointer: str | None = None) -> Any:
+    """The validator of schema ``name`` (its ``$id`` a file URI, for the ``$ref`` to sibling
+    schemas), or with ``pointer`` of a document ``{"value": <that sub-schema>}``; built once per
+    process."""
+    path = schema_path(name)
+    schema = {**_load(path), "$id": path.as_uri()}
+    if pointer is not None:  # a document of its own beside the schema, whose $ref is retrieved
+        schema = {"$id": path.with_name(f"{name}.flag").as_uri(), "type": "object",
+                  "properties": {"value": {"$ref": f"{path.name}#{pointer}"}}}
+    return _make_validator(schema)
+
+
+def _make_validator(schema: dict) -> Any:
+    """A validator of ``schema`` with JSON's meaning of numbers and patterns, filling defaults,
+    over the shipped schemas' registry (:func:`_registry`)."""
     import jsonschema
     from jsonschema import Draft202012Validator, validators
-    from referencing import Registry, Resource
-    from referencing.jsonschema import DRAFT202012
-
-    def retrieve(uri: str) -> Resource:
-        from urllib.parse import urlparse
-        from urllib.request import url2pathname
-
-        # without its $schema a referenced schema is checked by this (defaults-filling) class:
-        # jsonschema picks the validator of a $ref'd document by its $schema
-        contents = dict(_load(Path(url2pathname(urlparse(uri).path))))
-        contents.pop("$schema", None)
-        return Resource.from_contents(contents, default_specification=DRAFT202012)
 
     def set_defaults(validator, properties, instance, subschema):
         for prop, sub in properties.items():
@@ -239,8 +239,37 @@ def _check(name: str, schema: dict, data: Any, where: str | None) -> None:
     cls = validators.extend(Draft202012Validator, {"properties": set_defaults,
                                                    "pattern": pattern},
                             type_checker=_TYPE_CHECKER)
+    return cls(schema, registry=_registry())
+
+
+@functools.cache
+def _registry() -> Any:
+    """Every shipped schema by its file URI, crawled once: a ``$ref`` to a sibling schema is
+    then a look-up (an uncrawled registry crawls the referenced document at every ``$ref`` of
+    every validation)."""
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    resources = []
+    for path in sorted(SCHEMA_DIR.glob("*.schema.yaml")):
+        # without its $schema a referenced schema is checked by the referring (defaults-filling)
+        # class: jsonschema picks the validator of a $ref'd document by its $schema
+        contents = dict(_load(path))
+        contents.pop("$schema", None)
+        resources.append((path.as_uri(),
+                          Resource.from_contents(contents, default_specification=DRAFT202012)))
+    return Registry().with_resources(resources).crawl()
+
+
+def _check(name: str, data: Any, where: str | None, pointer: str | None = None, *,
+           schema: dict | None = None) -> None:
+    """Validate ``data`` in place (defaults filled) against schema ``name`` (with ``pointer``:
+    ``data["value"]`` against that sub-schema; with ``schema``: against it, named ``name``)."""
+    import jsonschema
+
     try:
-        cls(schema, registry=Registry(retrieve=retrieve)).validate(data)
+        (_make_validator(schema) if schema is not None
+         else _validator(name, pointer)).validate(data)
     except jsonschema.ValidationError as exc:
         key = ".".join(str(p) for p in exc.absolute_path) or "(top level)"
         message = exc.message
@@ -346,12 +375,8 @@ def check_value(value: Any, name: str, pointer: str, *, flag: str, key: str) -> 
     InputError
         naming the flag, the value and what the schema expects.
     """
-    path = schema_path(name)
-    # a document of its own beside the schema, whose $ref the registry retrieves
-    wrapper = {"$id": path.with_name(f"{name}.flag").as_uri(), "type": "object",
-               "properties": {"value": {"$ref": f"{path.name}#{pointer}"}}}
     try:
-        _check(name, wrapper, {"value": value}, None)
+        _check(name, {"value": value}, None, pointer)
     except InputError as exc:
         message = str(exc).split(": value: ", 1)[-1]
         raise InputError(None, f"{flag} {value!r}: {message}",

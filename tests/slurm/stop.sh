@@ -2,9 +2,18 @@
 # Stop the single-node SLURM started by tests/slurm/start.sh: slurmd, slurmctld, munged, each
 # by its pid file (never by name). Idempotent: a daemon that is not running is skipped.
 #   PERFCAST_SLURM_KEEP_MUNGE=1   leave munged running
+#   PERFCAST_SLURM_CONF           the slurm.conf start.sh wrote (default /etc/slurm/slurm.conf)
+#
+# The slurm.conf that start.sh wrote (it carries its mark) is removed once the daemons are down:
+# with a configuration naming a controller that no longer runs, every SLURM client call waits
+# about 9 s for it, and snakemake-executor-plugin-slurm asks `scontrol show config` whenever
+# Snakemake starts, even for a local run. Without the file a client fails at once, as before
+# start.sh ran.
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
 RUN=/run/slurm
+CONF=${PERFCAST_SLURM_CONF:-/etc/slurm/slurm.conf}
+MARK="# written by perfcast tests/slurm/start.sh"
 
 term() {  # term NAME PIDFILE: send SIGTERM, print the pid (empty when not running)
     local name=$1 file=$2 pid
@@ -52,4 +61,8 @@ await slurmctld "$RUN/slurmctld.pid" "$c"
 if [ "${PERFCAST_SLURM_KEEP_MUNGE:-0}" != 1 ]; then
     m=$(term munged /run/munge/munged.pid)
     await munged /run/munge/munged.pid "$m"
+fi
+if [ -e "$CONF" ] && grep -qF "$MARK" "$CONF"; then
+    rm -f "$CONF"
+    echo "stop.sh: removed $CONF"
 fi

@@ -266,3 +266,37 @@ def test_checker_verdicts(tmp_path, source, expected):
     for g, e in zip(got, expected, strict=True):
         assert g.startswith(e), (g, e)
 
+
+
+#: modules whose functions scripts call to adapt the ``snakemake`` object, not stage entry points
+ADAPTERS = {"perfcast.rulekit"}
+
+
+def _entry_points() -> Iterator[tuple[str, str, str]]:
+    """(script, module, function) for every function a rule's script imports from perfcast."""
+    scripts = PACKAGE.parents[1] / "scripts"
+    for script in sorted(scripts.glob("*.py")):
+        for node in ast.walk(ast.parse(script.read_text())):
+            if (isinstance(node, ast.ImportFrom) and node.module
+                    and node.module.startswith("perfcast.") and node.module not in ADAPTERS):
+                for alias in node.names:
+                    yield script.name, node.module, alias.name
+
+
+def test_every_rule_entry_point_has_a_doctested_example():
+    """Each stage's entry points, the functions the rules' scripts hand their settings and files
+    to, show a call in an ``Examples`` section (doctested by ``make test-fast``)."""
+    seen, missing = 0, []
+    for script, module, name in _entry_points():
+        path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
+        tree = ast.parse(path.read_text())
+        func = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name),
+                    None)
+        if func is None:  # a settings class or a constant
+            continue
+        seen += 1
+        doc = ast.get_docstring(func) or ""
+        if not re.search(r"^Examples\n-{3,}\n(?:.*\n)*?>>> ", doc + "\n", re.MULTILINE):
+            missing.append(f"{module}.{name} (called by scripts/{script})")
+    assert seen >= 25, f"only {seen} entry points found: has scripts/ moved?"
+    assert not missing, f"entry points without a doctested Example: {missing}"

@@ -392,10 +392,10 @@ def test_every_schema_pattern_refuses_a_trailing_newline():
 
     for path in sorted(SCHEMA_DIR.glob("*.schema.yaml")):
         for check, good in walk(yaml.safe_load(path.read_text())):
-            _check("t", {"type": "object", "properties": {"v": check}}, {"v": good}, None)
+            schema = {"type": "object", "properties": {"v": check}}
+            _check("t", {"v": good}, None, schema=schema)
             with pytest.raises(InputError, match=r"t: v: .* does not match"):
-                _check("t", {"type": "object", "properties": {"v": check}}, {"v": good + "\n"},
-                       None)
+                _check("t", {"v": good + "\n"}, None, schema=schema)
     assert found >= 10
 
 

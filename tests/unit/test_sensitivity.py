@@ -4,9 +4,7 @@ functions with known values, replay of the paper's measurements, the CLI."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -54,8 +52,6 @@ from perfcast.sensitivity.settings import (
     profile_settings,
 )
 from perfcast.settings import build, validate
-
-PERFCAST = str(Path(sys.executable).parent / "perfcast")  # the installed console script
 
 
 def _evaluation(seed: int, **replay) -> EvaluationSettings:
@@ -440,10 +436,10 @@ def test_lhs_seeds_are_reproducible(arcp_csv):
     assert a == b
 
 
-def test_cli_sensitivity_eval(arcp_csv):
-    out = subprocess.run([PERFCAST, "sensitivity-eval", "--data",
-                          str(arcp_csv), "--program", "Data Serving", "--epsilon", "0.3"],
-                         capture_output=True, text=True, check=True)
+def test_cli_sensitivity_eval(perfcast_cli, arcp_csv):
+    data = ("sensitivity-eval", "--data", str(arcp_csv), "--epsilon", "0.3")
+    out = perfcast_cli(*data, "--program", "Data Serving")
+    assert out.returncode == 0, out.stderr
     j = json.loads(out.stdout)
     g = load_grids(arcp_csv, ["Data Serving"], {})["Data Serving"]
     row = evaluate_program(g, 0.3, peaks=None, lhs_repeats=1, seed=0).rows()[0]
@@ -452,23 +448,19 @@ def test_cli_sensitivity_eval(arcp_csv):
     assert j["average_absolute_error"] == pytest.approx(row["mae_grid"])
     assert j["average_absolute_error_in_box"] == pytest.approx(row["mae_box"])
     assert j["ceiling_source"].startswith("table4")
-    ad = subprocess.run([PERFCAST, "sensitivity-eval", "--data", str(arcp_csv), "--program",
-                         "Data Serving", "--epsilon", "0.3", "--sampling", "adaptive",
-                         "--budget", "10", "--ceiling", "none"],
-                        capture_output=True, text=True, check=True)
+    ad = perfcast_cli(*data, "--program", "Data Serving", "--sampling", "adaptive",
+                      "--budget", "10", "--ceiling", "none")
+    assert ad.returncode == 0, ad.stderr
     ja = json.loads(ad.stdout)
     assert ja["budget"] == 10 and ja["steps"]["product_points"] <= 10
     assert ja["average_absolute_error"] <= published.TABLE5_MAE["Data Serving"]
-    lhs = subprocess.run([PERFCAST, "sensitivity-eval", "--data",
-                          str(arcp_csv), "--program", "Data Serving", "--epsilon", "0.3",
-                          "--sampling", "lhs", "--lhs-repeats", "3"],
-                         capture_output=True, text=True, check=True)
+    lhs = perfcast_cli(*data, "--program", "Data Serving", "--sampling", "lhs",
+                       "--lhs-repeats", "3")
+    assert lhs.returncode == 0, lhs.stderr
     jl = json.loads(lhs.stdout)
     assert jl["steps"]["product_points"] == j["steps"]["product_points"]
     assert jl["steps"]["probes_1d"] == 0
-    bad = subprocess.run([PERFCAST, "sensitivity-eval", "--data",
-                          str(arcp_csv), "--program", "nope", "--epsilon", "0.3"],
-                         capture_output=True, text=True)
+    bad = perfcast_cli(*data, "--program", "nope")
     assert bad.returncode == 2 and "no rows for program 'nope'" in bad.stderr
 
 

@@ -4,9 +4,6 @@ the best model, predictions, and the ``perfcast fit`` command."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -238,19 +235,13 @@ def test_add_derived_chains():
 # --- perfcast fit -----------------------------------------------------------------------------
 
 
-def run_cli(*args):
-    """The installed ``perfcast`` console script, as a user runs it."""
-    exe = Path(sys.executable).parent / "perfcast"
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=120)
-
-
-def test_cli_fit_prints_every_model_and_the_best(tmp_path):
+def test_cli_fit_prints_every_model_and_the_best(perfcast_cli, tmp_path):
     df = grid(seed=4)
     df["status"] = "ok"
     df.loc[len(df)] = {"a": 1.0, "b": 1.0, "y": np.nan, "point": "a~1_b~1", "status": "failed"}
     csv = tmp_path / "runs.csv"
     df.to_csv(csv, index=False)
-    proc = run_cli("fit", str(csv), "--y", "y", "--x", "a", "b", "--max-order", "3",
+    proc = perfcast_cli("fit", str(csv), "--y", "y", "--x", "a", "b", "--max-order", "3",
                    "--derived", "ab=a*b")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
@@ -360,10 +351,10 @@ def test_three_configurations_still_cross_validate():
     assert not any("no cross-validated" in n for n in res.notes)
 
 
-def test_cli_fit_on_two_configurations_prints_the_line_and_the_note(tmp_path):
+def test_cli_fit_on_two_configurations_prints_the_line_and_the_note(perfcast_cli, tmp_path):
     csv = tmp_path / "sw.csv"
     swaptions_like().to_csv(csv, index=False)
-    proc = run_cli("fit", str(csv), "--y", "real", "--x", "param")
+    proc = perfcast_cli("fit", str(csv), "--y", "real", "--x", "param")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["best"] == "poly[param]^1" and out["n_configurations"] == 2
@@ -373,7 +364,7 @@ def test_cli_fit_on_two_configurations_prints_the_line_and_the_note(tmp_path):
     assert any("no cross-validated order selection" in n for n in out["notes"])
     one = tmp_path / "one.csv"
     swaptions_like(values=(2.0,)).to_csv(one, index=False)
-    out1 = json.loads(run_cli("fit", str(one), "--y", "real", "--x", "param").stdout)
+    out1 = json.loads(perfcast_cli("fit", str(one), "--y", "real", "--x", "param").stdout)
     assert out1["models"] == [] and out1["best"] is None and out1["notes"]
 
 
@@ -466,7 +457,8 @@ def test_non_finite_derived_values_are_missing_with_a_note_naming_the_rows():
     assert res.n == 5 and res.best.formula("t") == "t = 2 + 1 * lp"
 
 
-def test_cli_fit_predicts_with_intervals_draws_the_model_and_reads_extrap_text(tmp_path):
+def test_cli_fit_predicts_with_intervals_draws_the_model_and_reads_extrap_text(perfcast_cli,
+                                                                               tmp_path):
     lines = ["PARAMETER p", "POINTS " + " ".join(f"( {2 ** k} )" for k in range(1, 7)),
              "REGION main", "METRIC time"]
     rng = np.random.default_rng(5)
@@ -477,7 +469,7 @@ def test_cli_fit_predicts_with_intervals_draws_the_model_and_reads_extrap_text(t
     txt = tmp_path / "fft.txt"
     txt.write_text("\n".join(lines) + "\n")
     png = tmp_path / "model.png"
-    proc = run_cli("fit", str(txt), "--predict", "p=128", "p=256", "--plot", str(png))
+    proc = perfcast_cli("fit", str(txt), "--predict", "p=128", "p=256", "--plot", str(png))
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["best_family"] == "performance model normal form"
@@ -542,7 +534,7 @@ def test_categorical_parameter_of_an_arpe_import_gives_one_model_per_level(tmp_p
         assert pred == pytest.approx(0.515 + work / 16, rel=0.02)  # the law, not a polynomial
 
 
-def test_cli_fit_reads_an_arpe_results_folder_one_level_at_a_time(tmp_path):
+def test_cli_fit_reads_an_arpe_results_folder_one_level_at_a_time(perfcast_cli, tmp_path):
     from perfcast.sweep import arpe
 
     for video in ("a.y4m", "b.y4m"):
@@ -552,16 +544,16 @@ def test_cli_fit_reads_an_arpe_results_folder_one_level_at_a_time(tmp_path):
             real = 1 + (60 if video == "a.y4m" else 30) / threads
             (d / arpe.TIMED).write_text(f"{real:.3f} {real:.3f} 0.00 {video} {threads}\n")
     res = str(tmp_path / "results")
-    proc = run_cli("fit", res, "--parameters", "video", "threads")
+    proc = perfcast_cli("fit", res, "--parameters", "video", "threads")
     assert proc.returncode == 2
     assert "--level video=VALUE" in proc.stderr and "['a.y4m', 'b.y4m']" in proc.stderr
-    proc = run_cli("fit", res, "--parameters", "video", "threads", "--level", "video=b.y4m",
+    proc = perfcast_cli("fit", res, "--parameters", "video", "threads", "--level", "video=b.y4m",
                    "--predict", "threads=32")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["x"] == ["threads"] and out["n"] == 5
     assert out["predictions"][0]["mean"] == pytest.approx(1 + 30 / 32, rel=0.01)
-    proc = run_cli("fit", res, "--parameters", "video", "threads", "--level", "video=c")
+    proc = perfcast_cli("fit", res, "--parameters", "video", "threads", "--level", "video=c")
     assert proc.returncode == 2 and "no row has video = 'c'" in proc.stderr
 
 

@@ -554,6 +554,28 @@ def predict_figure_file(settings: PredictFigureSettings, table: str, summary: st
         the prediction (Parquet) and its summary (JSON) of rule ``model_predict``.
     out : str
         the PNG to write.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from perfcast.io import write_parquet
+    >>> from perfcast.model.settings import PredictFigureSettings
+    >>> pred = pd.DataFrame({"time": [0.1, 0.2, 0.3], "ipc_old": [1.0, 1.2, 1.1],
+    ...                      "ipc_new_pred": [1.3, 1.5, 1.4]})
+    >>> info = {"benchmark": "imagick", "predicted_new_total_cycles": 1e9,
+    ...         "predicted_new_total_cycles_lower": 0.95e9,
+    ...         "predicted_new_total_cycles_upper": 1.05e9, "interval_coverage": 0.9,
+    ...         "predicted_mean_ipc_new": 1.4}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write_parquet(pred, Path(tmp, "imagick.parquet"))
+    ...     _ = Path(tmp, "imagick.json").write_text(json.dumps(info))
+    ...     predict_figure_file(PredictFigureSettings(simulated=True),
+    ...                         str(Path(tmp, "imagick.parquet")),
+    ...                         str(Path(tmp, "imagick.json")), str(Path(tmp, "imagick.png")))
+    ...     Path(tmp, "imagick.png").read_bytes()[:8]
+    b'\\x89PNG\\r\\n\\x1a\\n'
     """
     figures.predicted_ipc_over_time(read_parquet(table), json.loads(Path(summary).read_text()),
                                     Path(out), figures.simulated_note(settings.simulated))

@@ -183,9 +183,10 @@ def plot_binary_vs_lhs(results: pd.DataFrame, epsilon: float, out: str | Path) -
     fig, ax = new_figure(1, 1, figsize=(max(6, 0.6 * len(progs) + 2), 3.8))
     ax.bar(x - 0.27, b.loc[progs, "mae_grid"], 0.27, label="binary search")
     ax.bar(x, lh.loc[progs, "mae_grid"], 0.27, label="Latin hypercube (mean of seeds)")
-    lo = (lh.loc[progs, "mae_grid"] - lh.loc[progs, "mae_grid_min"]).clip(lower=0)
-    hi = (lh.loc[progs, "mae_grid_max"] - lh.loc[progs, "mae_grid"]).clip(lower=0)
-    ax.errorbar(x, lh.loc[progs, "mae_grid"], yerr=[lo, hi], fmt="none", ecolor="0.3", lw=1)
+    lo = (lh.loc[progs, "mae_grid"] - lh.loc[progs, "mae_grid_min"]).clip(lower=0).to_numpy()
+    hi = (lh.loc[progs, "mae_grid_max"] - lh.loc[progs, "mae_grid"]).clip(lower=0).to_numpy()
+    ax.errorbar(x, lh.loc[progs, "mae_grid"].to_numpy(), yerr=[lo, hi], fmt="none",
+                ecolor="0.3", lw=1)
     ax.bar(x + 0.27, ad.loc[progs, "mae_grid"], 0.27, label="adaptive (ours)")
     ax.axhline(published.FIG10_MAE["binary"], color=PALETTE[0], ls=":",
                label="paper binary (Fig. 10)")

@@ -350,6 +350,28 @@ def plot_program(*, grid: str | Path, summary: str | Path, out: str | Path) -> N
         Its summary (JSON).
     out : str or Path
         The figure written (PNG).
+
+    Examples
+    --------
+    A profile on backend ``replay`` (:func:`profile_program`), then its figure:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.sensitivity.settings import profile_settings
+    >>> from perfcast.settings import validate
+    >>> section = validate({"backend": "replay", "replay": {"ceiling": "none"},
+    ...                     "programs": {"p": {"command": "true"}}}, "sensitivity")
+    >>> rows = ["program,cpu_cores,mem_gb,net_code,io_mbps,metric,value"] + [
+    ...     f"p,{c},{m},,,runtime_s,{10 / c + 4 / m}" for c in (1, 2, 4) for m in (1, 2)]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "table.csv").write_text("\\n".join(rows) + "\\n")
+    ...     _ = profile_program(profile_settings(section, "p", {}, seed=1),
+    ...                         data=Path(tmp, "table.csv"), grid=Path(tmp, "p.parquet"),
+    ...                         runs=Path(tmp, "p.runs.parquet"), summary=Path(tmp, "p.json"))
+    ...     plot_program(grid=Path(tmp, "p.parquet"), summary=Path(tmp, "p.json"),
+    ...                  out=Path(tmp, "p.png"))
+    ...     Path(tmp, "p.png").read_bytes()[:4]
+    b'\\x89PNG'
     """
     figures.plot_profile(read_parquet(grid), json.loads(Path(summary).read_text()), out)
 
@@ -379,6 +401,29 @@ def fetch_measurements(settings: SourceSettings, *, zip: str | Path | None,
         a checksum mismatch, or an unreadable local copy.
     DownloadError
         a network failure, saying how to work offline.
+
+    Examples
+    --------
+    A local copy is used when given, and only with the expected checksum:
+
+    >>> import hashlib, tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.errors import InputError
+    >>> from perfcast.sensitivity.settings import SourceSettings
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     copy = Path(tmp, "copy.zip")
+    ...     _ = copy.write_bytes(b"PK measurements")
+    ...     good = SourceSettings("http://127.0.0.1:9/raw.zip",
+    ...                           hashlib.sha256(b"PK measurements").hexdigest(), None, None)
+    ...     out = fetch_measurements(good, zip=copy, out=Path(tmp, "raw data.zip"))
+    ...     fetched = out.read_bytes()
+    ...     bad = SourceSettings(good.url, "0" * 64, None, None)
+    ...     try:
+    ...         fetch_measurements(bad, zip=copy, out=Path(tmp, "other.zip"))
+    ...     except InputError:
+    ...         refused = not Path(tmp, "other.zip").exists()
+    >>> fetched, refused
+    (b'PK measurements', True)
     """
     return arcp.fetch(settings.url, settings.sha256, out, local_zip=zip)
 
@@ -398,6 +443,29 @@ def convert_measurements(*, zip: str | Path, table: str | Path) -> pd.DataFrame:
     -------
     pandas.DataFrame
         The table.
+
+    Raises
+    ------
+    InputError
+        not a readable zip, a workbook missing or a sheet not laid out as the paper's (naming
+        the workbook, sheet and cell); nothing is written.
+
+    Examples
+    --------
+    The paper's eight workbooks are required; anything else is refused, naming the file:
+
+    >>> import tempfile, zipfile
+    >>> from pathlib import Path
+    >>> from perfcast.errors import InputError
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     with zipfile.ZipFile(Path(tmp, "raw data.zip"), "w") as zf:
+    ...         zf.writestr("raw data/notes.txt", "no workbooks here")
+    ...     try:
+    ...         convert_measurements(zip=Path(tmp, "raw data.zip"), table=Path(tmp, "t.csv"))
+    ...     except InputError as exc:
+    ...         print("no workbook 'Data Serving.xlsx'" in str(exc),
+    ...               Path(tmp, "t.csv").exists())
+    True False
     """
     return arcp.convert(zip, table)
 
@@ -485,6 +553,32 @@ def replay_figures(settings: FigureSettings, *, results: str | Path, table: str 
         program, surfaces.
     runs : str or Path or None
         The error-against-runs figure written (PNG; None: not drawn).
+
+    Examples
+    --------
+    The figures of a small replay (:func:`replay_evaluation`):
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.sensitivity.settings import FigureSettings
+    >>> from perfcast.settings import build, validate
+    >>> replay = validate({"replay": {"epsilons": [0.3], "lhs_repeats": 2}},
+    ...                   "sensitivity")["replay"]
+    >>> rows = ["program,cpu_cores,mem_gb,net_code,io_mbps,metric,value"] + [
+    ...     f"p,{c},{m},,,runtime_s,{10 / c + 4 / m}" for c in (1, 2, 4) for m in (1, 2)]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     d = Path(tmp)
+    ...     _ = Path(d, "t.csv").write_text("\\n".join(rows) + "\\n")
+    ...     replay_evaluation(build(EvaluationSettings, {**replay, "seed": 1}),
+    ...                       data=d / "t.csv", results=d / "r.parquet", table=d / "table.csv",
+    ...                       summary=d / "s.csv", cells=d / "c.parquet", markdown=None)
+    ...     pngs = [d / f"{n}.png" for n in ("error", "lhs", "steps", "surfaces", "runs")]
+    ...     replay_figures(FigureSettings(figure_epsilon=0.3, surfaces=("p",)),
+    ...                    results=d / "r.parquet", table=d / "table.csv", summary=d / "s.csv",
+    ...                    cells=d / "c.parquet", error=pngs[0], lhs=pngs[1], steps=pngs[2],
+    ...                    surfaces=pngs[3], runs=pngs[4])
+    ...     [p.read_bytes()[:4] == b"\\x89PNG" for p in pngs]
+    [True, True, True, True, True]
     """
     res = read_parquet(results)
     figures.plot_error_vs_epsilon(pd.read_csv(summary), error)

@@ -289,6 +289,35 @@ def campaign_models(settings: ModelsSettings, *, runs: str | Path, out_json: str
     fig_fits, fig_residuals : str or Path
         The figures (:func:`perfcast.sweep.figures.plot_fits`,
         :func:`perfcast.sweep.figures.plot_residuals`).
+
+    Examples
+    --------
+    Runs of t = 3 + 0.5 n log2(n): the normal-form search finds the law exactly, where the best
+    polynomial only approximates it:
+
+    >>> import json, math, tempfile
+    >>> from pathlib import Path
+    >>> from perfcast.settings import validate
+    >>> from perfcast.sweep.campaign_parser import parse_sweep
+    >>> sweep = parse_sweep(validate({"campaigns": {"fft": {
+    ...     "command": "fft --n {n}", "iterations": 1, "parameters": {"n": [2, 4, 8, 16, 32, 64]},
+    ...     "models": [{"y": "wall_s", "x": ["n"]}]}}}, "sweep"), seed=1)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     d = Path(tmp)
+    ...     for n in (2, 4, 8, 16, 32, 64):
+    ...         _ = Path(d, f"n{n}.json").write_text(json.dumps({
+    ...             "campaign": "fft", "point": f"n~{n}", "iteration": 1, "parameters": {"n": n},
+    ...             "status": "ok", "returncode": 0, "wall_s": 3 + 0.5 * n * math.log2(n)}))
+    ...     _ = run_table(sweep.run_table_settings("fft"), records=sorted(d.glob("n*.json")),
+    ...                   out=d / "runs.parquet")
+    ...     outs = {k: d / f"{k}.parquet" for k in ("models", "coefficients", "fitted",
+    ...                                              "predictions")}
+    ...     campaign_models(sweep.models_settings("fft"), runs=d / "runs.parquet",
+    ...                     out_json=d / "fft.json", **{f"out_{k}": p for k, p in outs.items()},
+    ...                     fig_fits=d / "fits.png", fig_residuals=d / "residuals.png")
+    ...     effect = json.loads(Path(d, "fft.json").read_text())["effects"][0]
+    >>> effect["best_family"], effect["formula"]
+    ('performance model normal form', 'wall_s = 3 + 0.5 * n * log2(n)')
     """
     from perfcast.io import parquet_metadata, read_parquet, write_json, write_parquet
     from perfcast.sweep import analysis as an
@@ -327,6 +356,43 @@ def paper_table(settings: PaperTableSettings, *, models: Sequence[str | Path],
         Each campaign's models and predictions tables (:func:`campaign_models`) and run table.
     out_csv, out_md, out_png : str or Path
         The table (CSV, Markdown) and the figure.
+
+    Examples
+    --------
+    Two campaigns' models (:func:`campaign_models`) in one table, the best of each marked:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from perfcast.io import write_parquet
+    >>> from perfcast.settings import validate
+    >>> from perfcast.sweep.campaign_parser import parse_sweep
+    >>> laws = {"cube": lambda s: 0.1 + 2e-9 * s**3, "root": lambda s: 1 + 0.5 * s**0.5}
+    >>> sizes = [64, 128, 256, 512, 1024]
+    >>> sweep = parse_sweep(validate({"campaigns": {c: {
+    ...     "command": "run --size {size}", "iterations": 1, "parameters": {"size": sizes},
+    ...     "models": [{"y": "wall_s", "x": ["size"]}]} for c in laws}}, "sweep"), seed=1)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     files = {}
+    ...     for c, law in laws.items():
+    ...         f = {k: Path(tmp, f"{c}_{k}.parquet") for k in ("runs", "models", "c", "p", "f")}
+    ...         write_parquet(pd.DataFrame({"size": sizes, "iteration": 1, "status": "ok",
+    ...                                     "wall_s": [law(s) for s in sizes]}), f["runs"],
+    ...                       metadata={"parameters": ["size"]})
+    ...         campaign_models(sweep.models_settings(c), runs=f["runs"],
+    ...                         out_json=Path(tmp, f"{c}.json"), out_models=f["models"],
+    ...                         out_coefficients=f["c"], out_fitted=f["f"],
+    ...                         out_predictions=f["p"], fig_fits=Path(tmp, f"{c}.png"),
+    ...                         fig_residuals=Path(tmp, f"{c}_res.png"))
+    ...         files[c] = f
+    ...     paper_table(sweep.paper_table_settings(),
+    ...                 models=[files[c]["models"] for c in laws],
+    ...                 predictions=[files[c]["p"] for c in laws],
+    ...                 runs=[files[c]["runs"] for c in laws], out_csv=Path(tmp, "table.csv"),
+    ...                 out_md=Path(tmp, "table.md"), out_png=Path(tmp, "table.png"))
+    ...     table = pd.read_csv(Path(tmp, "table.csv"))
+    >>> table.loc[table["best"], ["campaign", "model"]].to_dict("records")
+    [{'campaign': 'cube', 'model': 'pmnf:size^3'}, {'campaign': 'root', 'model': 'pmnf:size^(1/2)'}]
     """
     from perfcast.io import parquet_metadata, read_parquet, write_csv, write_text
     from perfcast.sweep import artifacts
