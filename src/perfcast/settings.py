@@ -39,10 +39,12 @@ def schema_path(name: str) -> Path:
 
 
 def schema_default(name: str, key: str) -> Any:
-    """The default the schema ``name`` gives the setting ``key`` (dotted: ``"fit.cv"``).
+    """The default the schema ``name`` gives the setting ``key`` (dotted: ``"fit.cv"``; ``*``
+    stands for any name of a map, ``"imports.*.format"``).
 
-    Follows ``properties`` and ``$ref`` (within a schema, ``#/$defs/...``, or to a sibling
-    schema file), so the command line's help names the one default there is.
+    Follows ``properties``, ``additionalProperties`` (for ``*``) and ``$ref`` (within a schema,
+    ``#/$defs/...``, or to a sibling schema file), so the command line's help names the one
+    default there is.
 
     Raises
     ------
@@ -54,12 +56,17 @@ def schema_default(name: str, key: str) -> Any:
     --------
     >>> schema_default("predict", "ipc_range")
     [0.001, 16]
+    >>> schema_default("sweep", "imports.*.format")
+    'arpe'
     """
     path = schema_path(name)
     node, doc = _load(path), path
     for part in key.split("."):
         node, doc = _resolve(node, doc)
         props = node.get("properties") or {}
+        if part == "*" and isinstance(node.get("additionalProperties"), Mapping):
+            node = node["additionalProperties"]
+            continue
         if part not in props:
             raise KeyError(f"{path.name}: no setting {key!r}")
         node = props[part]

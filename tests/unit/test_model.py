@@ -278,3 +278,28 @@ def test_k_is_capped_at_the_smallest_training_fold():
     search = fit(train, ["x_pki"], settings)
     assert sorted(set(search.cv_results_["param_knn__n_neighbors"])) == [1, 5]
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+
+
+def test_the_candidates_panel_draws_each_familys_median_error():
+    """The evaluation figure's third panel: one bar per candidate family, the chosen model and
+    the baseline, each the median |error| of its column; a family not fitted is left out."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from perfcast.model.figures import _candidate_errors
+
+    ev = pd.DataFrame({
+        "training_rows": "all", "benchmark": ["a", "b", "c"], "family": "ridge",
+        "cycles_error_pct": [1.0, -3.0, 2.0], "baseline_cycles_error_pct": [9.0, -8.0, 1.0],
+        "constant_cycles_error_pct": [9.0, -8.0, 1.0], "ridge_cycles_error_pct": [1.0, -3.0, 2.0],
+        "knn_cycles_error_pct": np.nan})
+    fig, ax = plt.subplots()
+    _candidate_errors(ax, ev, ["all"])
+    heights = [p.get_height() for p in ax.patches]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "constant", "ridge", "chosen", "baseline"]
+    assert heights == [8.0, 2.0, 2.0, 8.0]
+    assert ax.patches[2].get_hatch() == "//"
+    plt.close(fig)

@@ -298,7 +298,7 @@ def test_import_spec():
     assert s.analysis.models[0].x == ("threads",)
     with pytest.raises(InputError, match="parameters"):
         sweep(imports={"old": {"path": "x", "parameters": []}})
-    with pytest.raises(InputError, match="ARPE's columns"):
+    with pytest.raises(InputError, match="are columns of the run table"):
         sweep(imports={"old": {"path": "x", "parameters": ["wall_s"]}})
 
 

@@ -362,7 +362,7 @@ def test_cli_sweep_import_checks_names_as_the_workflow(tmp_path, capsys):
 
     arpe_campaign(tmp_path / "results", [(1, 2)], iterations=1)
     for args, words in ((["--parameters", "1x", "size"], "'1x' does not match"),
-                        (["--parameters", "wall_s", "size"], "ARPE's columns"),
+                        (["--parameters", "wall_s", "size"], "are columns of the run table"),
                         (["--parameters", "a", "b", "--campaign", "a/b"], "'a/b' does not match")):
         code = main(["sweep-import", str(tmp_path / "results"), *args,
                      "-o", str(tmp_path / "o.parquet")])

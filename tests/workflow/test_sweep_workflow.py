@@ -10,6 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 PNG = b"\x89PNG\r\n\x1a\n"
+#: one of Extra-P's own test inputs (tests/data/extrap/README.md): 2 + 0.884 s log2(p)
+EXTRAP_FILE = Path(__file__).resolve().parents[1] / "data" / "extrap" / "two_parameter_5.txt"
 
 
 def matmul_campaign(sizes):
@@ -45,7 +47,9 @@ def sweep_config(tmp_path, sizes):
             "flaky": {"command": "test {x} -ne 2 || exit 7", "parameters": {"x": [1, 2, 3]},
                       "iterations": 1, "timeout_s": 10},
         },
-        "imports": {"old": {"path": str(tmp_path / "arpe"), "parameters": ["threads"]}},
+        "imports": {"old": {"path": str(tmp_path / "arpe"), "parameters": ["threads"]},
+                    "ep": {"format": "extrap", "path": str(EXTRAP_FILE),
+                           "parameters": ["p", "s"]}},
         "fit": {"max_order": 2},
     }}
 
@@ -117,6 +121,11 @@ def test_stage_runs_and_records_failures(tmp_path, snakemake_run):
                  "--campaign", "old", "-o", str(cli_out)]) == 0
     assert parquet_metadata(cli_out) == parquet_metadata(res / "old" / "runs.parquet")
     pd.testing.assert_frame_equal(pd.read_parquet(cli_out), old)
+    # an Extra-P input file read by the same rule, its published law found
+    ep = json.loads((res / "ep" / "models.json").read_text())
+    assert ep["n_runs"] == 25 and ep["source"].startswith(f"Extra-P input {EXTRAP_FILE}")
+    (effect,) = ep["effects"]
+    assert effect["formula"] == "value = 2 + 0.884 * log2(p) * s"
 
     paper = tmp_path / "results" / "paper"
     csv = pd.read_csv(paper / "sweep_models.csv")

@@ -73,12 +73,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_fit)
 
     q = sub.add_parser(
-        "sweep-import", help="read an ARPE results directory into a run table",
+        "sweep-import", help="read an ARPE results directory or an Extra-P file into a run table",
         description="Read results/<values>/<iteration>/APRE_timed.txt (time -p real/user/sys "
-                    "and the parameter values) as written by martinamaggio/arpe.")
-    q.add_argument("path", metavar="DIR", help="ARPE's results directory")
+                    "and the parameter values) as written by martinamaggio/arpe, or with "
+                    "--format extrap one region and metric of an Extra-P input file (text or "
+                    "JSON; the measurements in column value).")
+    q.add_argument("path", metavar="PATH",
+                   help="ARPE's results directory, or the Extra-P file (--format extrap)")
+    q.add_argument("--format", choices=["arpe", "extrap"],
+                   help="what PATH is " + help_default("sweep", "imports.*.format"))
     q.add_argument("--parameters", required=True, nargs="+", metavar="NAME",
-                   help="the parameter names, in ARPE's order")
+                   help="the parameter names, in ARPE's order or as the Extra-P file declares "
+                        "them")
+    q.add_argument("--region", help="the Extra-P region to read (default: the file's only one)")
+    q.add_argument("--metric", help="the Extra-P metric to read (default: the file's only one)")
     q.add_argument("--campaign", default="arpe",
                    help="the import's name, written in the table (a name, not a setting: "
                         "arpe when not given)")
@@ -363,14 +371,19 @@ def import_settings(args: argparse.Namespace):
 
     Examples
     --------
-    >>> args = argparse.Namespace(path="results", parameters=["threads"], campaign="old")
-    >>> import_settings(args)
-    ImportTableSettings(campaign='old', path='results', parameters=('threads',))
+    >>> args = argparse.Namespace(path="results", parameters=["threads"], campaign="old",
+    ...                           format=None, region=None, metric=None)
+    >>> s = import_settings(args)
+    >>> s.campaign, s.format, s.path, s.parameters, s.region
+    ('old', 'arpe', 'results', ('threads',), None)
     """
     from perfcast.settings import schema_default, validate
     from perfcast.sweep.campaign_parser import parse_sweep
 
-    section = {"imports": {args.campaign: {"path": args.path, "parameters": args.parameters}}}
+    given = {k: getattr(args, k) for k in ("format", "region", "metric")
+             if getattr(args, k, None) is not None}
+    section = {"imports": {args.campaign: {"path": args.path, "parameters": args.parameters,
+                                           **given}}}
     # an import runs nothing: the seed (of campaigns' {seed}) is the config's default
     return parse_sweep(validate(section, "sweep"),
                        seed=schema_default("config", "seed")).import_settings(args.campaign)

@@ -94,11 +94,17 @@ def ratio_distribution(train: pd.DataFrame, path: Path, note: str = "") -> None:
 
 
 def predicted_vs_measured(ev: pd.DataFrame, path: Path, note: str = "") -> None:
-    """Leave-one-benchmark-out: predicted vs measured new-gen cycles; error per benchmark.
+    """Leave-one-benchmark-out: predicted vs measured new-gen cycles, the error per benchmark,
+    and each candidate family's median error beside the chosen model's.
 
     ``ev`` is the evaluation table (:func:`perfcast.model.evaluation.evaluate_lobo`), one block of
     rows per ``training_rows`` label; each label is a colour, the constant-ratio baseline grey.
-    ``note`` is said above the panels (:func:`simulated_note`).
+    The chosen model is the one the nested selection picked for each held-out benchmark (its
+    family named in the legend, several when the choice differs between benchmarks); the third
+    panel shows the median |error| of every candidate (``{family}_cycles_error_pct``, each
+    fitted without the held-out benchmark) beside the chosen model's and the baseline's, so the
+    figure says what the selection gained or lost. ``note`` is said above the panels
+    (:func:`simulated_note`).
 
     Parameters
     ----------
@@ -109,9 +115,15 @@ def predicted_vs_measured(ev: pd.DataFrame, path: Path, note: str = "") -> None:
     note : str, default=''
         said above the panels.
     """
-    fig, (ax, ax2) = new_figure(1, 2, figsize=(11, 4.2))
+    fig, (ax, ax2, ax3) = new_figure(1, 3, figsize=(15, 4.4),
+                                     gridspec_kw={"width_ratios": [1.1, 1.3, 0.9]})
     _titled(fig, note)
-    for k, (label, g) in enumerate(ev.groupby("training_rows", sort=True)):
+    labels = sorted(ev["training_rows"].unique())
+    n = len(labels)
+    width = 0.8 / (n + 1)
+    for k, label in enumerate(labels):
+        g = ev[ev["training_rows"] == label].sort_values("benchmark")
+        chosen = "chosen: " + ", ".join(sorted(g["family"].unique()))
         if "cycles_lower" in g:  # the prediction interval of each held-out benchmark
             pc = g["predicted_cycles"].to_numpy() / 1e9
             err = [pc - g["cycles_lower"].to_numpy() / 1e9, g["cycles_upper"].to_numpy() / 1e9 - pc]
@@ -120,34 +132,64 @@ def predicted_vs_measured(ev: pd.DataFrame, path: Path, note: str = "") -> None:
                         ecolor=PALETTE[k], alpha=0.45, lw=1.6, capsize=2,
                         label=f"{cov} % prediction interval ({label})", zorder=2)
         ax.scatter(g["measured_cycles"] / 1e9, g["predicted_cycles"] / 1e9, s=28, color=PALETTE[k],
-                   label=f"KNN ({label} intervals)", zorder=3)
-        g = g.sort_values("benchmark")
-        x = np.arange(len(g))
-        width = 0.8 / (ev["training_rows"].nunique() + 1)
-        ax2.bar(x + k * width, g["cycles_error_pct"], width, color=PALETTE[k],
-                label=f"KNN ({label})")
-    base = ev[ev["training_rows"] == ev["training_rows"].iloc[0]].sort_values("benchmark")
+                   label=f"{chosen} ({label} intervals)", zorder=3)
+        ax2.bar(np.arange(len(g)) + k * width, g["cycles_error_pct"], width, color=PALETTE[k],
+                label=f"{chosen} ({label})")
+    base = ev[ev["training_rows"] == labels[0]].sort_values("benchmark")
     ax.scatter(base["measured_cycles"] / 1e9, base["measured_cycles"] / 1e9 * (
         1 + base["baseline_cycles_error_pct"] / 100), s=18, marker="x", color="grey",
         label="constant ratio baseline", zorder=2)
     lim = [ev["measured_cycles"].min() / 1e9 * 0.85, ev["measured_cycles"].max() / 1e9 * 1.15]
+    from matplotlib.ticker import FuncFormatter
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # plain numbers (1, 2, 5) rather than 2 x 10^0
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "25"
+                                               else ""))
     ax.set_xlim(lim)
     ax.set_ylim(lim)
     ax.plot(lim, lim, color="black", lw=0.8)
     ax.set_xlabel("measured new-gen cycles [10^9]")
     ax.set_ylabel("predicted new-gen cycles [10^9]")
     ax.set_title("Leave-one-benchmark-out prediction")
-    ax.legend(fontsize=8)
-    n = ev["training_rows"].nunique()
+    ax.legend(fontsize=7)
     x = np.arange(len(base))
-    ax2.bar(x + n * 0.8 / (n + 1), base["baseline_cycles_error_pct"], 0.8 / (n + 1),
-            color="lightgrey", label="baseline")
+    ax2.bar(x + n * width, base["baseline_cycles_error_pct"], width, color="lightgrey",
+            label="constant ratio baseline")
     ax2.axhline(0, color="black", lw=0.8)
     ax2.set_xticks(x + 0.3, base["benchmark"], rotation=40, ha="right")
     ax2.set_ylabel("error of total cycles [%]")
     ax2.set_title("Error per held-out benchmark")
-    ax2.legend(fontsize=8)
+    ax2.legend(fontsize=7)
+    _candidate_errors(ax3, ev, labels)
     save_figure(fig, path)
+
+
+def _candidate_errors(ax, ev: pd.DataFrame, labels: list[str]) -> None:
+    """Median |error| of total cycles per candidate family, the chosen model and the baseline,
+    one bar group per ``training_rows`` label (the chosen model's bar hatched)."""
+    names = [c.removesuffix("_cycles_error_pct") for c in ev.columns
+             if c.endswith("_cycles_error_pct") and c not in (
+                 "cycles_error_pct", "baseline_cycles_error_pct")
+             and ev[c].notna().any()]
+    bars = [*names, "chosen", "baseline"]
+    width = 0.8 / len(labels)
+    for k, label in enumerate(labels):
+        g = ev[ev["training_rows"] == label]
+        med = [g[f"{b}_cycles_error_pct" if b in names else
+                 ("cycles_error_pct" if b == "chosen" else "baseline_cycles_error_pct")]
+               .abs().median() for b in bars]
+        pos = np.arange(len(bars)) + k * width
+        drawn = ax.bar(pos, med, width, color=PALETTE[k], label=label)
+        drawn[len(names)].set_hatch("//")
+        for xpos, m in zip(pos, med, strict=True):
+            ax.annotate(f"{m:.2f}", (xpos, m), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(np.arange(len(bars)) + 0.4 - width / 2, bars, rotation=30, ha="right")
+    ax.set_ylabel("median |error| of total cycles [%]")
+    ax.set_title("Candidates, each held out in turn")
+    ax.legend(fontsize=7, title="training rows")
 
 
 def predicted_ipc_over_time(pred: pd.DataFrame, info: dict, path: Path, note: str = "") -> None:

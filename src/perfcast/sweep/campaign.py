@@ -41,6 +41,11 @@ HEARTBEAT_COLUMNS = ("hb_count", "hb_first_s", "hb_rate", "hb_interval_mean", "h
 RAPL_COLUMNS = ("energy_j", "power_w")
 #: columns an ARPE import provides (``time -p`` real/user/sys)
 ARPE_COLUMNS = ("wall_s", "user_s", "sys_s", "cpu_s", "cpu_util")
+#: the measured column of an Extra-P import (one row per repetition)
+EXTRAP_COLUMNS = ("value",)
+#: the columns every run table has beside its parameters and measurements
+RUN_TABLE_COLUMNS = ("campaign", "point", "iteration", "status", "returncode", "signal",
+                     "timed_out", "source", "n_errors")
 
 
 def perf_column(event: str) -> str:
@@ -274,11 +279,15 @@ class Campaign:
 
 @dataclass(frozen=True)
 class ImportSpec:
-    """A campaign run by the original ARPE scripts, to be read instead of run."""
+    """Measurements taken elsewhere, read instead of run: an ARPE results directory
+    (``format`` ``arpe``) or one region and metric of an Extra-P input file (``extrap``)."""
 
     name: str
+    format: str
     path: str
     parameters: tuple[str, ...]
+    region: str | None
+    metric: str | None
     analysis: Analysis
 
 
@@ -310,7 +319,9 @@ class SweepConfig:
         from perfcast.sweep.job_settings import ImportTableSettings
 
         spec = self.imports[name]
-        return ImportTableSettings(campaign=name, path=spec.path, parameters=spec.parameters)
+        return ImportTableSettings(campaign=name, format=spec.format, path=spec.path,
+                                   parameters=spec.parameters, region=spec.region,
+                                   metric=spec.metric)
 
     def models_settings(self, name: str) -> ModelsSettings:
         """Rule ``sweep_models`` of campaign or import ``name``.

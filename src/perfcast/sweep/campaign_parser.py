@@ -22,6 +22,8 @@ from perfcast.settings import build
 from perfcast.sweep import expressions
 from perfcast.sweep.campaign import (
     ARPE_COLUMNS,
+    EXTRAP_COLUMNS,
+    RUN_TABLE_COLUMNS,
     TIME_COLUMNS,
     Analysis,
     Campaign,
@@ -272,24 +274,37 @@ def parse_campaign(name: str, settings: SweepCampaignSettings,
 
 
 def parse_import(name: str, settings: ImportSettings) -> ImportSpec:
-    """Check one ARPE import: its parameters (numeric or categorical, known only once read:
-    a categorical one is left out of the regressors and modelled per level) and its models
-    over ARPE's columns.
+    """Check one import: its parameters (numeric or categorical, known only once read: a
+    categorical one is left out of the regressors and modelled per level) and its models over
+    the source's columns: ARPE's time columns, or an Extra-P file's ``value`` (modelled on every
+    parameter when no model is given).
 
     Raises
     ------
     InputError
-        a parameter named like an ARPE column, or a bad model (:func:`parse_analysis`).
+        a parameter named like a column of the import's run table, ``region`` or ``metric``
+        given for an ARPE import, or a bad model (:func:`parse_analysis`).
     """
     where = f"import {name!r}"
     params = tuple(settings.parameters)
-    clash = [p for p in params if p in ARPE_COLUMNS]
+    if settings.format == "extrap":
+        columns, models = list(EXTRAP_COLUMNS), list(settings.models) or [
+            ModelSettings(name=None, y="value", x=None)]
+    else:
+        given = [k for k in ("region", "metric") if getattr(settings, k) is not None]
+        if given:
+            raise InputError(None, f"{where}: {given} are keys of an Extra-P import",
+                             expected="format: extrap, or no region and metric")
+        columns, models = [*ARPE_COLUMNS, "pidstat_cpu_util"], list(settings.models)
+    reserved = set(columns) | set(RUN_TABLE_COLUMNS) | set(TIME_COLUMNS)
+    clash = [p for p in params if p in reserved]
     if clash:
-        raise InputError(None, f"{where}: parameter name(s) {clash} are ARPE's columns",
-                         expected=f"names other than {list(ARPE_COLUMNS)}")
-    analysis = parse_analysis(where, settings.derived, settings.models, settings.predict,
-                              list(params), list(params), [*ARPE_COLUMNS, "pidstat_cpu_util"])
-    return ImportSpec(name=name, path=settings.path, parameters=params, analysis=analysis)
+        raise InputError(None, f"{where}: parameter name(s) {clash} are columns of the run "
+                               "table", expected=f"names other than {sorted(reserved)}")
+    analysis = parse_analysis(where, settings.derived, models, settings.predict,
+                              list(params), list(params), columns)
+    return ImportSpec(name=name, format=settings.format, path=settings.path, parameters=params,
+                      region=settings.region, metric=settings.metric, analysis=analysis)
 
 
 def parse_sweep(section: Mapping[str, Any] | None,

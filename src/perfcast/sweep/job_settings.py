@@ -65,12 +65,16 @@ class RunTableSettings:
 
 @dataclass(frozen=True)
 class ImportTableSettings:
-    """Rule ``sweep_import`` and ``perfcast sweep-import``: an ARPE results directory and its
-    parameter names in ARPE's order (https://github.com/martinamaggio/arpe)."""
+    """Rule ``sweep_import`` and ``perfcast sweep-import``: what is read (``format`` ``arpe``:
+    an ARPE results directory, https://github.com/martinamaggio/arpe; ``extrap``: an Extra-P
+    input file, its ``region`` and ``metric``) and the parameter names, in the source's order."""
 
     campaign: str
+    format: str
     path: str
     parameters: tuple[str, ...]
+    region: str | None
+    metric: str | None
 
 
 @dataclass(frozen=True)

@@ -216,13 +216,17 @@ def import_format(out: str | Path, name: str) -> str:
 
 
 def import_table(settings: ImportTableSettings, *, out: str | Path) -> dict[str, Any]:
-    """Rule ``sweep_import`` (and ``perfcast sweep-import``): an ARPE results tree -> a run
-    table like :func:`run_table` writes (ARPE: https://github.com/martinamaggio/arpe).
+    """Rule ``sweep_import`` (and ``perfcast sweep-import``): measurements taken elsewhere -> a
+    run table like :func:`run_table` writes: an ARPE results tree
+    (:func:`perfcast.sweep.arpe.import_arpe`; https://github.com/martinamaggio/arpe) or one
+    region and metric of an Extra-P input file
+    (:func:`perfcast.sweep.extrap_import.import_extrap`).
 
     Parameters
     ----------
     settings : ImportTableSettings
-        The import's name, results directory and parameter names in ARPE's order.
+        The import's name, format, path, parameter names (in the source's order), and for
+        Extra-P its region and metric.
     out : str or Path
         The run table: ``.parquet`` (with its metadata) or ``.csv`` (the command line's
         other format; a CSV file holds no metadata).
@@ -236,8 +240,8 @@ def import_table(settings: ImportTableSettings, *, out: str | Path) -> dict[str,
     Raises
     ------
     InputError
-        A results tree that is not ARPE's (:func:`perfcast.sweep.arpe.import_arpe`), or an
-        ``out`` whose suffix names neither format.
+        A results tree that is not ARPE's, an Extra-P file that cannot be read or does not
+        declare these parameters, or an ``out`` whose suffix names neither format.
 
     Examples
     --------
@@ -249,7 +253,7 @@ def import_table(settings: ImportTableSettings, *, out: str | Path) -> dict[str,
     ...         run = Path(d, "results", f"{n}", "1")
     ...         run.mkdir(parents=True)
     ...         _ = (run / "APRE_timed.txt").write_text(f"{n}.0 {n}.0 0.0 {n}\\n")
-    ...     s = ImportTableSettings("demo", f"{d}/results", ("n",))
+    ...     s = ImportTableSettings("demo", "arpe", f"{d}/results", ("n",), None, None)
     ...     meta = import_table(s, out=Path(d) / "runs.parquet")
     ...     meta["n_runs"], meta["n_configurations"], meta["wall_s_total"]
     (2, 2, 3.0)
@@ -259,9 +263,17 @@ def import_table(settings: ImportTableSettings, *, out: str | Path) -> dict[str,
 
     suffix = import_format(out, repr(str(out)))
     parameters = list(settings.parameters)
-    df = arpe.import_arpe(settings.path, parameters, settings.campaign)
-    meta = {"campaign": settings.campaign, "parameters": parameters,
-            "source": f"ARPE results at {settings.path}", **table.summary(df, parameters)}
+    if settings.format == "extrap":
+        from perfcast.sweep.extrap_import import import_extrap
+
+        df = import_extrap(settings.path, parameters, settings.campaign,
+                           region=settings.region, metric=settings.metric)
+        source = f"Extra-P input {settings.path} ({df['source'].iloc[0]})"
+    else:
+        df = arpe.import_arpe(settings.path, parameters, settings.campaign)
+        source = f"ARPE results at {settings.path}"
+    meta = {"campaign": settings.campaign, "parameters": parameters, "source": source,
+            **table.summary(df, parameters)}
     if suffix == ".csv":
         write_csv(df, out)
     else:

@@ -72,11 +72,14 @@ class SweepCampaignSettings:
 
 @dataclass(frozen=True)
 class ImportSettings:
-    """One ARPE results directory of ``sweep.imports`` (https://github.com/martinamaggio/arpe)."""
+    """One import of ``sweep.imports``: an ARPE results directory
+    (https://github.com/martinamaggio/arpe) or an Extra-P input file (one region and metric)."""
 
     format: str
     path: str
     parameters: tuple[str, ...]
+    region: str | None
+    metric: str | None
     derived: Mapping[str, str]
     models: tuple[ModelSettings, ...]
     predict: tuple[Mapping[str, float], ...]

@@ -114,14 +114,18 @@ def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(df: pd.DataFrame, parameters: Sequence[str]) -> dict[str, Any]:
-    """Counts per status and the number of configurations, for the table's metadata."""
+    """Counts per status and the number of configurations, for the table's metadata; the runs'
+    total wall-clock time where any run measured it (an Extra-P import measured none: no
+    total, rather than 0 s)."""
     counts = df["status"].value_counts().sort_index() if "status" in df else pd.Series()
-    return {
+    out = {
         "n_runs": int(len(df)),
         "status": {str(k): int(v) for k, v in counts.items()},
         "n_configurations": int(df[list(parameters)].drop_duplicates().shape[0]) if len(df) else 0,
-        "wall_s_total": float(np.nansum(df["wall_s"])) if "wall_s" in df else 0.0,
     }
+    if "wall_s" in df and df["wall_s"].notna().any():
+        out["wall_s_total"] = float(np.nansum(df["wall_s"]))
+    return out
 
 
 def load_table(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:

@@ -71,11 +71,13 @@ def get_sweep_run_table_settings(wildcards):
 
 
 def get_sweep_import_files(wildcards):
-    return arpe_files(SWEEP.imports[wildcards.campaign].path)
+    """An import's files: every file of an ARPE results tree, or the Extra-P input file."""
+    spec = SWEEP.imports[wildcards.campaign]
+    return [spec.path] if spec.format == "extrap" else arpe_files(spec.path)
 
 
 def get_sweep_import_settings(wildcards):
-    """An import's results directory and parameter names."""
+    """What an import reads (format, path, region, metric) and its parameter names."""
     return as_params(SWEEP.import_settings(wildcards.campaign))
 
 
