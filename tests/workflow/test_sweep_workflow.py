@@ -129,7 +129,7 @@ def test_stage_runs_and_records_failures(tmp_path, snakemake_run):
 
     paper = tmp_path / "results" / "paper"
     csv = pd.read_csv(paper / "sweep_models.csv")
-    assert set(csv["campaign"]) == {"mm", "old", "flaky"}  # flaky: its order-1 line
+    assert set(csv["campaign"]) == {"mm", "old", "flaky", "ep"}  # flaky: its order-1 line
     assert csv[csv["campaign"] == "flaky"]["cv_rmse"].isna().all()
     assert csv.groupby(["campaign", "effect"])["best"].sum().max() == 1
     assert (paper / "sweep_models.md").read_text().startswith("| campaign | effect |")
