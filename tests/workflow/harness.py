@@ -35,13 +35,15 @@ def load_config(name: str) -> dict:
 
 
 def snakemake_cmd(workdir: Path, configfile: Path | None = None, targets: Sequence[str] = ("all",),
-                  cores: int = 2, extra: Sequence[str] = ()) -> list[str]:
+                  cores: int = 2, extra: Sequence[str] = (),
+                  entry: Sequence[str] = ("-m", "snakemake")) -> list[str]:
     """The command ``run_snakemake`` runs, for tests that need a Popen of their own.
 
     Targets come first: ``--configfile`` takes several values and would swallow them. The
     embedded default config is not merged in (it lives in the repository, not in ``workdir``).
+    ``entry``: how Python starts Snakemake (``tests/slurm/steady_poll.py`` for the SLURM runs).
     """
-    cmd = [sys.executable, "-m", "snakemake", *targets, "-s", str(SNAKEFILE),
+    cmd = [sys.executable, *entry, *targets, "-s", str(SNAKEFILE),
            "--directory", str(workdir), "--cores", str(cores), "--workflow-profile", "none"]
     if configfile is not None:
         cmd += ["--configfile", str(configfile)]
@@ -57,6 +59,7 @@ def run_snakemake(
     extra: Sequence[str] = (),
     check: bool = True,
     timeout: float = 900,
+    entry: Sequence[str] = ("-m", "snakemake"),
 ) -> subprocess.CompletedProcess:
     """Run the real workflow (``python -m snakemake``) in ``workdir`` on ``config``.
 
@@ -67,7 +70,7 @@ def run_snakemake(
     if config is not None:
         cfg = workdir / "config.yaml"
         cfg.write_text(yaml.safe_dump(config, sort_keys=False))
-    cmd = snakemake_cmd(workdir, cfg, targets, cores, extra)
+    cmd = snakemake_cmd(workdir, cfg, targets, cores, extra, entry)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(

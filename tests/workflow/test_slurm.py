@@ -45,6 +45,9 @@ GEN_PARTITIONS = ("oldnodes", "newnodes")
 # Overrides of the profile for a quick test: poll squeue after 2 s instead of 10, and submit
 # without an account (the test cluster has no accounting; guessing one only prints warnings).
 SLURM_ARGS = ("--slurm-init-seconds-before-status-checks", "2", "--slurm-no-account")
+# Real SLURM runs start Snakemake through tests/slurm/steady_poll.py: the plugin's status checks
+# no longer back off by 10 s per round (its docstring says why and what stays real).
+STEADY_POLL = (str(SLURM_DIR / "steady_poll.py"),)
 
 # a single job is submitted under its job id, a group job under an id of letters and digits
 SUBMITTED = re.compile(r"Job (\S+) has been submitted with SLURM jobid (\d+)")
@@ -156,7 +159,7 @@ def _side_by_side(config: dict, base: Path, snakemake_run, timeout: float,
     thread.start()
     t0 = time.monotonic()
     try:
-        slurm = snakemake_run(slurm_dir, config, cores=1, timeout=timeout,
+        slurm = snakemake_run(slurm_dir, config, cores=1, timeout=timeout, entry=STEADY_POLL,
                               extra=["--executor", "slurm", "--profile", str(PROFILE),
                                      *SLURM_ARGS, *slurm_extra])
         seconds["slurm"] = time.monotonic() - t0
@@ -389,8 +392,8 @@ def _grouped_config(n: int = GROUPS_N) -> dict:
 
 @pytest.fixture(scope="session")
 def grouped_runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
-    """4 benchmarks through SLURM with the profile's groups (3 pieces per small group job, the
-    profile's value for the aggregate group) and, side by side, locally."""
+    """GROUPS_N benchmarks through SLURM with the profile's groups (GROUP_COMPONENTS pieces per
+    small group job, the profile's value for the aggregate group) and, side by side, locally."""
     return _side_by_side(_grouped_config(), tmp_path_factory.mktemp("slurm_groups"),
                          snakemake_run, timeout=1800,
                          slurm_extra=("--group-components", f"small={GROUP_COMPONENTS}",
@@ -488,7 +491,8 @@ def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, sn
     slurm = ["--executor", "slurm", "--profile", str(PROFILE), *SLURM_ARGS,
              "--group-components", "small=2"]  # 4 pieces (benchmark x generation): 2 groups
     work = tmp_path / "slurm"
-    first = snakemake_run(work, config, cores=1, timeout=900, extra=slurm, check=False)
+    first = snakemake_run(work, config, cores=1, timeout=900, extra=slurm, check=False,
+                          entry=STEADY_POLL)
     log = first.stdout + first.stderr
     assert first.returncode != 0, log[-3000:]
     submitted = dict(SUBMITTED.findall(log))
@@ -507,7 +511,8 @@ def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, sn
     local = tmp_path / "local"
     with ThreadPoolExecutor(1) as pool:
         reference = pool.submit(snakemake_run, local, config, cores=1, timeout=900)
-        second = snakemake_run(work, config, cores=1, timeout=900, extra=slurm)
+        second = snakemake_run(work, config, cores=1, timeout=900, extra=slurm,
+                               entry=STEADY_POLL)
         reference.result()
     rerun = _outputs(second.stdout + second.stderr)
     assert not rerun & kept, f"the rerun redid finished jobs: {sorted(rerun & kept)}"
