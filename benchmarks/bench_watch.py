@@ -199,23 +199,21 @@ def part_coverage(sessions: int) -> dict:
 
 def part_offline(series: int) -> dict:
     """Offline, exponential warm-ups: coverage of the plateau by ``perfcast stable``'s mean and
-    median CIs, beside ``perfcast edm``'s stable segment fed to ``perfcast ci``, and beside the
-    live rule's estimate of the same segment (its last ``1 / EVIDENCE``, the variance from the
-    whole segment: :func:`perfcast.warmup.watch.stable_ci`), with the mean widths of the two
-    mean CIs."""
+    median CIs (of the stable segment's last ``1 / EVIDENCE``, the mean's variance from the
+    whole segment), beside ``perfcast edm``'s stable segment fed to ``perfcast ci``, and beside
+    the mean of the whole of ``perfcast stable``'s segment (what ``stable`` reported before),
+    with the ratio of the mean widths of those two mean CIs."""
     from perfcast.warmup.segments import detect_phases
     from perfcast.warmup.stable import stable_throughput
-    from perfcast.warmup.watch import stable_ci
 
     stable = command_settings("stable")
     edm = command_settings("edm")
-    live = command_settings("watch")
     rows = []
     for n in (1_000, 10_000):
         for frac in (0.05, 0.15, 0.25):
             for height in (1.0, 3.0):
                 rng = np.random.default_rng([n, int(frac * 100), int(height), 9])
-                mean = median = plain = last = 0
+                mean = median = plain = whole = 0
                 widths = [[], []]
                 for _ in range(series):
                     x, _w = warmup_series(rng, n, "exp", frac, height)
@@ -223,11 +221,12 @@ def part_offline(series: int) -> dict:
                     mean += r.mean.lower <= 1.0 <= r.mean.upper
                     median += r.median.lower <= 1.0 <= r.median.upper
                     s0, s1 = r.stable
-                    used = (s1 - int((s1 - s0) / watch_module.EVIDENCE), s1)
-                    tail, _whole = stable_ci(x, r.stable, used, live)
-                    last += tail.lower <= 1.0 <= tail.upper
-                    widths[0].append(r.mean.width)
-                    widths[1].append(tail.width)
+                    seg = mean_ci(x[s0:s1], ac_limit=stable.limit, confidence=stable.confidence,
+                                  target_relative_width=stable.target_relative_width,
+                                  min_samples=stable.samples_min, residual_correction=True)
+                    whole += seg.lower <= 1.0 <= seg.upper
+                    widths[0].append(seg.width)
+                    widths[1].append(r.mean.width)
                     a, b = detect_phases(x, edm).stable
                     ci = mean_ci(x[a:b], ac_limit=stable.limit, confidence=stable.confidence,
                                  target_relative_width=stable.target_relative_width)
@@ -235,13 +234,14 @@ def part_offline(series: int) -> dict:
                 rows.append({"n": n, "warmup_fraction": frac, "height_sd": height,
                              "series": series, "stable_mean": mean / series,
                              "stable_median": median / series, "edm_then_ci": plain / series,
-                             "last_part_mean": last / series,
-                             "width_ratio_last_part": float(np.mean(widths[1])
-                                                            / np.mean(widths[0]))})
+                             "whole_segment_mean": whole / series,
+                             "width_ratio_stable_to_whole": float(np.mean(widths[1])
+                                                                  / np.mean(widths[0]))})
                 print(f"n={n:>6} exp {frac:4.0%} +{height:.0f} sd: perfcast stable mean "
                       f"{mean / series:6.1%}, median {median / series:6.1%}; edm then ci "
-                      f"{plain / series:6.1%}; last 1/EVIDENCE {last / series:6.1%} (width "
-                      f"x{rows[-1]['width_ratio_last_part']:.2f})", flush=True)
+                      f"{plain / series:6.1%}; whole segment's mean {whole / series:6.1%} "
+                      f"(stable's width x{rows[-1]['width_ratio_stable_to_whole']:.2f})",
+                      flush=True)
     return {"rows": rows}
 
 

@@ -387,9 +387,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stable", help="the stable segment's mean, median and their CIs",
                        description="The stable segment of readings (one per line): robust "
                                    "change points, MSER-5 truncation and a stationarity test; "
-                                   "the segment's mean with its subsession-analysis CI, its "
-                                   "median with a distribution-free CI and, with --rates, "
-                                   "the harmonic mean; one JSON naming the segment used. "
+                                   "of the segment's last 1/1.65 ('used', as perfcast watch): "
+                                   "the mean with its subsession-analysis CI (the whole "
+                                   "segment's variance), the median with a distribution-free "
+                                   "CI and, with --rates, the harmonic mean; one JSON. "
                                    "Exit 1 when there is no stable phase.")
     p.add_argument("file", help="readings, one per line ('-' for stdin)")
     _stats_options(p, "stable")

@@ -237,3 +237,60 @@ def mean_ci(
         ac_limit=ac_limit, t=t, target_width=target_relative_width * abs(est),
         required_readings=required, min_samples=min_samples,
     )
+
+
+def tail_ci(whole: MeanCI, x: np.ndarray, target_relative_width: float) -> MeanCI | None:
+    """The CI of the mean of ``x``, the last readings of the segment ``whole`` is of, with
+    ``whole``'s subsession size ``q``, variance and t quantile:
+
+        mean(x) +- t sqrt(var_q / h)        (h subsession means of x)
+
+    (harmonic: the interval of ``mean(1 / x)``, mapped by the reciprocal). A segment that passed
+    a stationarity test has one variance throughout, which all of it estimates more steadily
+    than its last part; the mean of the last part leaves out what a smooth warm-up left at the
+    segment's start, too small for any test to see. ``required_readings`` stays the segment's.
+
+    Parameters
+    ----------
+    whole : MeanCI
+        :func:`mean_ci` of the whole segment.
+    x : numpy.ndarray
+        the segment's last readings.
+    target_relative_width : float
+        the target, relative to the mean of ``x``.
+
+    Returns
+    -------
+    MeanCI or None
+        None when ``x`` holds fewer than two subsessions of ``whole.q`` readings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = 1.0 + 0.1 * np.random.default_rng(0).standard_normal(400)
+    >>> whole = mean_ci(x, ac_limit=0.2, confidence=0.95, target_relative_width=0.1)
+    >>> last = tail_ci(whole, x[-100:], 0.1)  # a quarter of the subsessions: twice as wide
+    >>> last.n, bool(last.mean == x[-100:].mean()), round(last.width / whole.width, 6)
+    (100, True, 2.0)
+    """
+    x = np.asarray(x, dtype=float)
+    y = 1.0 / x if whole.harmonic else x
+    b = block_means(y, whole.q)
+    h = int(b.shape[0])
+    if h < 2:
+        return None
+    m = float(b.mean())
+    half = whole.t * math.sqrt(whole.variance / h)
+    lo, hi = m - half, m + half
+    if whole.harmonic:
+        est, lower, upper = 1.0 / m, 1.0 / hi, (1.0 / lo if lo > 0 else math.inf)
+        width = upper - lower
+    else:
+        est, lower, upper, width = m, lo, hi, 2 * half
+    return MeanCI(
+        mean=est, lower=lower, upper=upper, width=width, confidence=whole.confidence,
+        harmonic=whole.harmonic, n=int(x.shape[0]), n_used=h * whole.q, q=whole.q, blocks=h,
+        variance=whole.variance, autocorrelation=whole.autocorrelation, ac_limit=whole.ac_limit,
+        t=whole.t, target_width=target_relative_width * abs(est),
+        required_readings=whole.required_readings, min_samples=whole.min_samples,
+    )

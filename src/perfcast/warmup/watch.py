@@ -55,7 +55,6 @@ Simulation 69(6):323-334, 1997, doi:10.1177/003754979706900601 (MSER).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from array import array
 from collections.abc import Iterable, Iterator
@@ -64,10 +63,9 @@ from typing import Any
 
 import numpy as np
 
-from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci
+from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci, tail_ci
 from perfcast.warmup.cli_settings import WatchSettings
 from perfcast.warmup.segments import detect_phases
-from perfcast.warmup.subsession import block_means
 from perfcast.warmup.truncation import settle
 
 #: a checkpoint is at least this fraction of the readings so far after the previous one
@@ -181,7 +179,7 @@ def assess(x: np.ndarray, settings: WatchSettings) -> Update:
     begin, end = ph.stable
     st = settle(x, begin, end, s.limit)
     begin, dropped, statistic = st.begin, st.dropped, st.statistic
-    used = (end - int((end - begin) / EVIDENCE), end)
+    used = estimate_part(begin, end)
     ci = stable_ci(x, (begin, end), used, s)
     needed = None if ci is None else evidence_readings(ci[1])
     settled = st.settled
@@ -232,6 +230,16 @@ def evidence_readings(whole: MeanCI) -> int:
     return math.ceil(EVIDENCE * whole.required_readings * bound)
 
 
+def estimate_part(begin: int, end: int) -> tuple[int, int]:
+    """The readings an estimate of the stable segment ``[begin, end)`` is of: its last
+    ``1 / EVIDENCE`` (step 4 above), what ``watch`` and ``perfcast stable`` report.
+
+    >>> estimate_part(200, 1850)  # 1,650 stable readings: the last 1,000
+    (850, 1850)
+    """
+    return end - int((end - begin) / EVIDENCE), end
+
+
 def stable_ci(x: np.ndarray, stable: tuple[int, int], used: tuple[int, int],
               settings: WatchSettings) -> tuple[MeanCI, MeanCI] | None:
     """The CI of the ``used`` readings' mean, with the variance of the whole ``stable`` segment.
@@ -278,18 +286,8 @@ def stable_ci(x: np.ndarray, stable: tuple[int, int], used: tuple[int, int],
                         min_samples=s.samples_min, residual_correction=True)
     except NotEnoughDataError:
         return None
-    q = whole.q
-    b = block_means(x[used[0]:used[1]], q)
-    h = int(b.shape[0])
-    if h < 2:
-        return None
-    mean = float(b.mean())
-    half = whole.t * math.sqrt(whole.variance / h)
-    ci = dataclasses.replace(
-        whole, mean=mean, lower=mean - half, upper=mean + half, width=2 * half,
-        n=used[1] - used[0], n_used=h * q, blocks=h,
-        target_width=s.target_relative_width * abs(mean))
-    return ci, whole
+    ci = tail_ci(whole, x[used[0]:used[1]], s.target_relative_width)
+    return None if ci is None else (ci, whole)
 
 
 class Watcher:
