@@ -14,7 +14,7 @@ the result replayed, with where and when the grid was measured (the ``.json`` be
 Regenerate the grid (as root, on a quiet machine) with::
 
     python -m perfcast.sensitivity.shipped config/config.yaml src/perfcast/sensitivity/data \\
-        --repeats 3
+        --repeats 5
 
 Reference: L. Wang, D. Qian, Z. Luan, G. Wei, R. Wang, H. Yang, "Speeding up profiling program's
 runtime characteristics for workload consolidation", PLoS ONE 12(4): e0175861, 2017.
@@ -122,6 +122,7 @@ def measure_grid(config: Mapping[str, Any], out_dir: str | Path,
     if repeats is not None:
         section["repeats"] = repeats
     section = validate(section, "sensitivity", where="sensitivity")
+    load_before = os.getloadavg()
     rows, programs = [], {}
     for name in sorted(section["programs"]):
         settings = profile_settings(section, name, config.get("programs") or {}, config["seed"])
@@ -151,6 +152,10 @@ def measure_grid(config: Mapping[str, Any], out_dir: str | Path,
         "measured": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "perfcast": __version__, "host": {**host_metadata(), "cpus": os.cpu_count(),
                                           "kernel": platform.release()},
+        # the host's 1-, 5- and 15-minute load averages before and after: a busy host's cells
+        # scatter (each run shares the CPUs with whatever else runs)
+        "load_average": {"before": [round(v, 2) for v in load_before],
+                         "after": [round(v, 2) for v in os.getloadavg()]},
         "repeats": section["repeats"], "units": {"cpu_cores": "cores of CPU time "
                                                      "(cpu_quota)", "mem_gb": "GiB (memory_mb "
                                                      "/ 1024)"},
