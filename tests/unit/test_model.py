@@ -204,7 +204,8 @@ def _evaluate(old, new, **model):
     align = from_section(AlignSettings, {}, "align")
     train = build_trainset([benchmark_rows(b, old[b], align_runs(old[b], new[b], align)[0])
                             for b in sorted(old)])
-    settings = from_section(KnnSettings, {"n_neighbors": [1, 3, 5], "cv_folds": 3} | model,
+    settings = from_section(KnnSettings, {"n_neighbors": [1, 3], "cv_folds": 2,
+                                          "ridge_alphas": [0.1, 10.0]} | model,
                             "model")
     return evaluate_lobo(train, old, new, feature_columns(train), settings, None, label="all")
 

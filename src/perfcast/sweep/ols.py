@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy import stats
+from statsmodels.regression.linear_model import OLS
 
 from perfcast.sweep import design as dz
 
@@ -141,7 +141,7 @@ def fit_terms(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
     D = dz.design(std(X), terms)
     keep, drop = dz.independent_terms(D, terms)
     kept = [terms[i] for i in keep]
-    result = sm.OLS(y, D[:, keep]).fit()
+    result = OLS(y, D[:, keep]).fit()
     T = dz.raw_transform(kept, std.center, std.scale)
     cov_scaled = np.asarray(result.cov_params()) if result.df_resid > 0 else \
         np.zeros((len(kept), len(kept)))
@@ -193,7 +193,7 @@ class DesignFit:
         D = design(X_fit)
         scale = np.max(np.abs(D), axis=0)
         scale = np.where(scale > 0, scale, 1.0)
-        result = sm.OLS(np.asarray(y_fit, dtype=float), D / scale).fit()
+        result = OLS(np.asarray(y_fit, dtype=float), D / scale).fit()
         return cls(list(names), list(term_names), design, result, scale,
                    np.asarray(X_rows, dtype=float), np.asarray(y_rows, dtype=float))
 
