@@ -222,21 +222,24 @@ def mean_ci(
         var_q *= (1 + r) / (1 - r)
     t = t_quantile(confidence, h - 1)
     half = t * math.sqrt(var_q / h)
-    lo, hi = m - half, m + half
     target = target_relative_width * abs(m)
     required = required_sample_size(var_q, q, t, target, min_samples) if target > 0 else n
-    if harmonic:
-        est = 1.0 / m
-        lower = 1.0 / hi
-        upper = 1.0 / lo if lo > 0 else math.inf
-    else:
-        est, lower, upper = m, lo, hi
+    est, lower, upper, width = _estimate(m, half, harmonic)
     return MeanCI(
-        mean=est, lower=lower, upper=upper, width=upper - lower, confidence=confidence,
+        mean=est, lower=lower, upper=upper, width=width, confidence=confidence,
         harmonic=harmonic, n=n, n_used=h * q, q=q, blocks=h, variance=var_q, autocorrelation=r,
         ac_limit=ac_limit, t=t, target_width=target_relative_width * abs(est),
         required_readings=required, min_samples=min_samples,
     )
+
+
+def _estimate(m: float, half: float, harmonic: bool) -> tuple[float, float, float, float]:
+    """Estimate, lower, upper and width from the block means' mean ``m`` and half-width: as is,
+    or (harmonic) the interval of ``mean(1 / x)`` mapped by the reciprocal."""
+    if not harmonic:
+        return m, m - half, m + half, 2 * half
+    lower, upper = 1.0 / (m + half), (1.0 / (m - half) if m - half > 0 else math.inf)
+    return 1.0 / m, lower, upper, upper - lower
 
 
 def tail_ci(whole: MeanCI, x: np.ndarray, target_relative_width: float) -> MeanCI | None:
@@ -281,12 +284,7 @@ def tail_ci(whole: MeanCI, x: np.ndarray, target_relative_width: float) -> MeanC
         return None
     m = float(b.mean())
     half = whole.t * math.sqrt(whole.variance / h)
-    lo, hi = m - half, m + half
-    if whole.harmonic:
-        est, lower, upper = 1.0 / m, 1.0 / hi, (1.0 / lo if lo > 0 else math.inf)
-        width = upper - lower
-    else:
-        est, lower, upper, width = m, lo, hi, 2 * half
+    est, lower, upper, width = _estimate(m, half, whole.harmonic)
     return MeanCI(
         mean=est, lower=lower, upper=upper, width=width, confidence=whole.confidence,
         harmonic=whole.harmonic, n=int(x.shape[0]), n_used=h * whole.q, q=whole.q, blocks=h,
