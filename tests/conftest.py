@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -50,6 +51,26 @@ def run_perfcast(*args: str) -> subprocess.CompletedProcess:
 def perfcast_cli() -> Callable[..., subprocess.CompletedProcess]:
     """:func:`run_perfcast`: ``perfcast ARGS`` run in the test's process."""
     return run_perfcast
+
+
+def _default_ending_signals() -> None:
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, signal.SIG_DFL)
+
+
+@pytest.fixture(scope="session")
+def popen_to_signal() -> Callable[..., subprocess.Popen]:
+    """:class:`subprocess.Popen` for a job a test ends by a signal: the job starts with SIGTERM,
+    SIGHUP and SIGINT at their default dispositions, whatever the suite inherited. A suite
+    started under ``nohup`` ignores SIGHUP, and one started in the background by a shell without
+    job control (``sh -c 'make test &'``) ignores SIGINT; an ignored disposition passes through
+    ``exec``, and perfcast rightly leaves an ignored signal ignored (tested on its own), so
+    without this such a job would run on and the test time out."""
+
+    def popen(*args: object, **kw: object) -> subprocess.Popen:
+        return subprocess.Popen(*args, preexec_fn=_default_ending_signals, **kw)  # type: ignore[call-overload]
+
+    return popen
 
 
 # --- reference data: ../shared beside the repository ---------------------------------------------

@@ -207,15 +207,16 @@ def _cgroup_ready() -> bool:
 @example(signum=signal.SIGHUP, delay=1.5)
 @given(signum=st.sampled_from([signal.SIGTERM, signal.SIGHUP, signal.SIGINT]),
        delay=st.floats(0.0, 1.5))
-def test_a_signal_at_any_moment_leaves_nothing_behind(tmp_path_factory, signum, delay):
+def test_a_signal_at_any_moment_leaves_nothing_behind(tmp_path_factory, popen_to_signal,
+                                                       signum, delay):
     import psutil
 
     from perfcast.sensitivity.cgroups import own_cgroup, v1_mounts, v2_mount
 
     tmp = tmp_path_factory.mktemp("example")
     prefix, duration = f"pcprop-{uuid.uuid4().hex[:8]}", f"{700 + uuid.uuid4().int % 997 / 1000}"
-    job = subprocess.Popen([sys.executable, "-c", _JOB, prefix, duration],
-                           env=os.environ | {"TMPDIR": str(tmp)}, stderr=subprocess.PIPE)
+    job = popen_to_signal([sys.executable, "-c", _JOB, prefix, duration],
+                          env=os.environ | {"TMPDIR": str(tmp)}, stderr=subprocess.PIPE)
     time.sleep(delay)  # from before perfcast is imported to well inside the run
     job.send_signal(signum)
     job.communicate(timeout=60)

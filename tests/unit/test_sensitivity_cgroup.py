@@ -488,21 +488,27 @@ def _sleepers(duration: str) -> list[psutil.Process]:
             if p.info["cmdline"] == ["sleep", duration]]
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_a_signal_ends_a_restricted_run_with_its_workload_groups_and_temp_files(tmp_path,
-                                                                               signum):
+def _restricted_sleeper(popen, tmp: Path, prefix: str, duration: str) -> subprocess.Popen:
+    """The profiling job of ``_JOB`` started, once its workload sleeps in its group."""
     if not v1_mounts() and not v2_mount():
         pytest.skip("no cgroup hierarchy mounted on this host")
-    prefix, duration = _prefix(), f"{500 + uuid.uuid4().int % 1000 / 1000:.3f}"
-    tmp = tmp_path / "tmp"
     tmp.mkdir()
-    job = subprocess.Popen([PY, "-c", _JOB, prefix, duration], env=os.environ | {
-        "TMPDIR": str(tmp)}, stderr=subprocess.PIPE, text=True)
+    job = popen([PY, "-c", _JOB, prefix, duration], env=os.environ | {"TMPDIR": str(tmp)},
+                stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not _sleepers(duration) and job.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _sleepers(duration) and _leftovers(prefix), job.stderr.read() if job.poll() else ""
     assert list(tmp.glob("perfcast-rusage-*"))
+    return job
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_ends_a_restricted_run_with_its_workload_groups_and_temp_files(
+        tmp_path, signum, popen_to_signal):
+    prefix, duration = _prefix(), f"{500 + uuid.uuid4().int % 1000 / 1000:.3f}"
+    tmp = tmp_path / "tmp"
+    job = _restricted_sleeper(popen_to_signal, tmp, prefix, duration)
     job.send_signal(signum)
     _, err = job.communicate(timeout=60)
     # the job ends by the signal (what SLURM or the shell expects), with one line saying so
@@ -514,4 +520,26 @@ def test_a_signal_ends_a_restricted_run_with_its_workload_groups_and_temp_files(
     time.sleep(0.1)
     assert _sleepers(duration) == []
     assert _leftovers(prefix) == []
+    assert list(tmp.glob("perfcast-rusage-*")) == []
+
+
+def test_a_hangup_the_caller_ignores_lets_the_restricted_run_finish(tmp_path):
+    """Under ``nohup`` (SIGHUP ignored, a disposition that passes through ``exec``) a closed
+    terminal does not end a profiling job: the run goes on, ends by itself, and still leaves no
+    group or temporary file behind."""
+
+    def ignore_hangup() -> None:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    def popen(*args, **kw):
+        return subprocess.Popen(*args, preexec_fn=ignore_hangup, **kw)
+
+    prefix, duration = _prefix(), f"{2 + uuid.uuid4().int % 1000 / 1000:.3f}"
+    tmp = tmp_path / "tmp"
+    job = _restricted_sleeper(popen, tmp, prefix, duration)
+    job.send_signal(signal.SIGHUP)
+    _, err = job.communicate(timeout=60)
+    assert job.returncode == 0, err
+    assert "terminated by" not in err
+    assert _sleepers(duration) == [] and _leftovers(prefix) == []
     assert list(tmp.glob("perfcast-rusage-*")) == []
