@@ -29,6 +29,7 @@ of the repository it says so and exits 0.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import sys
@@ -172,10 +173,16 @@ def evaluate_pair(old: dict, new: dict, workdir: Path) -> tuple[pd.DataFrame, li
     align = from_section(AlignSettings, {}, "align")
     train = build_trainset([benchmark_rows(b, tables["old"][b], align_runs(
         tables["old"][b], tables["new"][b], align)[0]) for b in benches])
-    families = ["constant", "ridge", "knn"] if counters else ["constant"]
-    settings = from_section(KnnSettings, {"families": families}, "model")
+    # the schema's defaults for whole-run tables, as the workflow uses them
+    settings = from_section(KnnSettings, {} if counters else {"whole_run_families": ["constant"]},
+                            "model").for_tables(whole_run=True)
     ev = evaluate_lobo(train, tables["old"], tables["new"], feature_columns(train), settings,
                        None, label="all")
+    if counters and "knn" not in settings.families:  # the KNN alone, for comparison
+        knn = evaluate_lobo(train, tables["old"], tables["new"], feature_columns(train),
+                            dataclasses.replace(settings, families=("knn",)), None, label="all")
+        ev["knn_cycles_error_pct"] = ev["benchmark"].map(
+            knn.set_index("benchmark")["cycles_error_pct"])
     return ev, counters
 
 

@@ -147,8 +147,12 @@ def test_keep_intervals_selects_per_benchmark():
 def test_settings_come_from_the_schema_only():
     """No default of their own: the schema fills what a section leaves out."""
     knn = from_section(KnnSettings, {}, "model")
-    assert knn == KnnSettings(("constant", "ridge", "knn"), (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0),
-                              (1, 3, 5, 9, 15, 25), ("uniform", "distance"), 4, True, 2000, 0.9)
+    assert knn == KnnSettings(("constant", "ridge", "knn"), ("constant", "ridge"),
+                              (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0), (1, 3, 5, 9, 15, 25),
+                              ("uniform", "distance"), 4, True, 2000, 0.9)
+    # whole runs (one row per benchmark): no KNN among the candidates; intervals: all three
+    assert knn.for_tables(whole_run=True).families == ("constant", "ridge")
+    assert knn.for_tables(whole_run=False) is knn
     assert from_section(AlignSettings, {"method": "dtw"}, "align") == AlignSettings("dtw", None,
                                                                                      0.1)
     with pytest.raises(TypeError):

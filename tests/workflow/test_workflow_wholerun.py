@@ -62,7 +62,11 @@ def test_constant_ratio_is_chosen_on_a_whole_run_table(tmp_path, snakemake_run):
     assert "constant for 9 of 9 held-out benchmarks" in md
     card = json.loads((res / "model" / "model.json").read_text())
     assert card["family"] == "constant" and card["granularity"].startswith("whole-run")
-    assert set(card["candidates"]) == {"constant", "ridge", "knn"}
+    # one row per benchmark: the KNN is no candidate (model.whole_run_families), and the log
+    # says so
+    assert set(card["candidates"]) == {"constant", "ridge"}
+    assert "whole-run tables: candidate families constant, ridge" in \
+        (res / "logs" / "model" / "train.log").read_text()
     pred = json.loads((res / "predict" / f"{names[-1]}.json").read_text())
     assert pred["family"] == "constant" and pred["intervals"] == 1
     # the constant model's prediction is the old cycles over the training benchmarks' median
@@ -77,12 +81,12 @@ def test_constant_ratio_is_chosen_on_a_whole_run_table(tmp_path, snakemake_run):
 
 
 def test_a_regression_is_chosen_when_one_counter_drives_the_ratio(tmp_path, snakemake_run):
-    """Ratio 0.6 (1 + x1)^0.5, x2 noise: ridge or KNN is chosen on every held-out benchmark and
+    """Ratio 0.6 (1 + x1)^0.5, x2 noise: the ridge is chosen on every held-out benchmark and
     the median error is far below the constant ratio's."""
     names = _table(tmp_path / "runs.csv", lambda x1, x2, rng: 0.6 * (1 + x1) ** 0.5, n_bench=12)
     snakemake_run(tmp_path, _config(names, "runs.csv"), ["all"])
     ev = pd.read_parquet(tmp_path / "results" / "model" / "evaluation.parquet")
-    assert ev["family"].isin(["ridge", "knn"]).all()
+    assert (ev["family"] == "ridge").all()
     base = ev["baseline_cycles_error_pct"].abs().median()
     assert base > 5 and ev["cycles_error_pct"].abs().median() < base / 5
     assert ev["runtime_error_pct"].abs().median() < base / 5  # the new time is cycles / 3 GHz

@@ -4,7 +4,8 @@ cross-validation (docs/methods/model.md, "Choosing the model").
 A regression from counters to the IPC ratio is only worth its complexity when the counters
 carry information about the ratio; on ordinary whole-run counters of real machines they often
 do not, and a KNN then loses to the constant ratio printed beside it. So three families compete
-on every data set, simplest first:
+on every data set of intervals, simplest first (on whole runs, one row per benchmark, the KNN
+is left out: :meth:`perfcast.model.settings.KnnSettings.for_tables`):
 
 * ``constant``: every interval scaled by one ratio, the median over the training benchmarks of
   each benchmark's mean IPC ratio (one benchmark, one vote, whatever its length).

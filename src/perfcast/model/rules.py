@@ -43,12 +43,13 @@ from perfcast.model.settings import (
     AlignRunSettings,
     EvaluateSettings,
     EvaluationPageSettings,
+    KnnSettings,
     PredictFigureSettings,
     PredictRunSettings,
     TrainsetSettings,
     TrainSettings,
 )
-from perfcast.model.tables import granularity, read_counters, stable_intervals
+from perfcast.model.tables import granularity, read_counters, stable_intervals, whole_run
 from perfcast.model.trainset import (
     GROUP,
     benchmark_rows,
@@ -206,6 +207,15 @@ def trainset_files(settings: TrainsetSettings, aligned: Sequence[str],
         any(parquet_metadata(p).get("simulated", False) for p in old_counters)))
 
 
+def _candidates(model: KnnSettings, old: Sequence[str]) -> KnnSettings:
+    """The model settings with the candidate families for the old tables' granularity, logged."""
+    chosen = model.for_tables(whole_run(old))
+    if chosen.families != model.families:
+        log.info("whole-run tables: candidate families %s (model.whole_run_families)",
+                 ", ".join(chosen.families))
+    return chosen
+
+
 def train_files(settings: TrainSettings, trainset: str, old: Sequence[str], new: Sequence[str],
                 model_out: str, card_out: str) -> None:
     """Rule ``model_train``: fit every candidate family on the training benchmarks, choose one
@@ -270,6 +280,7 @@ def train_files(settings: TrainSettings, trainset: str, old: Sequence[str], new:
 
     train = read_parquet(trainset)
     features = feature_columns(train)
+    model = _candidates(model, old)
     co = {b: read_counters(p) for b, p in zip(benchmarks, old, strict=True)}
     cn = {b: read_counters(p) for b, p in zip(benchmarks, new, strict=True)}
     sel = select(train, co, cn, features, model, settings.clock_new_ghz)
@@ -370,6 +381,7 @@ def evaluate_files(settings: EvaluateSettings, trainset: str, old: Sequence[str]
         log.info("%s: old/new instructions %.6f (%+.3f %%)", b, ratio, 100 * (ratio - 1))
     grain = granularity(old)
     log.info("granularity: %s", grain)
+    model = _candidates(model, old)
     results = [evaluate_lobo(train, co, cn, features, model, clock_new_ghz, label="all")]
     if phases:
         keep = {b: stable_intervals(p) for b, p in zip(benchmarks, phases, strict=True)}

@@ -16,6 +16,7 @@ job needs besides (its benchmark, the new generation's clock...): :class:`AlignR
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 
@@ -51,6 +52,8 @@ class KnnSettings:
     families : tuple of str
         the candidate families (``constant``, ``ridge``, ``knn``) the
         leave-one-benchmark-out cross-validation chooses among.
+    whole_run_families : tuple of str
+        the candidates when the tables hold whole runs (:meth:`for_tables`).
     ridge_alphas : tuple of float
         the grid of the ridge penalty.
     n_neighbors : tuple of int
@@ -68,6 +71,7 @@ class KnnSettings:
     """
 
     families: tuple[str, ...]
+    whole_run_families: tuple[str, ...]
     ridge_alphas: tuple[float, ...]
     n_neighbors: tuple[int, ...]
     weights: tuple[str, ...]
@@ -75,6 +79,14 @@ class KnnSettings:
     log1p: bool
     max_rows_per_benchmark: int | None
     coverage: float
+
+    def for_tables(self, whole_run: bool) -> KnnSettings:
+        """These settings with the candidates for the tables' granularity: ``families`` for
+        interval tables, ``whole_run_families`` for whole runs (one row per benchmark: a KNN
+        over 20-30 points, one per benchmark, has no neighbourhood to be local in)."""
+        if not whole_run:
+            return self
+        return dataclasses.replace(self, families=self.whole_run_families)
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,14 @@ def stable_intervals(phase_file: str | Path) -> np.ndarray:
     return ph.loc[ph["phase"] == "stable", "interval"].to_numpy()
 
 
+def whole_run(tables: Sequence[str | Path]) -> bool:
+    """Whether every table is a whole-run table (one row per benchmark run, written by the
+    whole-run importer): the model's candidates depend on it
+    (:meth:`perfcast.model.settings.KnnSettings.for_tables`)."""
+    return bool(tables) and all(parquet_metadata(p).get("granularity") == "whole-run"
+                                for p in tables)
+
+
 def granularity(tables: Sequence[str | Path]) -> str:
     """What one row of the counter tables is, from their metadata: ``whole-run (one row per
     benchmark run)`` for the whole-run importer's tables, ``intervals of N ms`` otherwise."""
