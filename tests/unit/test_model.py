@@ -55,6 +55,42 @@ def test_fit_tunes_k_by_group_and_learns_a_function():
     np.testing.assert_allclose(pred, [1.10, 1.40], atol=0.06)
 
 
+@pytest.mark.parametrize("log1p", [True, False])
+def test_the_neighbour_search_gives_grid_search_cvs_scores_choice_and_model(log1p):
+    """One neighbour query per fold for the whole grid: the same fold scores, ranks, chosen
+    point and refitted predictions as scikit-learn's GridSearchCV on the same folds, here on
+    rows with exact duplicates too (a zero distance takes all the weight) and a grid whose two
+    best points may tie."""
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+
+    from perfcast.model.knn import NeighbourSearch, make_pipeline
+
+    rng = np.random.default_rng(7)
+    x = rng.lognormal(0.0, 1.0, size=(240, 3))
+    x[120:140] = x[100:120]  # duplicated snapshots: distance 0 between folds
+    y = 1.0 + 0.2 * np.log1p(x[:, 0]) - 0.1 * x[:, 1] / (1 + x[:, 1]) + 0.05 * rng.normal(
+        size=240)
+    y[120:140] = y[100:120]  # (equal targets: which of two equal neighbours comes first is
+    # the neighbour index's choice, in both searches alike only up to such ties)
+    groups = np.repeat(np.arange(8), 30)
+    cv = GroupKFold(n_splits=4)
+    ks, weights = [1, 3, 5, 9, 15, 25], ["uniform", "distance"]
+    ours = NeighbourSearch(log1p, ks, weights, cv).fit(x, y, groups=groups)
+    ref = GridSearchCV(make_pipeline(log1p), {"knn__n_neighbors": ks, "knn__weights": weights},
+                       cv=cv, scoring="neg_mean_absolute_error").fit(x, y, groups=groups)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
+                               ref.cv_results_["mean_test_score"], rtol=1e-12)
+    np.testing.assert_allclose(ours.cv_results_["std_test_score"],
+                               ref.cv_results_["std_test_score"], rtol=1e-9)
+    assert list(ours.cv_results_["rank_test_score"]) == list(ref.cv_results_["rank_test_score"])
+    assert ours.cv_results_["params"] == ref.cv_results_["params"]
+    assert ours.best_params_ == ref.best_params_ and ours.best_score_ == pytest.approx(
+        ref.best_score_, rel=1e-12)
+    probe = rng.lognormal(0.0, 1.0, size=(50, 3))
+    np.testing.assert_array_equal(ours.best_estimator_.predict(probe),
+                                  ref.best_estimator_.predict(probe))
+
+
 def test_predict_run_formula():
     class Constant:
         def predict(self, x):

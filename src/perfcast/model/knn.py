@@ -3,8 +3,9 @@
 The method is Patkar's [1]_: a regression from the old generation's counters per
 kilo-instruction to the ratio of the new generation's IPC to the old one's. Here scikit-learn's
 [2]_ ``KNeighborsRegressor`` in a ``Pipeline`` (optional log1p, standard scaling) so the scaler is
-fit on training folds only; ``n_neighbors`` and ``weights`` tuned by ``GridSearchCV`` with
-``GroupKFold`` on benchmark. Honest evaluation is leave-one-benchmark-out: for the held-out
+fit on training folds only; ``n_neighbors`` and ``weights`` tuned by a grid search with
+``GroupKFold`` on benchmark (:class:`NeighbourSearch`: ``GridSearchCV``'s results from one
+neighbour query per fold). Honest evaluation is leave-one-benchmark-out: for the held-out
 benchmark the predicted new-gen cycles per interval are ``instructions / (IPC_old * ratio_pred)``
 and the error is that of the total (runtime at the new generation's clock = cycles / f).
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import GridSearchCV, GroupKFold
+from sklearn.model_selection import GroupKFold
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
@@ -67,7 +68,7 @@ def thin(train: pd.DataFrame, max_rows: int | None) -> pd.DataFrame:
     return train.iloc[positions].reset_index(drop=True)
 
 
-def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> GridSearchCV:
+def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> NeighbourSearch:
     """Tune k and weights by GroupKFold on benchmark, refit on all rows.
 
     Parameters
@@ -82,8 +83,9 @@ def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> Grid
 
     Returns
     -------
-    sklearn.model_selection.GridSearchCV
-        fitted; ``best_estimator_`` is the pipeline refitted on every (thinned) row. k above
+    NeighbourSearch
+        fitted (the attributes of scikit-learn's ``GridSearchCV``); ``best_estimator_`` is the
+        pipeline refitted on every (thinned) row. k above
         the rows of a training fold is clipped to it; folds are ``min(cv_folds, benchmarks)``.
 
     Raises
@@ -103,12 +105,72 @@ def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> Grid
         "knn__n_neighbors": sorted({min(k, max_k) for k in settings.n_neighbors}),
         "knn__weights": list(settings.weights),
     }
-    search = GridSearchCV(
-        make_pipeline(settings.log1p), grid, cv=cv,
-        scoring="neg_mean_absolute_error", n_jobs=1, refit=True,
-    )
-    search.fit(data[features].to_numpy(), data[TARGET].to_numpy(), groups=groups)
-    return search
+    search = NeighbourSearch(settings.log1p, grid["knn__n_neighbors"], grid["knn__weights"], cv)
+    return search.fit(data[features].to_numpy(), data[TARGET].to_numpy(), groups=groups)
+
+
+class NeighbourSearch:
+    """``GridSearchCV`` over ``n_neighbors`` x ``weights`` of :func:`make_pipeline` scored by
+    mean absolute error, with one neighbour query per fold for the whole grid.
+
+    A grid search fits and queries a neighbour index once per grid point and fold (12 x 4 with
+    the defaults). The ``k`` nearest neighbours are the first ``k`` of the ``max(k)`` nearest,
+    so one ``kneighbors`` query per fold gives every point of the grid: the uniform prediction
+    is the mean of the first ``k`` targets, the distance-weighted one their ``1/d``-weighted mean
+    (a neighbour at distance 0 takes all the weight, as in scikit-learn). The scores, the chosen
+    point (the first with the best mean score, in ``ParameterGrid`` order) and the refitted
+    ``best_estimator_`` are those of ``GridSearchCV`` with the same folds, up to the order of
+    neighbours at exactly equal distances. The attributes the model card reads are
+    ``GridSearchCV``'s: ``cv_results_``, ``best_params_``, ``best_score_``, ``best_index_``,
+    ``best_estimator_``.
+    """
+
+    def __init__(self, log1p: bool, n_neighbors: list[int], weights: list[str], cv) -> None:
+        self.log1p = log1p
+        self.params = [{"knn__n_neighbors": int(k), "knn__weights": w}
+                       for k in n_neighbors for w in weights]  # ParameterGrid's order
+        self.cv = cv
+
+    def fit(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> NeighbourSearch:
+        from sklearn.neighbors import NearestNeighbors
+
+        scores = np.empty((len(self.params), self.cv.get_n_splits()))
+        for j, (tr, te) in enumerate(self.cv.split(x, y, groups=groups)):
+            prep = Pipeline(make_pipeline(self.log1p).steps[:-1]).fit(x[tr])
+            k_max = max(p["knn__n_neighbors"] for p in self.params)
+            dist, ind = NearestNeighbors(n_neighbors=k_max).fit(prep.transform(x[tr])).kneighbors(
+                prep.transform(x[te]))
+            near = y[tr][ind]
+            for i, p in enumerate(self.params):
+                k = p["knn__n_neighbors"]
+                pred = (near[:, :k].mean(axis=1) if p["knn__weights"] == "uniform"
+                        else _distance_weighted(near[:, :k], dist[:, :k]))
+                scores[i, j] = -np.mean(np.abs(y[te] - pred))
+        mean = scores.mean(axis=1)
+        self.best_index_ = int(np.argmax(mean))  # the first of equal means, as GridSearchCV
+        self.best_score_ = float(mean[self.best_index_])
+        self.best_params_ = dict(self.params[self.best_index_])
+        self.cv_results_ = {
+            "params": self.params,
+            "param_knn__n_neighbors": [p["knn__n_neighbors"] for p in self.params],
+            "param_knn__weights": [p["knn__weights"] for p in self.params],
+            "mean_test_score": mean,
+            "std_test_score": scores.std(axis=1),
+            "rank_test_score": (mean[None, :] > mean[:, None]).sum(axis=1) + 1,
+        }
+        self.best_estimator_ = make_pipeline(self.log1p).set_params(**self.best_params_).fit(x, y)
+        return self
+
+
+def _distance_weighted(near: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """scikit-learn's ``weights="distance"`` mean: weights ``1/d``; in a row with a neighbour at
+    distance 0, weight 1 for those at 0 and 0 for the others."""
+    with np.errstate(divide="ignore"):
+        w = 1.0 / dist
+    inf = np.isinf(w)
+    rows = inf.any(axis=1)
+    w[rows] = inf[rows]
+    return (near * w).sum(axis=1) / w.sum(axis=1)
 
 
 def fit_fixed(train: pd.DataFrame, features: list[str], settings: KnnSettings,
@@ -135,7 +197,7 @@ def fit_fixed(train: pd.DataFrame, features: list[str], settings: KnnSettings,
     return pipe.fit(data[features].to_numpy(), data[TARGET].to_numpy())
 
 
-def best_params(search: GridSearchCV) -> dict:
+def best_params(search: NeighbourSearch) -> dict:
     """``{"n_neighbors", "weights"}`` chosen by the search."""
     return {k.removeprefix("knn__"): v for k, v in search.best_params_.items()}
 
