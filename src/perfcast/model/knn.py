@@ -132,6 +132,22 @@ class NeighbourSearch:
         self.cv = cv
 
     def fit(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> NeighbourSearch:
+        """Score every grid point on the folds of ``cv``, then refit the best on all rows.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            the features, one row per snapshot.
+        y : numpy.ndarray
+            the target (IPC ratio) of each row.
+        groups : numpy.ndarray
+            each row's benchmark, for the ``GroupKFold`` split.
+
+        Returns
+        -------
+        NeighbourSearch
+            this search, fitted.
+        """
         from sklearn.neighbors import NearestNeighbors
 
         scores = np.empty((len(self.params), self.cv.get_n_splits()))
