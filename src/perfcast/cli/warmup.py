@@ -387,7 +387,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stable", help="the stable segment's mean, median and their CIs",
                        description="The stable segment of readings (one per line): robust "
                                    "change points, MSER-5 truncation and a stationarity test; "
-                                   "of the segment's last 1/1.65 ('used', as perfcast watch): "
+                                   "of the segment's last 1/1.75 ('used', as perfcast watch): "
                                    "the mean with its subsession-analysis CI (the whole "
                                    "segment's variance), the median with a distribution-free "
                                    "CI and, with --rates, the harmonic mean; one JSON. "

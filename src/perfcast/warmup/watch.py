@@ -19,10 +19,10 @@ Welch 1983): a precision target met only by readings that passed a test of stati
 3. Heidelberger & Welch's stationarity test (Schruben's cumulative sum, Cramer-von Mises at
    5 %) on the truncated segment, dropping 10 % .. 50 % of its start until the rest passes;
    none passes: phase ``warmup``.
-4. Evidence, then precision. The stable segment must hold ``EVIDENCE`` (1.65) times its
+4. Evidence, then precision. The stable segment must hold ``EVIDENCE`` (1.75) times its
    required sample size (Pilot's), that size taken at an upper confidence bound: the
-   variance of the subsession means times ``1 + UCB_Z sqrt(2 / (h - 1))`` (``UCB_Z`` = 2
-   standard errors of a variance from ``h`` means, a chi-square's). The CI is of the
+   variance of the subsession means times ``1 + UCB_Z sqrt(2 / (h - 1))`` (``UCB_Z`` = 1
+   standard error of a variance from ``h`` means, a chi-square's). The CI is of the
    segment's last ``1 / EVIDENCE`` (``used``): its mean from those readings, its variance
    from the whole segment (which passed the stationarity test; more readings, a steadier
    estimate), and it must be within the target. A warm-up at a constant level looks stable
@@ -32,7 +32,7 @@ Welch 1983): a precision target met only by readings that passed a test of stati
    the required sample size of the warm-up's own level (minus the readings the detector
    needs to see the change). A stop rule on an estimate stops early where the estimate
    happens to be low; the bound grows where the estimate is noisy, i.e. on the short
-   segments a warm-up leaves (at 230 readings it adds 19 %, at 4,500 4 %), so it protects
+   segments a warm-up leaves (at 230 readings it adds 9 %, at 4,500 2 %), so it protects
    more than a larger ``EVIDENCE`` for the same cost on a series without warm-up, which is
    about twice the readings of an offline analysis (``EVIDENCE``, the bound, the
    truncations). A smooth warm-up's remainder, too small for any test to see, sits in the
@@ -72,10 +72,10 @@ from perfcast.warmup.truncation import settle
 MIN_STEP = 0.02
 #: the stable segment must hold this many times the readings its CI needs; the CI is of its
 #: last 1 / EVIDENCE (step 4 above)
-EVIDENCE = 1.65
+EVIDENCE = 1.75
 #: the required sample size behind the evidence is taken at the variance's estimate plus this
 #: many of its standard errors (step 4 above)
-UCB_Z = 2.0
+UCB_Z = 1.0
 #: every phase an update can name (documented in docs/methods/warmup.md)
 PHASES = ("collecting", "unstable", "warmup", "stable", "cooldown")
 #: what a session that has not stopped waits for
@@ -223,7 +223,7 @@ def evidence_readings(whole: MeanCI) -> int:
     ...                 target_relative_width=0.05)
     >>> whole.blocks, whole.required_readings  # i.i.d.: one reading per subsession mean
     (401, 62)
-    >>> evidence_readings(whole)  # ceil(1.65 * 62 * (1 + 2 sqrt(2 / 400)))
+    >>> evidence_readings(whole)  # ceil(1.75 * 62 * (1 + sqrt(2 / 400)))
     117
     """
     bound = 1.0 + UCB_Z * math.sqrt(2.0 / max(whole.blocks - 1, 1))
@@ -234,8 +234,8 @@ def estimate_part(begin: int, end: int) -> tuple[int, int]:
     """The readings an estimate of the stable segment ``[begin, end)`` is of: its last
     ``1 / EVIDENCE`` (step 4 above), what ``watch`` and ``perfcast stable`` report.
 
-    >>> estimate_part(200, 1850)  # 1,650 stable readings: the last 1,000
-    (850, 1850)
+    >>> estimate_part(200, 1950)  # 1,750 stable readings: the last 1,000
+    (950, 1950)
     """
     return end - int((end - begin) / EVIDENCE), end
 
