@@ -534,7 +534,8 @@ def test_a_hangup_the_caller_ignores_lets_the_restricted_run_finish(tmp_path):
     def popen(*args, **kw):
         return subprocess.Popen(*args, preexec_fn=ignore_hangup, **kw)
 
-    prefix, duration = _prefix(), f"{2 + uuid.uuid4().int % 1000 / 1000:.3f}"
+    # long enough to be seen running and signalled on a loaded host, short enough to wait for
+    prefix, duration = _prefix(), f"{4 + uuid.uuid4().int % 1000 / 1000:.3f}"
     tmp = tmp_path / "tmp"
     job = _restricted_sleeper(popen, tmp, prefix, duration)
     job.send_signal(signal.SIGHUP)

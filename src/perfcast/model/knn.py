@@ -85,8 +85,8 @@ def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> Neig
     -------
     NeighbourSearch
         fitted (the attributes of scikit-learn's ``GridSearchCV``); ``best_estimator_`` is the
-        pipeline refitted on every (thinned) row. k above
-        the rows of a training fold is clipped to it; folds are ``min(cv_folds, benchmarks)``.
+        pipeline refitted on every (thinned) row. k above the rows of a training fold is
+        clipped to it; folds are ``min(cv_folds, benchmarks)``.
 
     Raises
     ------
@@ -151,11 +151,11 @@ class NeighbourSearch:
         from sklearn.neighbors import NearestNeighbors
 
         scores = np.empty((len(self.params), self.cv.get_n_splits()))
+        k_max = max(p["knn__n_neighbors"] for p in self.params)
         for j, (tr, te) in enumerate(self.cv.split(x, y, groups=groups)):
-            prep = Pipeline(make_pipeline(self.log1p).steps[:-1]).fit(x[tr])
-            k_max = max(p["knn__n_neighbors"] for p in self.params)
-            dist, ind = NearestNeighbors(n_neighbors=k_max).fit(prep.transform(x[tr])).kneighbors(
-                prep.transform(x[te]))
+            prep = Pipeline(make_pipeline(self.log1p).steps[:-1])  # log1p and scaling only
+            index = NearestNeighbors(n_neighbors=k_max).fit(prep.fit_transform(x[tr]))
+            dist, ind = index.kneighbors(prep.transform(x[te]))
             near = y[tr][ind]
             for i, p in enumerate(self.params):
                 k = p["knn__n_neighbors"]

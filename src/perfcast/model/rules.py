@@ -49,7 +49,7 @@ from perfcast.model.settings import (
     TrainsetSettings,
     TrainSettings,
 )
-from perfcast.model.tables import granularity, read_counters, stable_intervals, whole_run
+from perfcast.model.tables import WHOLE_RUN, granularity, read_counters, stable_intervals
 from perfcast.model.trainset import (
     GROUP,
     benchmark_rows,
@@ -207,9 +207,10 @@ def trainset_files(settings: TrainsetSettings, aligned: Sequence[str],
         any(parquet_metadata(p).get("simulated", False) for p in old_counters)))
 
 
-def _candidates(model: KnnSettings, old: Sequence[str]) -> KnnSettings:
-    """The model settings with the candidate families for the old tables' granularity, logged."""
-    chosen = model.for_tables(whole_run(old))
+def _candidates(model: KnnSettings, grain: str) -> KnnSettings:
+    """The model settings with the candidate families for the old tables' granularity
+    (:func:`perfcast.model.tables.granularity`), logged when they differ."""
+    chosen = model.for_tables(grain == WHOLE_RUN)
     if chosen.families != model.families:
         log.info("whole-run tables: candidate families %s (model.whole_run_families)",
                  ", ".join(chosen.families))
@@ -280,7 +281,8 @@ def train_files(settings: TrainSettings, trainset: str, old: Sequence[str], new:
 
     train = read_parquet(trainset)
     features = feature_columns(train)
-    model = _candidates(model, old)
+    grain = granularity(old)
+    model = _candidates(model, grain)
     co = {b: read_counters(p) for b, p in zip(benchmarks, old, strict=True)}
     cn = {b: read_counters(p) for b, p in zip(benchmarks, new, strict=True)}
     sel = select(train, co, cn, features, model, settings.clock_new_ghz)
@@ -293,7 +295,7 @@ def train_files(settings: TrainSettings, trainset: str, old: Sequence[str], new:
                          expected="counter tables with finite positive IPC and instructions")
     card = model_card(sel, features, train, model)
     card["stable_only"] = parquet_metadata(trainset).get("stable_only", False)
-    card["granularity"] = granularity(old)
+    card["granularity"] = grain
     q, used = cal.quantile("cycles")
     card["calibration"] = cal.as_dict() | {"coverage_used": used,
                                            "cycles_log_quantile": q}
@@ -381,7 +383,7 @@ def evaluate_files(settings: EvaluateSettings, trainset: str, old: Sequence[str]
         log.info("%s: old/new instructions %.6f (%+.3f %%)", b, ratio, 100 * (ratio - 1))
     grain = granularity(old)
     log.info("granularity: %s", grain)
-    model = _candidates(model, old)
+    model = _candidates(model, grain)
     results = [evaluate_lobo(train, co, cn, features, model, clock_new_ghz, label="all")]
     if phases:
         keep = {b: stable_intervals(p) for b, p in zip(benchmarks, phases, strict=True)}

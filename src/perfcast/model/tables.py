@@ -45,12 +45,9 @@ def stable_intervals(phase_file: str | Path) -> np.ndarray:
     return ph.loc[ph["phase"] == "stable", "interval"].to_numpy()
 
 
-def whole_run(tables: Sequence[str | Path]) -> bool:
-    """Whether every table is a whole-run table (one row per benchmark run, written by the
-    whole-run importer): the model's candidates depend on it
-    (:meth:`perfcast.model.settings.KnnSettings.for_tables`)."""
-    return bool(tables) and all(parquet_metadata(p).get("granularity") == "whole-run"
-                                for p in tables)
+#: what :func:`granularity` says when every table is a whole-run table (the model's candidates
+#: depend on it: :meth:`perfcast.model.settings.KnnSettings.for_tables`)
+WHOLE_RUN = "whole-run (one row per benchmark run)"
 
 
 def granularity(tables: Sequence[str | Path]) -> str:
@@ -60,7 +57,7 @@ def granularity(tables: Sequence[str | Path]) -> str:
     for path in tables:
         meta = parquet_metadata(path)
         if meta.get("granularity") == "whole-run":
-            kinds.add("whole-run (one row per benchmark run)")
+            kinds.add(WHOLE_RUN)
         elif meta.get("interval_ms"):
             kinds.add(f"intervals of {meta['interval_ms']} ms")
         else:
