@@ -409,7 +409,7 @@ def build(cls: type[T], data: Mapping[str, Any], *, where: str = "") -> T:
     InputError
         a field that ``data`` lacks (a key the schema gives no default).
     """
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     kw = {}
     for f in dataclasses.fields(cls):
         if not f.init:
@@ -421,6 +421,13 @@ def build(cls: type[T], data: Mapping[str, Any], *, where: str = "") -> T:
                              "(the schema gives no default)")
         kw[f.name] = _convert(hints[f.name], data[f.name], f"{where or cls.__name__}.{f.name}")
     return cls(**kw)
+
+
+@functools.cache
+def _type_hints(cls: type) -> dict[str, Any]:
+    """``cls``'s resolved type hints, once per class (resolving evaluates each annotation's
+    text: most of the cost of building settings)."""
+    return typing.get_type_hints(cls)
 
 
 def _convert(hint: Any, value: Any, where: str) -> Any:

@@ -201,6 +201,7 @@ def _cgroup_ready() -> bool:
 
 
 @pytest.mark.skipif(not _cgroup_ready(), reason="a restricted run needs root and cgroups")
+@pytest.mark.live
 # each example is a real restricted run of up to 1.5 s: a quarter of the profile's examples
 @settings(max_examples=max(4, settings.default.max_examples // 4))
 @example(signum=signal.SIGTERM, delay=1.5)  # inside the run: what SLURM's time limit does

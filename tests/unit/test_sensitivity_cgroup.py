@@ -41,7 +41,8 @@ from perfcast.sensitivity.profile import profile
 from perfcast.sensitivity.settings import ProfileSettings, profile_settings
 from perfcast.settings import schema_default, validate
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need root")
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need root"),
+              pytest.mark.live]
 
 PY = sys.executable
 MIB = 1024 * 1024

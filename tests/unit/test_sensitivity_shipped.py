@@ -106,6 +106,7 @@ def _as_unprivileged(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
+@pytest.mark.live
 def test_unprivileged_user_gets_the_shipped_grids_result_with_live_profiling_skipped():
     section = _default_sensitivity()
     assert section["cgroup"]["if_unavailable"] == "shipped"  # the default config's choice
@@ -131,6 +132,7 @@ def test_unprivileged_user_gets_the_shipped_grids_result_with_live_profiling_ski
         shutil.rmtree(out, ignore_errors=True)
 
 
+@pytest.mark.live
 def test_report_mode_still_reports_not_run():
     """``if_unavailable: report`` keeps the old behaviour: no shipped grid, a program not run."""
     section = _default_sensitivity()

@@ -231,6 +231,7 @@ def test_cpu_model_from_cpuinfo(tmp_path):
     assert cpu_model(tmp_path / "missing")  # falls back to platform.processor() or "unknown"
 
 
+@pytest.mark.live
 def test_a_killed_session_resumes_from_its_journal(tmp_path):
     journal = tmp_path / "units.jsonl"
     code = ("from perfcast.settings import validate\n"
@@ -284,6 +285,7 @@ def _kvstore(units: int, *flags: str) -> np.ndarray:
     return x
 
 
+@pytest.mark.live
 def test_kvstore_warms_up_for_real():
     """Lazy initialisation: the first requests build the values they look up. A miss costs CPU
     work (zlib) several times a hit's (SHA-256), on an idle host as on a busy one, where both
@@ -297,6 +299,7 @@ def test_kvstore_warms_up_for_real():
     assert first <= 1000 and np.median(x[:first]) > 2 * np.median(x[first:])
 
 
+@pytest.mark.live
 def test_kvstore_cools_down_for_real():
     """Uneven shares (imbalance 0.5: 1,800 and 1,200 requests): once the lighter worker is done
     (near request 2,400, both serving at one rate), one thread serves the last ~600 at half the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -28,10 +29,16 @@ from perfcast.warmup.subsession import (
 from perfcast.warmup.wps import ols, wps_regression
 
 
+@functools.cache
+def defaults(command: str):
+    """``perfcast COMMAND``'s settings, every one its schema's default (validated once)."""
+    return command_settings(command)
+
+
 def ci_of(x, **given):
     """:func:`mean_ci` with ``perfcast ci``'s settings (its schema's defaults) for what a test
     does not give."""
-    s = command_settings("ci")
+    s = defaults("ci")
     return mean_ci(x, **{"ac_limit": s.limit, "confidence": s.confidence,
                          "target_relative_width": s.target_relative_width, **given})
 
@@ -39,7 +46,7 @@ def ci_of(x, **given):
 def wps_of(work, duration, **given):
     """:func:`wps_regression` with ``perfcast wps``'s settings (its schema's defaults) for what a
     test does not give."""
-    s = command_settings("wps")
+    s = defaults("wps")
     return wps_regression(work, duration, **{
         "lower_bound_s": s.lower_bound_s, "ac_limit": s.limit, "confidence": s.confidence,
         "max_prediction_error": s.max_prediction_error, **given})

@@ -12,6 +12,7 @@ needs them. ``tests/unit/test_cli_startup.py`` holds this.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import sys
 
@@ -30,7 +31,11 @@ def plain(text: str) -> str:
     return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text).replace("``", "")
 
 
+@functools.cache
 def build_parser() -> argparse.ArgumentParser:
+    """The ``perfcast`` parser, built once per process (``parse_args`` leaves it as it was: no
+    sub-command mutates a default), so that a program calling :func:`main` many times does not
+    rebuild its hundred options each time."""
     parser = argparse.ArgumentParser(prog="perfcast", description=plain(__doc__.splitlines()[0]))
     parser.add_argument("--version", action="version", version=f"perfcast {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -218,6 +218,37 @@ def best_params(search: NeighbourSearch) -> dict:
     return {k.removeprefix("knn__"): v for k, v in search.best_params_.items()}
 
 
+def predicted_ratio(model, counters: pd.DataFrame, features: list[str]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Per interval of an old-generation run, the predicted IPC ratio, and whether the interval
+    had every feature (one without borrows the run's median ratio rather than vanishing).
+
+    Parameters
+    ----------
+    model : object
+        a fitted regressor of the IPC ratio (``predict(x)``).
+    counters : pandas.DataFrame
+        the old run's table (the features).
+    features : list of str
+        the model's feature columns.
+
+    Raises
+    ------
+    ValueError
+        ``counters`` lacks a feature.
+    """
+    missing = [f for f in features if f not in counters.columns]
+    if missing:
+        raise ValueError(f"counter table lacks the model's features {missing}")
+    x = counters[features].to_numpy(dtype=float)
+    ok = np.isfinite(x).all(axis=1)
+    ratio = np.full(len(counters), np.nan)
+    if ok.any():
+        ratio[ok] = model.predict(x[ok])
+    ratio[~ok] = np.nanmedian(ratio) if ok.any() else np.nan
+    return ratio, ok
+
+
 def predict_run(model: Pipeline, counters: pd.DataFrame, features: list[str],
                 clock_ghz: float | None) -> pd.DataFrame:
     """Per interval of an old-generation run: predicted IPC ratio, new-gen IPC and cycles.
@@ -258,16 +289,7 @@ def predict_run(model: Pipeline, counters: pd.DataFrame, features: list[str],
     >>> pred[["ipc_new_pred", "cycles_new_pred", "runtime_new_pred_s", "imputed"]].values.tolist()
     [[1.25, 160000000.0, 0.08, False], [2.5, 80000000.0, 0.04, True]]
     """
-    missing = [f for f in features if f not in counters.columns]
-    if missing:
-        raise ValueError(f"counter table lacks the model's features {missing}")
-    x = counters[features].to_numpy(dtype=float)
-    ok = np.isfinite(x).all(axis=1)
-    ratio = np.full(len(counters), np.nan)
-    if ok.any():
-        ratio[ok] = model.predict(x[ok])
-    # an interval with a missing counter borrows the run's median ratio rather than vanishing
-    ratio[~ok] = np.nanmedian(ratio) if ok.any() else np.nan
+    ratio, ok = predicted_ratio(model, counters, features)
     ipc_new = counters["ipc"].to_numpy() * ratio
     cycles_new = counters["instructions"].to_numpy() / ipc_new
     out = pd.DataFrame({

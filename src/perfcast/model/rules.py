@@ -8,8 +8,10 @@ input tables and their checks are :mod:`perfcast.model.tables` and :mod:`perfcas
 the model file :mod:`perfcast.model.modelfile`, the evaluation's Markdown
 :mod:`perfcast.model.report`, the figures :mod:`perfcast.model.figures`.
 
-scikit-learn is imported by the functions that use it: an alignment job (one per benchmark,
-thousands in a large campaign) does not need it, and importing it took a third of its CPU time.
+scikit-learn, the figures (matplotlib) and the alignment (numba) are imported by the functions
+that use them: an alignment job (one per benchmark, thousands in a large campaign) does not need
+scikit-learn, whose import took a third of its CPU time, and a training or prediction job draws
+nothing and aligns nothing (matplotlib's and numba's imports, 0.8 s of CPU a job here).
 """
 
 from __future__ import annotations
@@ -34,8 +36,6 @@ from perfcast.io import (
     write_parquet,
     write_text,
 )
-from perfcast.model import figures
-from perfcast.model.align import align_runs, check_same_work
 from perfcast.model.checks import check_alignable, check_prediction, require_readings
 from perfcast.model.modelfile import load_model, save_model
 from perfcast.model.report import evaluation_markdown
@@ -116,6 +116,9 @@ def align_files(settings: AlignRunSettings, old: str, new: str, out: str,
     ...         print("30.0% apart" in str(err), Path(tmp, "pairs.parquet").exists())
     True False
     """
+    from perfcast.model import figures
+    from perfcast.model.align import align_runs, check_same_work
+
     o, n = read_counters(old), read_counters(new)
     for table, path in ((o, old), (n, new)):
         check_alignable(table, path)
@@ -203,6 +206,8 @@ def trainset_files(settings: TrainsetSettings, aligned: Sequence[str],
     write_parquet(train, out, metadata={"benchmarks": list(benchmarks),
                                         "stable_only": bool(phases),
                                         "features": feature_columns(train)})
+    from perfcast.model import figures
+
     figures.ratio_distribution(train, Path(figure), note=figures.simulated_note(
         any(parquet_metadata(p).get("simulated", False) for p in old_counters)))
 
@@ -401,6 +406,8 @@ def evaluate_files(settings: EvaluateSettings, trainset: str, old: Sequence[str]
     write_csv(ev, csv)
     write_text(evaluation_markdown(ev, simulated, None if phases else stable_not_run,
                                    granularity=grain), md)
+    from perfcast.model import figures
+
     figures.predicted_vs_measured(ev, Path(figure), note=figures.simulated_note(simulated))
 
 
@@ -591,5 +598,7 @@ def predict_figure_file(settings: PredictFigureSettings, table: str, summary: st
     ...     Path(tmp, "imagick.png").read_bytes()[:8]
     b'\\x89PNG\\r\\n\\x1a\\n'
     """
+    from perfcast.model import figures
+
     figures.predicted_ipc_over_time(read_parquet(table), json.loads(Path(summary).read_text()),
                                     Path(out), figures.simulated_note(settings.simulated))

@@ -29,7 +29,7 @@ import pandas as pd
 
 from perfcast.errors import HostCapabilityError, InputError
 from perfcast.io import read_parquet, write_csv, write_json, write_parquet, write_text
-from perfcast.sensitivity import arcp, evaluation, figures, shipped
+from perfcast.sensitivity import arcp, evaluation, shipped
 from perfcast.sensitivity.backends import CgroupBackend
 from perfcast.sensitivity.markdown import comparison_markdown
 from perfcast.sensitivity.profile import Measurement, ProfileResult, profile
@@ -373,6 +373,8 @@ def plot_program(*, grid: str | Path, summary: str | Path, out: str | Path) -> N
     ...     Path(tmp, "p.png").read_bytes()[:4]
     b'\\x89PNG'
     """
+    from perfcast.sensitivity import figures  # matplotlib: only the jobs that draw import it
+
     figures.plot_profile(read_parquet(grid), json.loads(Path(summary).read_text()), out)
 
 
@@ -580,6 +582,8 @@ def replay_figures(settings: FigureSettings, *, results: str | Path, table: str 
     ...     [p.read_bytes()[:4] == b"\\x89PNG" for p in pngs]
     [True, True, True, True, True]
     """
+    from perfcast.sensitivity import figures
+
     res = read_parquet(results)
     figures.plot_error_vs_epsilon(pd.read_csv(summary), error)
     figures.plot_binary_vs_lhs(res, settings.figure_epsilon, lhs)

@@ -442,9 +442,9 @@ def single_parameter_hypotheses(x: np.ndarray, space: Space, var: int = 0) -> li
     hyps = [Hypothesis((), "constant")]
     hyps += [Hypothesis(((f,),), "single") for f in factors]
     if space.max_terms >= 2 and len(np.unique(x)) >= MIN_VALUES_TWO_TERMS:
-        vals = {f: f.of(x) for f in factors}
-        for a, b in itertools.combinations(factors, 2):
-            if _direction(a) == _direction(b) and not _proportional(vals[a], vals[b]):
+        proportional = _proportional_pairs(np.array([f.of(x) for f in factors]))
+        for (i, a), (j, b) in itertools.combinations(enumerate(factors), 2):
+            if _direction(a) == _direction(b) and not proportional[i, j]:
                 hyps.append(Hypothesis(((a,), (b,)), "single"))
     return hyps
 
@@ -454,11 +454,17 @@ def _direction(f: Factor) -> int:
     return 1 if f.i > 0 or (f.i == 0 and f.j > 0) else -1
 
 
-def _proportional(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether b = k a + m over the data (the two terms then fit the same model)."""
-    if np.std(a) == 0 or np.std(b) == 0:
-        return True
-    return bool(abs(np.corrcoef(a, b)[0, 1]) > 1 - 1e-12)
+def _proportional_pairs(values: np.ndarray) -> np.ndarray:
+    """``(F, F)`` booleans: whether term b = k a + m over the data, for the terms whose values
+    are the rows of ``values`` (two such terms fit the same model): a constant term, or
+    ``|corr(a, b)| > 1 - 1e-12``. One correlation matrix for every pair."""
+    constant = values.std(axis=1) == 0
+    with np.errstate(all="ignore"):
+        r = np.corrcoef(values) if len(values) > 1 else np.ones((len(values), len(values)))
+    out = np.abs(r) > 1 - 1e-12
+    out[constant, :] = True
+    out[:, constant] = True
+    return out
 
 
 def _lines(Xc: np.ndarray, yc: np.ndarray, var: int) -> tuple[np.ndarray, np.ndarray, int]:
