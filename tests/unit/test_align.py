@@ -29,6 +29,29 @@ def test_exact_matches_tslearn_on_adversarial_series():
         assert path_cost(a, b, i, j) == pytest.approx(c, rel=1e-12)
 
 
+def test_the_interpreted_and_the_compiled_band_agree_exactly(monkeypatch):
+    """The band is filled by the interpreter below COMPILED_FROM_CELLS cells and by the same
+    loop compiled with numba above: the same path and the same cost, bit for bit."""
+    from perfcast.model import align
+
+    rng = np.random.default_rng(5)
+    for n in [*rng.integers(2, 70, size=40), 3000]:
+        m = max(2, int(n / rng.uniform(0.5, 2.0)))
+        a = np.cumsum(rng.lognormal(0, rng.uniform(0.1, 2), n))
+        b = np.cumsum(rng.lognormal(rng.normal(0, 1), rng.uniform(0.1, 2), m))
+        lo, hi = align._band(a, b, 2)
+        i, j, c = align._banded_dtw(a, b, lo, hi)
+        ci, cj, cc = align._compiled_banded_dtw()(a, b, lo, hi)
+        assert (i == ci).all() and (j == cj).all() and c == cc
+    # and exact_path takes the compiled loop from the threshold on, with the same answer
+    a = np.cumsum(rng.lognormal(0, 0.3, 500))
+    b = np.cumsum(rng.lognormal(0, 0.3, 400))
+    interpreted = exact_path(a, b)
+    monkeypatch.setattr(align, "COMPILED_FROM_CELLS", 0)
+    compiled = exact_path(a, b)
+    assert all(np.array_equal(x, y) for x, y in zip(interpreted, compiled, strict=True))
+
+
 def test_exact_matches_tslearn_on_generation_like_runs():
     """Same instruction stream, new generation ~1.4x faster with noisy intervals."""
     rng = np.random.default_rng(2)

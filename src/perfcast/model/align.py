@@ -31,7 +31,8 @@ References
 
 from __future__ import annotations
 
-import numba
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -40,10 +41,16 @@ from perfcast.model.settings import AlignSettings
 
 #: cells a full DTW may allocate before we refuse (8 bytes each: ~3.2 GB)
 DTW_MAX_CELLS = 4e8
+#: bands of fewer cells are filled by the interpreter (about 3 us a cell here: 0.3 s at this
+#: size), larger ones by the numba-compiled loop (1 us per 1,000 cells, but importing numba and
+#: loading the compiled code cost about a second of CPU per process, and compiling it first 3 s)
+COMPILED_FROM_CELLS = 100_000
 
 
-@numba.njit(cache=True)
-def _banded_dtw(a, b, lo, hi):  # pragma: no cover - compiled
+def _banded_dtw(a, b, lo, hi):
+    """DTW of ``a`` and ``b`` inside the band ``lo[i] <= j <= hi[i]``: ``(path i, path j,
+    summed squared differences)``; run as it is or compiled by numba
+    (:func:`_compiled_banded_dtw`), the same operations in the same order."""
     n = a.shape[0]
     width = hi - lo + 1
     offs = np.zeros(n + 1, dtype=np.int64)
@@ -101,6 +108,14 @@ def _banded_dtw(a, b, lo, hi):  # pragma: no cover - compiled
         else:
             j -= 1
     return pi[:k][::-1].copy(), pj[:k][::-1].copy(), total
+
+
+@functools.cache
+def _compiled_banded_dtw():
+    """:func:`_banded_dtw` compiled by numba (cached on disk, beside the module's bytecode)."""
+    import numba
+
+    return numba.njit(cache=True)(_banded_dtw)
 
 
 def _band(a: np.ndarray, b: np.ndarray, margin: int) -> tuple[np.ndarray, np.ndarray]:
@@ -163,7 +178,9 @@ def exact_path(
     m = len(b)
     while True:
         lo, hi = _band(a, b, margin)
-        i, j, total = _banded_dtw(a, b, lo, hi)
+        cells = int((hi - lo + 1).sum())
+        dtw = _banded_dtw if cells < COMPILED_FROM_CELLS else _compiled_banded_dtw()
+        i, j, total = dtw(a, b, lo, hi)
         on_edge = ((j == lo[i]) & (lo[i] > 0)) | ((j == hi[i]) & (hi[i] < m - 1))
         if not on_edge.any() or (lo.max() == 0 and hi.min() == m - 1):
             return i, j, float(np.sqrt(total))
