@@ -31,16 +31,21 @@ from perfcast.model.settings import KnnSettings
 from perfcast.model.trainset import GROUP, TARGET
 
 
-def make_pipeline(log1p: bool) -> Pipeline:
-    """``[log1p ->] StandardScaler -> KNeighborsRegressor`` (scikit-learn [2]_).
+def make_pipeline(log1p: bool, n_neighbors: int = 5, weights: str = "uniform") -> Pipeline:
+    """``[log1p ->] StandardScaler -> KNeighborsRegressor(n_neighbors, weights)`` (scikit-learn
+    [2]_).
 
-    ``log1p``: transform every feature by log(1 + max(x, 0)) first (``model.log1p``).
+    ``log1p``: transform every feature by log(1 + max(x, 0)) first (``model.log1p``). The
+    neighbours are given here rather than by ``set_params`` afterwards: the
+    leave-one-benchmark-out refits build n^2 pipelines, and ``set_params`` inspects every
+    step's signature.
     """
     steps = []
     if log1p:
         # PKI spans orders of magnitude (DRAM refills vs L1 accesses); clip guards tiny negatives
         steps.append(("log1p", FunctionTransformer(_log1p_clip, feature_names_out="one-to-one")))
-    steps += [("scale", StandardScaler()), ("knn", KNeighborsRegressor())]
+    steps += [("scale", StandardScaler()),
+              ("knn", KNeighborsRegressor(n_neighbors=n_neighbors, weights=weights))]
     return Pipeline(steps)
 
 
@@ -174,7 +179,9 @@ class NeighbourSearch:
             "std_test_score": scores.std(axis=1),
             "rank_test_score": (mean[None, :] > mean[:, None]).sum(axis=1) + 1,
         }
-        self.best_estimator_ = make_pipeline(self.log1p).set_params(**self.best_params_).fit(x, y)
+        best = self.best_params_
+        self.best_estimator_ = make_pipeline(self.log1p, best["knn__n_neighbors"],
+                                             best["knn__weights"]).fit(x, y)
         return self
 
 
@@ -208,8 +215,7 @@ def fit_fixed(train: pd.DataFrame, features: list[str], settings: KnnSettings,
     """
     data = thin(train, settings.max_rows_per_benchmark)
     k = min(int(params["n_neighbors"]), len(data))
-    pipe = make_pipeline(settings.log1p).set_params(knn__n_neighbors=k,
-                                                   knn__weights=params["weights"])
+    pipe = make_pipeline(settings.log1p, k, params["weights"])
     return pipe.fit(data[features].to_numpy(), data[TARGET].to_numpy())
 
 
