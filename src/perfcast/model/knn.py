@@ -35,10 +35,18 @@ def make_pipeline(log1p: bool, n_neighbors: int = 5, weights: str = "uniform") -
     """``[log1p ->] StandardScaler -> KNeighborsRegressor(n_neighbors, weights)`` (scikit-learn
     [2]_).
 
-    ``log1p``: transform every feature by log(1 + max(x, 0)) first (``model.log1p``). The
-    neighbours are given here rather than by ``set_params`` afterwards: the
+    The neighbours are given here rather than by ``set_params`` afterwards: the
     leave-one-benchmark-out refits build n^2 pipelines, and ``set_params`` inspects every
     step's signature.
+
+    Parameters
+    ----------
+    log1p : bool
+        transform every feature by log(1 + max(x, 0)) first (``model.log1p``).
+    n_neighbors : int, default=5
+        k.
+    weights : str, default="uniform"
+        ``uniform`` or ``distance`` (scikit-learn's meaning).
     """
     steps = []
     if log1p:
