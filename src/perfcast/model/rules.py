@@ -11,7 +11,8 @@ the model file :mod:`perfcast.model.modelfile`, the evaluation's Markdown
 scikit-learn, the figures (matplotlib) and the alignment (numba) are imported by the functions
 that use them: an alignment job (one per benchmark, thousands in a large campaign) does not need
 scikit-learn, whose import took a third of its CPU time, and a training or prediction job draws
-nothing and aligns nothing (matplotlib's and numba's imports, 0.8 s of CPU a job here).
+nothing and aligns nothing (matplotlib's and numba's imports: about a second of CPU a job
+here).
 """
 
 from __future__ import annotations
@@ -184,6 +185,8 @@ def trainset_files(settings: TrainsetSettings, aligned: Sequence[str],
     >>> train[["benchmark", "ipc_ratio", "x_pki"]].values.tolist()
     [['mcf', 1.2, 2.0], ['mcf', 1.4, 4.0]]
     """
+    from perfcast.model import figures
+
     benchmarks = settings.benchmarks
     parts = []
     for i, bench in enumerate(benchmarks):
@@ -206,8 +209,6 @@ def trainset_files(settings: TrainsetSettings, aligned: Sequence[str],
     write_parquet(train, out, metadata={"benchmarks": list(benchmarks),
                                         "stable_only": bool(phases),
                                         "features": feature_columns(train)})
-    from perfcast.model import figures
-
     figures.ratio_distribution(train, Path(figure), note=figures.simulated_note(
         any(parquet_metadata(p).get("simulated", False) for p in old_counters)))
 
@@ -371,9 +372,11 @@ def evaluate_files(settings: EvaluateSettings, trainset: str, old: Sequence[str]
     ...               any(Path(p).exists() for p in out))
     True False
     """
+    from perfcast.model import figures
+    from perfcast.model.evaluation import evaluate_lobo
+
     model, benchmarks, clock_new_ghz = settings.model, settings.benchmarks, settings.clock_new_ghz
     simulated, stable_not_run = settings.simulated, settings.stable_not_run
-    from perfcast.model.evaluation import evaluate_lobo
 
     train = read_parquet(trainset)
     features = feature_columns(train)
@@ -406,8 +409,6 @@ def evaluate_files(settings: EvaluateSettings, trainset: str, old: Sequence[str]
     write_csv(ev, csv)
     write_text(evaluation_markdown(ev, simulated, None if phases else stable_not_run,
                                    granularity=grain), md)
-    from perfcast.model import figures
-
     figures.predicted_vs_measured(ev, Path(figure), note=figures.simulated_note(simulated))
 
 
