@@ -94,6 +94,17 @@ def test_log_and_negative_powers_need_positive_values():
     assert (Fraction(0), 1) in {(f.i, f.j) for f in space.factors(np.array([1.0, 2, 4]))}
 
 
+def test_values_no_term_admits_leave_the_constant_and_one_term_the_one_term():
+    """Sums of two terms are searched over pairs of admissible terms: none (p <= 0 everywhere a
+    log or root needs p > 0) or one leaves no pair, and no error."""
+    space = nf.Space(((Fraction(1, 2), 0), (Fraction(0), 1)), 2)
+    x = np.array([-3.0, -2.0, -1.0, 0.0, 1.0])
+    assert [h.kind for h in nf.single_parameter_hypotheses(x, space)] == ["constant"]
+    space = nf.Space(((Fraction(1), 0), (Fraction(0), 1)), 2)
+    hyps = nf.single_parameter_hypotheses(x, space)
+    assert [h.terms for h in hyps] == [(), ((nf.Factor(0, Fraction(1), 0),),)]
+
+
 def grid2(f):
     p, s = np.meshgrid([2.0, 4, 8, 16, 32], [10.0, 20, 30, 40, 50], indexing="ij")
     X = np.column_stack([p.ravel(), s.ravel()])

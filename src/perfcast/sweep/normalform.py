@@ -441,7 +441,7 @@ def single_parameter_hypotheses(x: np.ndarray, space: Space, var: int = 0) -> li
     factors = space.factors(x, var)
     hyps = [Hypothesis((), "constant")]
     hyps += [Hypothesis(((f,),), "single") for f in factors]
-    if space.max_terms >= 2 and len(np.unique(x)) >= MIN_VALUES_TWO_TERMS:
+    if space.max_terms >= 2 and len(np.unique(x)) >= MIN_VALUES_TWO_TERMS and len(factors) > 1:
         proportional = _proportional_pairs(np.array([f.of(x) for f in factors]))
         for (i, a), (j, b) in itertools.combinations(enumerate(factors), 2):
             if _direction(a) == _direction(b) and not proportional[i, j]:
@@ -455,12 +455,12 @@ def _direction(f: Factor) -> int:
 
 
 def _proportional_pairs(values: np.ndarray) -> np.ndarray:
-    """``(F, F)`` booleans: whether term b = k a + m over the data, for the terms whose values
-    are the rows of ``values`` (two such terms fit the same model): a constant term, or
+    """``(F, F)`` booleans, F >= 2: whether term b = k a + m over the data, for the terms whose
+    values are the rows of ``values`` (two such terms fit the same model): a constant term, or
     ``|corr(a, b)| > 1 - 1e-12``. One correlation matrix for every pair."""
     constant = values.std(axis=1) == 0
-    with np.errstate(all="ignore"):
-        r = np.corrcoef(values) if len(values) > 1 else np.ones((len(values), len(values)))
+    with np.errstate(all="ignore"):  # a constant row's correlations are NaN: set below
+        r = np.corrcoef(values)
     out = np.abs(r) > 1 - 1e-12
     out[constant, :] = True
     out[:, constant] = True
