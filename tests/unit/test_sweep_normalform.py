@@ -186,3 +186,21 @@ def test_selection_score_is_leave_one_out_and_forward_validation_in_equal_parts(
     score = nf.cv_scores([hyp], p.reshape(-1, 1), y, make_folds([(v,) for v in p], 10))[0]
     assert score == pytest.approx(0.5 * loo + 0.5 * fwd, rel=1e-9)
     assert abs(fwd - loo) > 1  # the halves differ: a score of either alone fails above
+
+
+def test_equal_scores_of_one_size_go_to_the_kind_with_the_least_interaction():
+    """Two exact fits differ in their CV SMAPE by rounding only (which of them rounds lower
+    changed with a numpy release): the additive law wins over the one with a product term; a
+    product term that is better by more than rounding still wins."""
+    p, n = nf.Factor(0, Fraction(0), 1), nf.Factor(1, Fraction(1), 0)
+    pn = nf.product((p,), (n,))
+
+    def pair(additive: float, mixed: float) -> list[nf.Hypothesis]:
+        return [nf.Hypothesis((), "constant", cv_smape=13.0),
+                nf.Hypothesis(((p,), (n,)), "additive", cv_smape=additive),
+                nf.Hypothesis(((n,), pn), "mixed", cv_smape=mixed)]
+
+    assert nf.choose(pair(7.5e-14, 4.5e-14)).kind == "additive"
+    assert nf.choose(pair(4.5e-14, 7.5e-14)).kind == "additive"
+    assert nf.choose(pair(0.5, 0.1)).kind == "mixed"
+    assert nf.choose(pair(0.1, 0.5)).kind == "additive"

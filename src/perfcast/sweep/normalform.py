@@ -88,6 +88,13 @@ NOISE_FACTOR = 2.0
 FORWARD_WEIGHT = 0.5
 #: best single-parameter hypotheses per parameter combined into multi-parameter candidates
 TOP_PER_PARAMETER = 3
+#: CV SMAPEs (percentage points) this close are equal: exact fits score 1e-14 or so, and which
+#: of two exact fits rounds lower depends on the BLAS, not on the data
+TIE_SMAPE = 1e-9
+#: among hypotheses of one size whose scores tie, the one assuming the least interaction wins:
+#: on a sparse cross design (one line per parameter) an additive law and one with a product
+#: term fit the lines equally well, and the data say nothing of the interaction
+KIND_ORDER = {"constant": 0, "single": 1, "additive": 2, "multiplicative": 3, "mixed": 4}
 #: a parameter is searched on lines of at least this many distinct values
 MIN_LINE_VALUES = 3
 #: a parameter with 2 values (1 and 2 workers) enters the combinations with these terms,
@@ -342,7 +349,8 @@ def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
     (default ``REL_GAIN``) and ``ABS_GAIN`` of CV SMAPE, a larger one being considered only
     while the simpler one's CV SMAPE exceeds ``NOISE_FACTOR`` times ``floor``
     (:func:`noise_floor`: what the scatter of the repetitions alone explains); None without a
-    scored hypothesis.
+    scored hypothesis. Of one size, the lowest CV SMAPE; scores within ``TIE_SMAPE`` tie, and
+    the kind first in ``KIND_ORDER`` wins (additive before a product term).
 
     Parameters
     ----------
@@ -364,7 +372,10 @@ def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
         return None
     best: Hypothesis | None = None
     for k in sorted({h.n_terms for h in scored}):
-        top = min((h for h in scored if h.n_terms == k), key=lambda h: h.cv_smape)
+        size = [h for h in scored if h.n_terms == k]
+        low = min(h.cv_smape for h in size)
+        top = min((h for h in size if h.cv_smape - low <= TIE_SMAPE),
+                  key=lambda h: (KIND_ORDER.get(h.kind, len(KIND_ORDER)), h.cv_smape))
         rel = REL_GAIN if gain is None or best is None else gain(best, top)
         if best is None or (best.cv_smape > NOISE_FACTOR * floor
                             and top.cv_smape < best.cv_smape * (1 - rel)
