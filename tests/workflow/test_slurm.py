@@ -355,12 +355,13 @@ GROUPED_RULES = {"counters_collect"} | {r for r, g in PROFILE_GROUPS.items() if 
 AGGREGATE_RULES = {r for r, g in PROFILE_GROUPS.items() if g == "aggregate"}
 #: rules that run on the submit host, never through sbatch (localrule: True)
 LOCAL_RULES = {"all", "run_summary"}
-#: the grouped run: 4 benchmarks and the predict-only one (5 pieces of the DAG), 3 pieces per
-#: group job (instead of the profile's 25): 2 group jobs, one of them partly filled (every job is
-#: a Python process of a second or two, run twice: through SLURM and in the local reference);
-#: then one aggregate group job; the run's summary runs locally
-GROUPS_N = 4
-GROUP_COMPONENTS = 3
+#: the grouped run: 3 benchmarks and the predict-only one (4 pieces of the DAG), 2 pieces per
+#: group job (instead of the profile's 25): 2 group jobs; then one aggregate group job; the run's
+#: summary runs locally. Inside a group job the SLURM plugin starts every job as a job step of
+#: its own (srun and a Snakemake process, about 2 s each), so each job counts; the dry runs below
+#: check a partly filled group (51 pieces, 25 per group)
+GROUPS_N = 3
+GROUP_COMPONENTS = 2
 #: the dry runs of the profile's own grouping (no cluster: cheap): 50 benchmarks, 25 per group
 DRY_GROUPS_N = 50
 

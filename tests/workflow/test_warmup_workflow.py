@@ -95,7 +95,7 @@ def test_workflow_refuses_a_bad_workload_before_any_job(tmp_path, snakemake_run,
 def test_counter_traces_are_targets_when_the_counters_stage_runs(tmp_path, snakemake_run):
     config = {
         "counters": {"generations": {"old": "g1", "new": "g2"}, "events": ["l1d_cache"],
-                     "benchmarks": ["mcf", "gcc"]},
+                     "benchmarks": ["mcf", "gcc", "lbm"]},
         "predict": {"benchmarks": ["xz"]},
         "warmup": {"workloads": {}},
     }
@@ -103,7 +103,7 @@ def test_counter_traces_are_targets_when_the_counters_stage_runs(tmp_path, snake
     jobs = dict(line.split()[:2] for line in p.stdout.splitlines()
                 if line.strip() and line.split()[-1].isdigit() and len(line.split()) == 2)
     # both generations of each benchmark, the predict-only one on the old generation
-    assert jobs["warmup_counter_phases"] == "5" and jobs["warmup_paper_counters"] == "1"
+    assert jobs["warmup_counter_phases"] == "7" and jobs["warmup_paper_counters"] == "1"
     assert "warmup_run" not in jobs  # no workloads configured
 
 

@@ -105,6 +105,7 @@ def test_import_backend_and_corrupt_file(tmp_path, tiny_run, snakemake_run):
     cfg["counters"]["import"] = {"pattern": "perfdata/{gen}/{bench}/g{group}.csv"}
     cfg["counters"]["benchmarks"] = ["mcf", "lbm"]
     cfg["predict"]["benchmarks"] = []
+    cfg["model"] = {**cfg.get("model", {}), "enabled": False}  # two benchmarks: counters only
     for gen in ("g2", "g3"):
         for bench in ("mcf", "lbm"):
             for k in range(2):
@@ -211,3 +212,25 @@ def test_report_groups_figures_by_stage(tiny_run, snakemake_run):
     for category in ("1. Counters", "2. Model", "Alignment and training set", "Evaluation"):
         assert category in html
     assert "ipc_over_time.png" in html and "predicted_vs_measured.png" in html
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_the_model_on_fewer_than_three_benchmarks_fails_before_any_job(tmp_path, snakemake_run,
+                                                                      n):
+    """Two benchmarks leave the evaluation nothing to calibrate the interval on once one is held
+    out: the workflow refuses the config at parse time, naming the key and the count, instead of
+    a model job failing after the counters were collected. Three are enough (the dry run)."""
+    cfg = yaml.safe_load(yaml.safe_dump(TINY))
+    cfg["counters"]["benchmarks"] = sorted(cfg["counters"]["benchmarks"])[:n]
+    proc = snakemake_run(tmp_path, cfg, ["all"], extra=["-n"], check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"counters.benchmarks holds {n} (" in out and "at least 3" in out
+    assert not (tmp_path / "results").exists()
+    cfg["counters"]["benchmarks"] = sorted(TINY["counters"]["benchmarks"])[:3]
+    proc = snakemake_run(tmp_path, cfg, ["all"], extra=["-n"])
+    assert "model_evaluate" in proc.stdout
+    cfg["counters"]["benchmarks"] = sorted(TINY["counters"]["benchmarks"])[:n]
+    cfg["model"] = {**cfg.get("model", {}), "enabled": False}  # the counters stage alone: fine
+    proc = snakemake_run(tmp_path, cfg, ["all"], extra=["-n"])
+    assert "counters_collect" in proc.stdout and "model_train" not in proc.stdout

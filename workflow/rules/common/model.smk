@@ -58,6 +58,32 @@ def check_counters_enabled():
 
 
 check_counters_enabled()
+
+
+#: the fewest benchmarks measured on both generations the model stage can evaluate: one held out,
+#: and of the others each predicted once without itself to calibrate the interval
+MIN_MODEL_BENCHMARKS = 3
+
+
+def check_enough_benchmarks():
+    """The evaluation holds each benchmark out and calibrates the prediction interval on the
+    others, each predicted by a model fitted without itself: with fewer than three benchmarks
+    nothing is left to calibrate on, and the model's jobs would fail after the counters stage
+    has run. The workflow stops before any job instead, naming the key."""
+    if not model_enabled():
+        return
+    benchmarks = COUNTERS.get("benchmarks", [])
+    if len(benchmarks) < MIN_MODEL_BENCHMARKS:
+        raise WorkflowError(
+            f"model.enabled: true needs at least {MIN_MODEL_BENCHMARKS} benchmarks measured on "
+            f"both generations, but counters.benchmarks holds {len(benchmarks)} "
+            f"({', '.join(benchmarks)}): each is predicted by a model of the others, whose "
+            "interval is calibrated on the rest; add benchmarks or turn the model stage off "
+            "(model: {enabled: false}); predict-only benchmarks go in predict.benchmarks"
+        )
+
+
+check_enough_benchmarks()
 if model_enabled():
     # the model stage's own runs: its predict-only benchmarks, on the old generation
     request_counter_runs(OLD, PREDICT_BENCHMARKS)
