@@ -650,3 +650,24 @@ def test_curve_rows_are_capped_at_one_line_per_colour():
     pts = curve_points(df, ["p", "n"], ["p", "n"], {}, [])
     assert sorted(pts["n"].unique()) == list(range(1, CURVE_LINES + 1))
     assert len(pts) == CURVE_LINES * CURVE_POINTS
+
+
+def test_an_exact_line_keeps_order_one_whatever_the_rounding():
+    """On a noise-free straight line every order fits exactly and their CV MSEs differ by
+    rounding alone (about 1e-29): the earlier, simpler order must win. Over 300 lines with
+    random levels and coefficients, choosing by the raw lowest CV MSE gave order 2 or more to
+    5 of them; ties within ``TIE_MSE`` of the effect's mean square give order 1 to all."""
+    rng = np.random.default_rng(0)
+    orders = []
+    for _ in range(300):
+        x = np.sort(rng.choice(np.arange(1, 200), size=8, replace=False)).astype(float)
+        a, b = rng.uniform(-5, 5, 2)
+        folds = selection.make_folds([(v,) for v in x], 10)
+        cands = selection.polynomial_candidates(x, a + b * x, "x", folds, 5)
+        orders.append(next(c.order for c in cands if c.chosen))
+    assert set(orders) == {1}
+    # a real difference is no tie: a parabola keeps order 2
+    x = np.arange(1.0, 9.0)
+    cands = selection.polynomial_candidates(x, 1 + x + 0.5 * x**2, "x",
+                                            selection.make_folds([(v,) for v in x], 10), 5)
+    assert next(c.order for c in cands if c.chosen) == 2

@@ -41,6 +41,27 @@ Folds = list[tuple[np.ndarray, np.ndarray]]
 #: the family of each candidate kind, as the outputs name it
 FAMILY = {"polynomial": "ARPE polynomial", "ols": "ARPE OLS form",
           "normal_form": "performance model normal form"}
+#: CV MSEs closer than this fraction of the effect's mean square are equal: an exact fit scores
+#: about 1e-30 of it, and which of two exact fits rounds lower depends on the BLAS, not on the
+#: data; a real difference is many orders of magnitude larger
+TIE_MSE = 1e-20
+
+
+def first_lowest(scores: Sequence[float], tie: float) -> int | None:
+    """The index of the first finite score within ``tie`` of the lowest (None: none finite):
+    among candidates that fit equally well, the earlier, simpler one.
+
+    >>> first_lowest([3e-29, 1e-29, 5.0], 1e-18)
+    0
+    >>> first_lowest([3.0, 1.0, float("nan")], 1e-18)
+    1
+    """
+    finite = [v for v in scores if np.isfinite(v)]
+    if not finite:
+        return None
+    low = min(finite)
+    tie = tie if np.isfinite(tie) else 0.0
+    return next(i for i, v in enumerate(scores) if np.isfinite(v) and v - low <= tie)
 
 
 def make_folds(groups: Sequence[Any], n_folds: int) -> Folds:
@@ -259,8 +280,7 @@ def polynomial_candidates(X: np.ndarray, y: np.ndarray, name: str, folds: Folds,
                                fit=fit_terms(x, y, terms, [name]),
                                cv_mse=cv_mse(x, y, terms, folds), order=order, chosen=False))
     if cands:
-        scores = [c.cv_mse if np.isfinite(c.cv_mse) else np.inf for c in cands]
-        best = int(np.argmin(scores)) if np.isfinite(min(scores)) else 0
+        best = first_lowest([c.cv_mse for c in cands], TIE_MSE * float(np.mean(y ** 2))) or 0
         cands[best].chosen = True
         by_training = int(np.argmin([c.fit.metrics()["mse"] for c in cands]))
         for c in cands:
@@ -520,7 +540,8 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
             else:
                 notes.append(f"{n_conf} configurations: no normal-form search (a law with a "
                              "constant and one term needs 3 to be cross-validated)")
-    best = _best(cands, by_smape=normal_form.enabled)
+    best = _best(cands, by_smape=normal_form.enabled,
+                 scale=float(np.mean(Y ** 2)) if len(Y) else 0.0)
     if best is not None and not np.isfinite(best.cv_mse):
         notes.append(f"best model {best.model!r} by training MSE: no candidate could be "
                      "cross-validated")
@@ -530,10 +551,12 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
                       n_configurations=n_conf, notes=notes)
 
 
-def _best(cands: Sequence[Candidate], by_smape: bool = False) -> Candidate | None:
+def _best(cands: Sequence[Candidate], by_smape: bool = False,
+          scale: float = 0.0) -> Candidate | None:
     """The chosen candidate of lowest CV MSE; when none has a finite CV error (too few
-    configurations to cross-validate), the chosen one of lowest training MSE; ties: the
-    earlier, simpler candidate.
+    configurations to cross-validate), the chosen one of lowest training MSE; ties (within
+    ``TIE_MSE`` of ``scale``, the effect's mean square; of CV SMAPE within
+    :data:`perfcast.sweep.normalform.TIE_SMAPE`): the earlier, simpler candidate.
 
     ``by_smape`` (with the normal-form search): the normal form's law, unless an ARPE
     candidate generalises clearly better: the law's CV SMAPE above
@@ -560,10 +583,10 @@ def _best(cands: Sequence[Candidate], by_smape: bool = False) -> Candidate | Non
                 return rival
             return law[0]
         if scored:
-            return min(scored, key=lambda c: c.cv_smape)
+            return scored[first_lowest([c.cv_smape for c in scored], nf.TIE_SMAPE)]
     eligible = [c for c in chosen if np.isfinite(c.cv_mse)]
     if eligible:
-        return min(eligible, key=lambda c: c.cv_mse)
+        return eligible[first_lowest([c.cv_mse for c in eligible], TIE_MSE * scale)]
     return min(chosen, key=lambda c: c.fit.metrics()["mse"]) if chosen else None
 
 
