@@ -343,6 +343,24 @@ def _cancels(h: Hypothesis) -> bool:
     return any(min(cs) < 0 < max(cs) for cs in by_vars.values() if len(cs) > 1)
 
 
+def first_lowest(scores: Sequence[float], tie: float) -> int | None:
+    """The index of the first finite score within ``tie`` of the lowest (None: none finite):
+    among candidates listed simplest first that fit equally well, the simplest. Exact fits
+    differ by rounding only, and which rounds lower depends on the BLAS, not on the data.
+
+    >>> first_lowest([3e-29, 1e-29, 5.0], 1e-18)
+    0
+    >>> first_lowest([3.0, 1.0, float("nan")], 1e-18)
+    1
+    """
+    finite = [v for v in scores if np.isfinite(v)]
+    if not finite:
+        return None
+    low = min(finite)
+    tie = tie if np.isfinite(tie) else 0.0
+    return next(i for i, v in enumerate(scores) if np.isfinite(v) and v - low <= tie)
+
+
 def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
            gain: Callable[[Hypothesis, Hypothesis], float] | None = None) -> Hypothesis | None:
     """The simplest hypothesis that no larger one beats by more than ``gain(smaller, larger)``
@@ -350,7 +368,8 @@ def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
     while the simpler one's CV SMAPE exceeds ``NOISE_FACTOR`` times ``floor``
     (:func:`noise_floor`: what the scatter of the repetitions alone explains); None without a
     scored hypothesis. Of one size, the lowest CV SMAPE; scores within ``TIE_SMAPE`` tie, and
-    the kind first in ``KIND_ORDER`` wins (additive before a product term).
+    the kind first in ``KIND_ORDER`` wins (additive before a product term;
+    :func:`first_lowest`).
 
     Parameters
     ----------
@@ -372,10 +391,9 @@ def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
         return None
     best: Hypothesis | None = None
     for k in sorted({h.n_terms for h in scored}):
-        size = [h for h in scored if h.n_terms == k]
-        low = min(h.cv_smape for h in size)
-        top = min((h for h in size if h.cv_smape - low <= TIE_SMAPE),
-                  key=lambda h: (KIND_ORDER.get(h.kind, len(KIND_ORDER)), h.cv_smape))
+        size = sorted((h for h in scored if h.n_terms == k),
+                      key=lambda h: KIND_ORDER.get(h.kind, len(KIND_ORDER)))
+        top = size[first_lowest([h.cv_smape for h in size], TIE_SMAPE)]
         rel = REL_GAIN if gain is None or best is None else gain(best, top)
         if best is None or (best.cv_smape > NOISE_FACTOR * floor
                             and top.cv_smape < best.cv_smape * (1 - rel)

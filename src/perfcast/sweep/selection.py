@@ -47,23 +47,6 @@ FAMILY = {"polynomial": "ARPE polynomial", "ols": "ARPE OLS form",
 TIE_MSE = 1e-20
 
 
-def first_lowest(scores: Sequence[float], tie: float) -> int | None:
-    """The index of the first finite score within ``tie`` of the lowest (None: none finite):
-    among candidates that fit equally well, the earlier, simpler one.
-
-    >>> first_lowest([3e-29, 1e-29, 5.0], 1e-18)
-    0
-    >>> first_lowest([3.0, 1.0, float("nan")], 1e-18)
-    1
-    """
-    finite = [v for v in scores if np.isfinite(v)]
-    if not finite:
-        return None
-    low = min(finite)
-    tie = tie if np.isfinite(tie) else 0.0
-    return next(i for i, v in enumerate(scores) if np.isfinite(v) and v - low <= tie)
-
-
 def make_folds(groups: Sequence[Any], n_folds: int) -> Folds:
     """(train, test) index pairs, each test set whole groups (configurations): one group per
     fold when there are at most ``n_folds`` groups (leave-one-configuration-out), else the
@@ -280,8 +263,8 @@ def polynomial_candidates(X: np.ndarray, y: np.ndarray, name: str, folds: Folds,
                                fit=fit_terms(x, y, terms, [name]),
                                cv_mse=cv_mse(x, y, terms, folds), order=order, chosen=False))
     if cands:
-        best = first_lowest([c.cv_mse for c in cands], TIE_MSE * float(np.mean(y ** 2))) or 0
-        cands[best].chosen = True
+        best = nf.first_lowest([c.cv_mse for c in cands], TIE_MSE * float(np.mean(y ** 2)))
+        cands[0 if best is None else best].chosen = True
         by_training = int(np.argmin([c.fit.metrics()["mse"] for c in cands]))
         for c in cands:
             c.extra = {"order_by_cv": cands[best].order,
@@ -583,10 +566,10 @@ def _best(cands: Sequence[Candidate], by_smape: bool = False,
                 return rival
             return law[0]
         if scored:
-            return scored[first_lowest([c.cv_smape for c in scored], nf.TIE_SMAPE)]
+            return scored[nf.first_lowest([c.cv_smape for c in scored], nf.TIE_SMAPE)]
     eligible = [c for c in chosen if np.isfinite(c.cv_mse)]
     if eligible:
-        return eligible[first_lowest([c.cv_mse for c in eligible], TIE_MSE * scale)]
+        return eligible[nf.first_lowest([c.cv_mse for c in eligible], TIE_MSE * scale)]
     return min(chosen, key=lambda c: c.fit.metrics()["mse"]) if chosen else None
 
 
