@@ -4,7 +4,7 @@ The dataset (van den Burg & Williams 2020, <https://github.com/alan-turing-insti
 holds real-world series, each marked by several annotators. This scores the robust detector
 with the dataset's own two metrics, written here from their published definitions:
 
-* **F1** with a margin of 5 readings: precision ``|union_k TP(T_k, X)| / |X|`` and recall
+* **F1** with a margin of 5 readings: precision ``|TP(union_k T_k, X)| / |X|`` and recall
   ``mean_k |TP(T_k, X)| / |T_k|``, with ``X`` the detected change points and ``T_k``
   annotator ``k``'s, both including the start (index 0); ``TP(T, X)`` the annotations
   matched, each to a different detection within the margin;
@@ -77,17 +77,27 @@ def true_positives(truth: set[int], found: set[int], margin: int = MARGIN) -> se
 
 
 def f1(annotations: dict[str, list[int]], found: list[int]) -> float:
-    """F1 of ``found`` against every annotator's marks (see the module docstring)."""
+    """F1 of ``found`` against every annotator's marks (see the module docstring).
+
+    Precision matches the detections once against the union of all annotators' marks (a
+    detection counts once however many annotators marked near it); recall is each annotator's
+    own, averaged.
+
+    Examples
+    --------
+    The known answers of the dataset's own ``f_measure``:
+
+    >>> f1({"1": [10, 20], "2": [11, 20], "3": [10], "4": [0, 5]}, [10, 20])
+    1.0
+    >>> round(f1({"1": [], "2": [10], "3": [50]}, [10]), 10)
+    0.9090909091
+    >>> round(f1({"1": [], "2": [10], "3": [50]}, []), 10)
+    0.8
+    """
     x = set(found) | {0}
-    union: set[int] = set()
-    recalls = []
-    for marks in annotations.values():
-        t = set(marks) | {0}
-        tp = true_positives(t, x)
-        union |= tp
-        recalls.append(len(tp) / len(t))
-    precision = len(union) / len(x)
-    recall = float(np.mean(recalls))
+    marks = [set(m) | {0} for m in annotations.values()]
+    precision = len(true_positives(set().union(*marks), x)) / len(x)
+    recall = float(np.mean([len(true_positives(t, x)) / len(t) for t in marks]))
     return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
