@@ -22,8 +22,12 @@ What it fixes in Pilot's EDM_percent (see :mod:`perfcast.warmup.edm_pilot`):
   are not significant between their final neighbours are pruned (:func:`best_split`);
 * readings of real systems are autocorrelated (interference comes in bursts): each
   statistic's threshold is scaled by the long-run variance of its scores around the candidate
-  split (:func:`dependence_factor`). The factor is never below 1, so the i.i.d. false-alarm
+  split, each side's trend taken out (:func:`dependence_factor`: neither the change under test
+  nor a trend passes for dependence). The factor is never below 1, so the i.i.d. false-alarm
   rate stays at most alpha;
+* a series that wanders like a random walk or drifts (:func:`integrated`) has no level to
+  return to: its increments are searched too, and each change of their level (a new drift) is
+  a change point of the series where no change of level lies near it;
 * it is O(n log n): one sort, then each split costs O(m) (the sorted order of a segment is
   split stably in two, so mid-ranks of a child segment never need a new sort); pruning and
   re-location test each change point between its neighbours, taking a long segment's order
@@ -343,23 +347,60 @@ def _half_mean_square_difference(scores: np.ndarray, lag: int) -> float:
     return float(d2[d2 <= cut].mean()) / 0.62302 / 2
 
 
-def _difference_factor(scores: np.ndarray) -> float:
-    """AR(1) long-run variance factor ``(1 + rho) / (1 - rho)`` from differences only:
-    ``V_2 / V_1 = (1 - rho^2) / (1 - rho) = 1 + rho`` with ``V_h = gamma(0) - gamma(h)``
-    (:func:`_half_mean_square_difference`), so steps between segments do not count."""
+def _difference_rho(scores: np.ndarray) -> float:
+    """AR(1) coefficient from differences only: ``V_2 / V_1 - 1`` with
+    ``V_h = gamma(0) - gamma(h)`` (:func:`_half_mean_square_difference`), since
+    ``V_2 / V_1 = (1 - rho^2) / (1 - rho) = 1 + rho``; steps between segments do not count.
+    A random walk gives 1 (its ``V_h`` grows as ``h``: the variance ratio of Lo & MacKinlay,
+    ``V_2 / (2 V_1)``, is 1); 0 for constant scores."""
     v1, v2 = (_half_mean_square_difference(scores, h) for h in (1, 2))
-    if v1 <= 1e-300:
-        return 1.0
-    rho = min(RHO_MAX, v2 / v1 - 1)
+    return 0.0 if v1 <= 1e-300 else v2 / v1 - 1
+
+
+def _difference_factor(scores: np.ndarray) -> float:
+    """AR(1) long-run variance factor ``(1 + rho) / (1 - rho)`` of :func:`_difference_rho`
+    (``rho`` at most ``RHO_MAX``)."""
+    rho = min(RHO_MAX, _difference_rho(scores))
     return (1 + rho) / (1 - rho)
 
 
+def integrated(x: np.ndarray) -> bool:
+    """Does a series wander like a random walk, or drift (an integrated series: its level has
+    no mean to return to)? True when the AR(1) coefficient its readings' differences give
+    (:func:`_difference_rho`) reaches ``RHO_MAX``, where the dependence factor is at its cap
+    and a change of level can no longer be told from the wander: a random walk gives 1, a
+    drift more (its differences add ``(h mu)^2`` to ``V_h``), a stationary AR(1) its ``phi``.
+    :func:`edm_robust` then also looks for changes of the drift, in the increments.
+
+    References
+    ----------
+    A. W. Lo, A. C. MacKinlay, "Stock market prices do not follow random walks: evidence from a
+    simple specification test", Review of Financial Studies 1(1):41-66, 1988,
+    doi:10.1093/rfs/1.1.41 (the variance ratio ``V_2 / (2 V_1)``, 1 for a random walk).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> e = rng.normal(size=1000)
+    >>> integrated(np.cumsum(e + 0.5)), integrated(e)
+    (True, False)
+    """
+    return x.shape[0] >= 16 and _difference_rho(x) >= RHO_MAX
+
+
 def _residuals(scores: np.ndarray, cuts: list[int]) -> np.ndarray:
-    """``scores`` minus the mean of each piece between ``cuts`` (0 < cut < m, sorted)."""
+    """``scores`` minus the least-squares line of each piece between ``cuts`` (0 < cut < m,
+    sorted): a trend within a piece is a level that moves, not dependence, so it is taken out
+    before the autocorrelations are estimated (two coefficients per piece, see
+    :func:`_long_run_factor`)."""
     resid = np.empty(scores.shape[0])
     bounds = [0, *cuts, scores.shape[0]]
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        resid[a:b] = scores[a:b] - scores[a:b].mean()
+        piece = scores[a:b] - scores[a:b].mean()
+        t = np.arange(b - a) - (b - a - 1) / 2
+        tt = float(np.dot(t, t))
+        resid[a:b] = piece - (float(np.dot(t, piece)) / tt) * t if tt > 0 else piece
     return resid
 
 
@@ -376,14 +417,15 @@ def _side_cuts(scores: np.ndarray, k: int, min_size: int) -> list[int]:
 
 
 def _long_run_factor(resid: np.ndarray, pieces: int, limit: float) -> float:
-    """Long-run variance over variance of residuals around ``pieces`` piece means (see
-    :func:`dependence_factor`); each ``r_h`` corrected for the estimator's bias
-    (``(m r + pieces) / (m - 3 pieces)``)."""
+    """Long-run variance over variance of residuals around ``pieces`` piece lines (see
+    :func:`dependence_factor`); each ``r_h`` corrected for the estimator's bias with
+    ``p = 2 pieces`` estimated coefficients (``(m r + p) / (m - 3 p)``)."""
     m = resid.shape[0]
     den = float(np.dot(resid, resid))
     if den <= 1e-300:
         return 1.0
-    r1, r2 = ((m * float(np.dot(resid[:-h], resid[h:])) / den + pieces) / (m - 3.0 * pieces)
+    p = 2.0 * pieces
+    r1, r2 = ((m * float(np.dot(resid[:-h], resid[h:])) / den + p) / (m - 3.0 * p)
               for h in (1, 2))
     r1 = min(RHO_MAX, r1)
     factor = (1 + r1) / (1 - r1)
@@ -403,7 +445,9 @@ def dependence_factor(scores: np.ndarray, k: int, limit: float = 0.2,
     """Long-run variance of ``scores`` relative to their variance (>= 1), estimated around the
     candidate split ``k``, so that the change being tested is not taken for dependence.
 
-    For residuals (scores minus piece means) the largest of three estimates: the AR(1) factor
+    For residuals (scores minus each piece's least-squares line: a trend is not taken for
+    dependence either, which on trending series made the factor swallow every change) the
+    largest of three estimates: the AR(1) factor
     ``(1 + r1) / (1 - r1)`` of their lag-1 autocorrelation ``r1``; the ARMA(1,1) factor
     ``1 + 2 r1 / (1 - r2/r1)``, whose autocorrelations decay at the rate ``r2 / r1`` seen from
     lag 1 to 2 (slower than AR(1)'s for scores that are non-linear functions of the readings);
@@ -411,7 +455,7 @@ def dependence_factor(scores: np.ndarray, k: int, limit: float = 0.2,
     ``q`` three times the subsession size (lag-1 autocorrelation of batch means within
     ``limit``), which also sees longer-range dependence. Each ``r_h`` is first corrected for
     the bias of the estimator (``E r ~ rho - (1 + 3 rho) / m`` with one estimated mean, Kendall
-    1954; ``p`` times that with ``p`` means).
+    1954; ``p`` times that with ``p`` estimated coefficients, two per piece).
 
     A second change inside the segment would pass for strong dependence and hide both (two
     changes in 200 readings, +1.5 sd then -1 sd: found together in 44 % of series). So the
@@ -619,12 +663,35 @@ def edm_robust(
     if n < 2 * min_size:
         return []
     order = np.argsort(x, kind="stable")
-    cps = _binary_segmentation(x, min_size, alpha, dependence, order)
-    cps = _prune(x, cps, min_size, alpha, dependence, order)
-    cps = _relocate(x, cps, min_size, order)
+    cps = _changes(x, min_size, alpha, dependence, order)
+    if dependence and n > 2 * min_size and integrated(x):
+        cps = _add_drift_changes(cps, _changes(np.diff(x), min_size, alpha, True), n,
+                                 min_size)
     if min_effect > 0 and cps:
         cps = _drop_small_effects(x, cps, min_effect)
     return cps
+
+
+def _changes(x: np.ndarray, min_size: int, alpha: float, dependence: bool,
+             order: np.ndarray | None = None) -> list[int]:
+    """Binary segmentation, pruning and re-location of ``x`` (steps 4-6 of the module's
+    method): the change points before the practical-size filter."""
+    order = np.argsort(x, kind="stable") if order is None else order
+    cps = _binary_segmentation(x, min_size, alpha, dependence, order)
+    cps = _prune(x, cps, min_size, alpha, dependence, order)
+    return _relocate(x, cps, min_size, order)
+
+
+def _add_drift_changes(cps: list[int], increment_cps: list[int], n: int,
+                       min_size: int) -> list[int]:
+    """``cps`` plus the changes of an integrated series' drift: a change point ``c`` of the
+    increments ``x[1:] - x[:-1]`` starts a new drift at reading ``c + 1``; kept where it lies
+    at least ``min_size`` readings from both ends and from every change of level."""
+    out = list(cps)
+    for c in (c + 1 for c in increment_cps):
+        if min_size <= c <= n - min_size and all(abs(c - d) >= min_size for d in cps):
+            out.append(c)
+    return sorted(out)
 
 
 def _segment_order(order: np.ndarray, a: int, b: int) -> np.ndarray | None:
