@@ -56,7 +56,8 @@ def test_flags_are_settings_of_the_cli_schema(capsys, warmup_file):
     # the defaults of flags left out are the schema's (src/perfcast/schemas/warmup_cli.schema.yaml)
     rc, out, _ = run(capsys, "edm", str(path))
     assert out["settings"] == {"mode": "robust", "min_size": 10, "alpha": 0.01,
-                               "min_effect": 0.05}
+                               "min_effect": 0.05, "fallback": "final",
+                               "final_share": pytest.approx(1 / 6)}
     # ... which are the workflow's, where both have the setting
     from perfcast.settings import validate
 
@@ -260,3 +261,22 @@ def test_every_reader_takes_a_header_and_negative_readings_on_request(tmp_path, 
     f.write_text("1.0\nduration_s\n2.0\n")
     assert main(["edm", str(f)]) == 2
     assert "line 2" in capsys.readouterr().err
+
+
+def test_edm_takes_the_last_segment_where_none_dominates(capsys, tmp_path):
+    """Two levels in turn (150, 150, 100 and 200 readings): no segment holds more than half.
+    The default fallback (final) reports the last one as the stable phase, named as such;
+    --fallback none gives Pilot's answer; --final-share above the last one's share, none."""
+    rng = np.random.default_rng(3)
+    y = np.r_[np.full(150, 1.0), np.full(150, 1.2), np.full(100, 1.0), np.full(200, 1.2)]
+    path = write(tmp_path / "levels.txt", y + 0.01 * rng.standard_normal(600))
+    rc, out, _ = run(capsys, "edm", str(path))
+    assert rc == 0 and out["change_points"] == [150, 300, 400]
+    assert out["rule"] == "final" and out["stable"] == {"begin": 400, "end": 600}
+    assert out["warmup_len"] == 400 and "last segment" in out["note"]
+    rc, out, _ = run(capsys, "edm", str(path), "--fallback", "none")
+    assert rc == 0 and out["rule"] == "none" and out["stable"] is None
+    rc, out, _ = run(capsys, "edm", str(path), "--final-share", "0.4")
+    assert out["rule"] == "none" and "less than 0.4 of them" in out["note"]
+    rc, _, err = run(capsys, "edm", str(path), "--final-share", "0.6")
+    assert rc == 2 and "phases.final_share" in err

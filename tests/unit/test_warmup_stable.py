@@ -119,11 +119,24 @@ def test_cli_stable_and_the_warning_of_ci(tmp_path, capsys):
     assert main(["ci", str(f)]) == 0
     cap = capsys.readouterr()
     assert cap.err == "" and "warning" not in json.loads(cap.out)
+    # two halves: no segment holds more than half; the last one is the stable phase (the
+    # fallback "final", the default), or none with Pilot's rule (--fallback none) ...
     f.write_text("".join(f"{v}\n" for v in np.r_[np.ones(100), 2 * np.ones(100)]
                          + 0.01 * rng.normal(size=200)))
-    assert main(["stable", str(f)]) == 1
+    assert main(["stable", str(f)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["rule"] == "final" and out["detector_stable"]["begin"] == 100
+    assert out["settings"]["fallback"] == "final" and abs(out["mean"]["mean"] - 2) < 0.01
+    assert main(["stable", str(f), "--fallback", "none"]) == 1
     cap = capsys.readouterr()
     assert json.loads(cap.out)["stable"] is None and "no stable phase" in cap.err
+    # ... and none either when the last segment holds less than a sixth of the readings
+    f.write_text("".join(f"{v}\n" for v in np.r_[np.ones(95), 2 * np.ones(95), np.ones(30)]
+                         + 0.01 * rng.normal(size=220)))
+    assert main(["stable", str(f)]) == 1
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["stable"] is None
+    assert "the last segment holds less than 0.167 of them: no stable phase" in cap.err
     f.write_text("1\n2\n0\n")
     assert main(["stable", str(f), "--rates"]) == 2
     assert "--rates" in capsys.readouterr().err

@@ -95,15 +95,16 @@ def cmd_edm(args: argparse.Namespace) -> int:
 
     edm = _settings(args, mode=args.mode, min_size=args.min_size, alpha=args.alpha,
                     min_effect=args.min_effect)
+    phases = _phases(args)
     x = read_readings(args.file, allow_negative=_allow_negative(args))
     if edm.mode == "pilot" and x.shape[0] >= PILOT_WARN_READINGS:
         print(f"perfcast edm: warning: {args.file}: {x.shape[0]} readings in pilot mode "
               "(Pilot's EDM_percent, O(n^2 log n)) will take minutes; --mode robust "
               "(the default, O(n log n)) takes about a second", file=sys.stderr, flush=True)
-    ph = detect_phases(x, edm)
+    ph = detect_phases(x, edm, fallback=phases.fallback, final_share=phases.final_share)
     out: dict[str, Any] = {
         "file": args.file, "n": int(x.shape[0]), "mode": edm.mode,
-        "settings": edm.to_dict(),
+        "settings": edm.to_dict() | phases.to_dict(),
         "change_points": list(ph.change_points),
         "segments": [{"begin": a, "end": b, "length": b - a, "median": float(
             _median(x[a:b]))} for a, b in segments(ph.n, list(ph.change_points))],
@@ -113,10 +114,24 @@ def cmd_edm(args: argparse.Namespace) -> int:
     if ph.rule == "short":
         out["note"] = (f"fewer than {MIN_READINGS} readings: not split, all kept as stable "
                        "(Pilot's rule)")
+    elif ph.rule == "final":
+        out["note"] = ("no segment holds more than half of the readings: the stable phase is "
+                       f"the last segment, at least {phases.final_share:.3g} of them "
+                       "(--fallback final; --fallback none: Pilot's rule, no stable phase)")
     elif ph.rule == "none":
-        out["note"] = "no segment holds more than half of the readings: no stable phase"
+        last = ("" if phases.fallback != "final" else
+                f", and the last segment holds less than {phases.final_share:.3g} of them")
+        out["note"] = f"no segment holds more than half of the readings{last}: no stable phase"
     _print(out)
     return 0
+
+
+def _phases(args: argparse.Namespace) -> Any:
+    """The ``phases`` settings from ``--fallback`` and ``--final-share``."""
+    from perfcast.warmup.cli_settings import command_settings
+
+    return command_settings("phases", {"fallback": args.fallback,
+                                       "final_share": args.final_share})
 
 
 def _median(x) -> float:
@@ -161,7 +176,9 @@ def _phases_warning(x, name: str) -> str | None:
     phases), saying how to use the stable segment only."""
     from perfcast.warmup.segments import detect_phases
 
-    ph = detect_phases(x, _command_settings("edm"))
+    phases = _command_settings("phases")
+    ph = detect_phases(x, _command_settings("edm"), fallback=phases.fallback,
+                       final_share=phases.final_share)
     if ph.stable == (0, int(x.shape[0])):
         return None
     where = ("no segment holds more than half of them" if ph.stable is None else
@@ -192,12 +209,14 @@ def cmd_stable(args: argparse.Namespace) -> int:
         i = int((x <= 0).argmax())
         raise InputError(args.file, f"reading {x[i]} is not positive",
                          expected="positive rates for the harmonic mean (--rates)")
-    res = stable_throughput(x, settings)
+    phases = _phases(args)
+    res = stable_throughput(x, settings, phases)
     if res.note:
         print(f"perfcast stable: warning: {args.file}: {res.note}", file=sys.stderr)
     _print({"file": args.file, "settings": {k: getattr(settings, k) for k in (
         "min_size", "alpha", "min_effect", "preset", "confidence", "rates")} | {
-        "ac_limit": settings.limit, "min_samples": settings.samples_min}, **res.to_dict()})
+        "ac_limit": settings.limit, "min_samples": settings.samples_min} | phases.to_dict(),
+        **res.to_dict()})
     return 0 if res.stable is not None else 1
 
 
@@ -343,6 +362,17 @@ def _detector_options(p: argparse.ArgumentParser, command: str) -> None:
                         f"{_default(command, 'min_effect')}")
 
 
+def _phases_options(p: argparse.ArgumentParser) -> None:
+    """Where no segment dominates: ``edm`` and ``stable``'s ``--fallback``, ``--final-share``."""
+    p.add_argument("--fallback", choices=("none", "final"), default=None,
+                   help="where no segment holds more than half of the readings: final = the "
+                        "last segment if it holds --final-share of them, none = no stable "
+                        f"phase (Pilot) {_default('phases', 'fallback')}")
+    p.add_argument("--final-share", type=_number, default=None, metavar="X",
+                   help="--fallback final: the last segment's smallest share of the readings "
+                        "(default: a sixth)")
+
+
 def _min_samples_option(p: argparse.ArgumentParser, command: str) -> None:
     p.add_argument("--min-samples", type=int, default=None, metavar="N",
                    help="fewest subsession means the required sample size asks for "
@@ -353,7 +383,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add this stage's sub-commands to ``sub``."""
     p = sub.add_parser("edm", help="change points and the stable phase of unit readings",
                        description="Change points of readings (one per line) and the stable "
-                                   "(dominant) segment; JSON on stdout.")
+                                   "segment (the one holding more than half of the readings, "
+                                   "else, with --fallback final, the last if long enough); "
+                                   "JSON on stdout.")
     p.add_argument("file", help="readings, one per line ('-' for stdin)")
     p.add_argument("--mode", choices=MODES, default=None,
                    help="robust or pilot (Pilot's EDM_percent, O(n^2 log n)) "
@@ -366,6 +398,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-effect", type=_number, default=None,
                    help="robust: drop changes of the median or spread smaller than this "
                         f"fraction of the overall median {_default('edm', 'min_effect')}")
+    _phases_options(p)
     _input_options(p)
     p.set_defaults(func=cmd_edm)
 
@@ -402,6 +435,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"{_default('stable', 'target_relative_width')}")
     _min_samples_option(p, "stable")
     _detector_options(p, "stable")
+    _phases_options(p)
     _input_options(p)
     p.set_defaults(func=cmd_stable)
 

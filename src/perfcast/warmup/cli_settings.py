@@ -134,6 +134,19 @@ class StableSettings(PresetLimits):
 
 
 @dataclass(frozen=True)
+class PhasesSettings:
+    """The stable phase ``perfcast edm`` and ``stable`` report where no segment dominates
+    (``warmup_cli.schema.yaml``'s ``phases``, flags ``--fallback`` and ``--final-share``;
+    :func:`perfcast.warmup.segments.detect_phases`)."""
+
+    fallback: str
+    final_share: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fallback": self.fallback, "final_share": self.final_share}
+
+
+@dataclass(frozen=True)
 class InputSettings:
     """How ``perfcast edm|ci|stable|watch`` read readings (``warmup_cli.schema.yaml``'s
     ``input``): ``allow_negative`` accepts readings below 0 (``--allow-negative``)."""
@@ -151,19 +164,21 @@ class CommandSettings:
     wps: WpsCommandSettings
     watch: WatchSettings
     stable: StableSettings
+    phases: PhasesSettings
     input: InputSettings
 
 
 def command_settings(command: str, values: Mapping[str, Any] | None = None
                      ) -> (EdmSettings | CiCommandSettings | WpsCommandSettings | WatchSettings
-                           | StableSettings | InputSettings):
+                           | StableSettings | PhasesSettings | InputSettings):
     """The settings of ``perfcast COMMAND`` from the values of its flags.
 
     Parameters
     ----------
     command : str
-        ``"edm"``, ``"ci"``, ``"wps"``, ``"watch"``, ``"stable"``, or ``"input"`` (how the
-        readings are read): a section of ``warmup_cli.schema.yaml``.
+        ``"edm"``, ``"ci"``, ``"wps"``, ``"watch"``, ``"stable"``, ``"phases"`` (the stable
+        phase where no segment dominates) or ``"input"`` (how the readings are read): a
+        section of ``warmup_cli.schema.yaml``.
     values : Mapping[str, Any] or None, default=None
         Setting -> value for the flags given; a None value (or no mapping) counts as not
         given: the schema's default is used.
@@ -173,7 +188,7 @@ def command_settings(command: str, values: Mapping[str, Any] | None = None
     object
         The command's settings, every default filled in: :class:`EdmSettings`,
         :class:`CiCommandSettings`, :class:`WpsCommandSettings`, :class:`WatchSettings`,
-        :class:`StableSettings` or :class:`InputSettings`.
+        :class:`StableSettings`, :class:`PhasesSettings` or :class:`InputSettings`.
 
     Raises
     ------

@@ -11,6 +11,21 @@ in a counter trace), where no segment dominates: non-stable phases are then look
 the edges. Warm-up ends at the last change point within the first ``edge_fraction`` of the
 readings, cool-down starts at the first change point within the last ``edge_fraction``, and
 everything between (program phases included) is stable.
+
+``fallback="final"`` is the steady state of the virtual-machine warm-up literature (Barrett et
+al. 2017; Traini et al. 2023 on JMH forks): where no segment dominates, the last segment is the
+stable phase if it holds at least ``final_share`` of the readings (default a sixth: their 500
+of 3,000 iterations), everything before it warm-up. A benchmark whose performance keeps
+switching between levels ends in one of them; Pilot's rule calls that no stable phase.
+
+References
+----------
+E. Barrett, C. F. Bolz-Tereick, R. Killick, S. Mount, L. Tratt, "Virtual machine warmup blows
+hot and cold", Proc. ACM Program. Lang. 1 (OOPSLA), article 52, 2017, doi:10.1145/3133876.
+
+L. Traini, V. Cortellessa, D. Di Pompeo, M. Tucci, "Towards effective assessment of steady
+state performance in Java software: are we there yet?", Empirical Software Engineering 28,
+article 13, 2023.
 """
 
 from __future__ import annotations
@@ -24,7 +39,9 @@ from perfcast.warmup.changepoint import EdmSettings, change_points
 #: fewer readings than this are not split (Pilot: "fewer than 30 readings: keep all")
 MIN_READINGS = 30
 PHASES = ("setup", "warmup", "stable", "cooldown", "unstable")
-FALLBACKS = ("none", "edges")
+FALLBACKS = ("none", "edges", "final")
+#: ``fallback="final"``: the last segment is stable if it holds at least this share of readings
+FINAL_SHARE = 1 / 6
 
 
 def segments(n: int, cps: list[int]) -> list[tuple[int, int]]:
@@ -95,6 +112,7 @@ def detect_phases(
     min_readings: int = MIN_READINGS,
     fallback: str = "none",
     edge_fraction: float | None = None,
+    final_share: float = FINAL_SHARE,
 ) -> Phases:
     """Change points of ``x`` and the stable phase they imply (see the module docstring).
 
@@ -107,16 +125,20 @@ def detect_phases(
     min_readings : int, default=MIN_READINGS
         Fewer readings are not split; all of them are stable (Pilot's rule).
     fallback : str, default='none'
-        When no segment dominates: ``"none"`` (no stable phase, Pilot's rule) or
-        ``"edges"`` (warm-up and cool-down at the edges only; ``warmup.counters.fallback``).
+        When no segment dominates: ``"none"`` (no stable phase, Pilot's rule),
+        ``"edges"`` (warm-up and cool-down at the edges only; ``warmup.counters.fallback``)
+        or ``"final"`` (the last segment, if it holds ``final_share`` of the readings).
     edge_fraction : float or None, default=None
         With ``fallback="edges"``: warm-up and cool-down lie within this fraction of
         either end (``warmup.counters.edge_fraction``).
+    final_share : float, default=FINAL_SHARE
+        With ``fallback="final"``: the last segment's smallest share of the readings.
 
     Returns
     -------
     Phases
-        its ``rule`` says which case applied: ``short``, ``dominant``, ``edges`` or ``none``.
+        its ``rule`` says which case applied: ``short``, ``dominant``, ``edges``, ``final``
+        or ``none``.
 
     Raises
     ------
@@ -140,6 +162,17 @@ def detect_phases(
     >>> ph = detect_phases(x, command_settings("edm"))
     >>> ph.change_points, ph.stable, ph.rule, ph.warmup_len, ph.cooldown_len
     ((50, 450), (50, 450), 'dominant', 50, 50)
+
+    Two levels in turn, the last one 200 readings long: no segment dominates; the last one is
+    the stable phase with ``fallback="final"``:
+
+    >>> y = np.r_[np.full(150, 1.0), np.full(150, 1.2), np.full(100, 1.0), np.full(200, 1.2)]
+    >>> y = y + 0.01 * np.random.default_rng(3).standard_normal(600)
+    >>> detect_phases(y, command_settings("edm")).rule
+    'none'
+    >>> ph = detect_phases(y, command_settings("edm"), fallback="final")
+    >>> ph.stable, ph.rule, ph.warmup_len
+    ((400, 600), 'final', 400)
     """
     if fallback not in FALLBACKS:
         raise ValueError(f"unknown fallback {fallback!r} (expected one of {FALLBACKS})")
@@ -157,4 +190,6 @@ def detect_phases(
         begin = max((c for c in cps if c <= edge_fraction * n), default=0)
         end = min((c for c in cps if c >= (1 - edge_fraction) * n), default=n)
         return Phases(n, tuple(cps), (begin, end), "edges")
+    if fallback == "final" and cps and n - cps[-1] >= final_share * n:
+        return Phases(n, tuple(cps), (cps[-1], n), "final")
     return Phases(n, tuple(cps), None, "none")

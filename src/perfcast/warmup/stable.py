@@ -4,7 +4,9 @@
 every reading; a series that still holds its warm-up needs both, on the same readings. This
 module runs them together:
 
-1. the stable (dominant) segment of the robust change points (Pilot's rule), then MSER-5
+1. the stable segment of the robust change points (Pilot's rule: the one holding more than
+   half of the readings; where none does and ``phases.fallback`` is ``final``, the last one if
+   it is long enough, :func:`perfcast.warmup.segments.detect_phases`), then MSER-5
    truncation and Heidelberger & Welch's stationarity test of it
    (:func:`perfcast.warmup.truncation.settle`): what a smooth warm-up left at its start goes;
 2. the estimates are of the segment's last ``1 / EVIDENCE`` (1.75;
@@ -47,7 +49,7 @@ import numpy as np
 from scipy import special
 
 from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci, tail_ci
-from perfcast.warmup.cli_settings import StableSettings
+from perfcast.warmup.cli_settings import PhasesSettings, StableSettings
 from perfcast.warmup.segments import detect_phases
 from perfcast.warmup.truncation import settle
 from perfcast.warmup.watch import estimate_part
@@ -143,7 +145,8 @@ class StableThroughput:
         }
 
 
-def stable_throughput(x: np.ndarray, settings: StableSettings) -> StableThroughput:
+def stable_throughput(x: np.ndarray, settings: StableSettings,
+                      phases: PhasesSettings | None = None) -> StableThroughput:
     """The stable segment of ``x``, and the mean and CI, median and CI, and
     (``settings.rates``) harmonic mean and CI of its last part, all of the same readings
     (``used``; see the module docstring).
@@ -154,6 +157,9 @@ def stable_throughput(x: np.ndarray, settings: StableSettings) -> StableThroughp
         the readings, in order.
     settings : StableSettings
         the change-point detector, the CI settings, and whether the readings are rates.
+    phases : PhasesSettings or None, default=None
+        the stable phase where no segment dominates (``perfcast stable --fallback``); None:
+        Pilot's rule, no stable phase.
 
     Returns
     -------
@@ -182,11 +188,15 @@ def stable_throughput(x: np.ndarray, settings: StableSettings) -> StableThroughp
     """
     x = np.asarray(x, dtype=float)
     n = int(x.shape[0])
-    ph = detect_phases(x, settings.edm)
+    ph = (detect_phases(x, settings.edm) if phases is None else
+          detect_phases(x, settings.edm, fallback=phases.fallback,
+                        final_share=phases.final_share))
     if ph.stable is None:
+        last = ("" if phases is None or phases.fallback != "final" else
+                f", and the last segment holds less than {phases.final_share:.3g} of them")
         return StableThroughput(n, ph.change_points, ph.rule, None, None, None, 0, False, None,
-                                None, None, "no segment holds more than half of the readings: "
-                                "no stable phase")
+                                None, None, "no segment holds more than half of the readings"
+                                f"{last}: no stable phase")
     a, b = ph.stable
     st = settle(x, a, b, settings.limit)
     y = x[st.begin:b]
