@@ -91,7 +91,7 @@ def cmd_edm(args: argparse.Namespace) -> int:
     ``warmup_cli.schema.yaml``); JSON on stdout. Returns the exit status (0)."""
     from perfcast.warmup.ci import MIN_READINGS
     from perfcast.warmup.readings import read_readings
-    from perfcast.warmup.segments import detect_phases, segments
+    from perfcast.warmup.segments import segments
 
     edm = _settings(args, mode=args.mode, min_size=args.min_size, alpha=args.alpha,
                     min_effect=args.min_effect)
@@ -101,7 +101,7 @@ def cmd_edm(args: argparse.Namespace) -> int:
         print(f"perfcast edm: warning: {args.file}: {x.shape[0]} readings in pilot mode "
               "(Pilot's EDM_percent, O(n^2 log n)) will take minutes; --mode robust "
               "(the default, O(n log n)) takes about a second", file=sys.stderr, flush=True)
-    ph = detect_phases(x, edm, fallback=phases.fallback, final_share=phases.final_share)
+    ph = phases.detect(x, edm)
     out: dict[str, Any] = {
         "file": args.file, "n": int(x.shape[0]), "mode": edm.mode,
         "settings": edm.to_dict() | phases.to_dict(),
@@ -119,9 +119,7 @@ def cmd_edm(args: argparse.Namespace) -> int:
                        f"the last segment, at least {phases.final_share:.3g} of them "
                        "(--fallback final; --fallback none: Pilot's rule, no stable phase)")
     elif ph.rule == "none":
-        last = ("" if phases.fallback != "final" else
-                f", and the last segment holds less than {phases.final_share:.3g} of them")
-        out["note"] = f"no segment holds more than half of the readings{last}: no stable phase"
+        out["note"] = phases.no_stable_note
     _print(out)
     return 0
 
@@ -174,11 +172,8 @@ def cmd_ci(args: argparse.Namespace) -> int:
 def _phases_warning(x, name: str) -> str | None:
     """A warning when the readings are not one stable phase (the CI of all of them then mixes
     phases), saying how to use the stable segment only."""
-    from perfcast.warmup.segments import detect_phases
 
-    phases = _command_settings("phases")
-    ph = detect_phases(x, _command_settings("edm"), fallback=phases.fallback,
-                       final_share=phases.final_share)
+    ph = _command_settings("phases").detect(x, _command_settings("edm"))
     if ph.stable == (0, int(x.shape[0])):
         return None
     where = ("no segment holds more than half of them" if ph.stable is None else

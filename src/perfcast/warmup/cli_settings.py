@@ -145,6 +145,19 @@ class PhasesSettings:
     def to_dict(self) -> dict[str, Any]:
         return {"fallback": self.fallback, "final_share": self.final_share}
 
+    def detect(self, x: Any, edm: EdmSettings) -> Any:
+        """:func:`perfcast.warmup.segments.detect_phases` of ``x`` with this fallback."""
+        from perfcast.warmup.segments import detect_phases
+
+        return detect_phases(x, edm, fallback=self.fallback, final_share=self.final_share)
+
+    @property
+    def no_stable_note(self) -> str:
+        """Why there is no stable phase, under this fallback."""
+        last = ("" if self.fallback != "final" else
+                f", and the last segment holds less than {self.final_share:.3g} of them")
+        return f"no segment holds more than half of the readings{last}: no stable phase"
+
 
 @dataclass(frozen=True)
 class InputSettings:

@@ -50,7 +50,7 @@ from scipy import special
 
 from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci, tail_ci
 from perfcast.warmup.cli_settings import PhasesSettings, StableSettings
-from perfcast.warmup.segments import detect_phases
+from perfcast.warmup.segments import FINAL_SHARE
 from perfcast.warmup.truncation import settle
 from perfcast.warmup.watch import estimate_part
 
@@ -188,15 +188,11 @@ def stable_throughput(x: np.ndarray, settings: StableSettings,
     """
     x = np.asarray(x, dtype=float)
     n = int(x.shape[0])
-    ph = (detect_phases(x, settings.edm) if phases is None else
-          detect_phases(x, settings.edm, fallback=phases.fallback,
-                        final_share=phases.final_share))
+    phases = PhasesSettings("none", FINAL_SHARE) if phases is None else phases
+    ph = phases.detect(x, settings.edm)
     if ph.stable is None:
-        last = ("" if phases is None or phases.fallback != "final" else
-                f", and the last segment holds less than {phases.final_share:.3g} of them")
         return StableThroughput(n, ph.change_points, ph.rule, None, None, None, 0, False, None,
-                                None, None, "no segment holds more than half of the readings"
-                                f"{last}: no stable phase")
+                                None, None, phases.no_stable_note)
     a, b = ph.stable
     st = settle(x, a, b, settings.limit)
     y = x[st.begin:b]
