@@ -35,7 +35,6 @@ import itertools
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.stats import qmc
 
 
 def midpoint_index(coords: Sequence[float], i: int, j: int) -> int:
@@ -184,6 +183,8 @@ def lhs_levels(n_levels: int, k: int, rng: np.random.Generator) -> list[int]:
     m, interior = min(k, n_levels) - 2, n_levels - 2
     if m <= 0:
         return ends
+    from scipy.stats import qmc  # here: scipy.stats takes 1.3 s to import, most jobs need none
+
     u = qmc.LatinHypercube(d=1, rng=rng).random(m)[:, 0]
     picks = sorted(1 + np.minimum((u * interior).astype(int), interior - 1))
     chosen: list[int] = []
