@@ -245,12 +245,11 @@ def test_a_linear_trend_is_not_taken_for_dependence():
 def test_a_change_of_drift_is_found_in_the_increments():
     """A random walk whose drift turns from 0 to +1 sd per reading half-way (400 readings): the
     level analysis alone found the turn (within 10 readings) in 0 of these 100 series, the
-    increments' analysis of an integrated series in 94; on walks without a turn it adds a
-    change point to at most 2 of 100 (alpha 0.01)."""
+    increments' analysis of an integrated series in 94."""
     from perfcast.warmup.edm_robust import _changes, integrated
 
     rng = np.random.default_rng(40)
-    found = level_only = added = 0
+    found = level_only = 0
     for _ in range(100):
         inc = rng.normal(size=400)
         inc[200:] += 1.0
@@ -258,10 +257,43 @@ def test_a_change_of_drift_is_found_in_the_increments():
         assert integrated(x)
         found += any(abs(c - 200) <= 10 for c in edm_robust(x))
         level_only += any(abs(c - 200) <= 10 for c in _changes(x, 10, 0.01, True))
-        walk = np.cumsum(rng.normal(size=400))
-        added += len(edm_robust(walk)) > len(_changes(walk, 10, 0.01, True))
     assert found >= 85 and level_only <= 5
-    assert added <= 3
+
+
+def test_a_driftless_random_walk_is_not_split():
+    """A random walk has no level to change: the level analysis, calibrated for stationary
+    readings, splits a fifth or more of these walks of 1,000 readings; the increments'
+    analysis that replaces it on integrated series splits at most a tenth (the walks not
+    recognised as integrated, and alpha), and on 200 readings no more than it."""
+    from perfcast.warmup.edm_robust import _changes
+
+    rng = np.random.default_rng(11)
+    counts = {}
+    for n in (200, 1000):
+        walks = [np.cumsum(rng.normal(size=n)) for _ in range(150)]
+        counts[n] = (sum(bool(edm_robust(w)) for w in walks),
+                     sum(bool(_changes(w, 10, 0.01, True)) for w in walks))
+    assert counts[200][0] <= counts[200][1], counts
+    assert counts[1000][0] <= 15 and counts[1000][1] >= 30, counts
+
+
+def test_variance_ratio_known_answers():
+    """Lo & MacKinlay's ratio: 1 for a random walk, 1/q for i.i.d. readings, (1 - phi^q) /
+    (q (1 - phi)) for an AR(1) (0.44 for phi 0.9 and 0.64 for 0.95 at lag 20), above 1 for a
+    drift; a few level steps do not move it (the trimmed mean squares)."""
+    from perfcast.warmup.edm_robust import variance_ratio
+
+    rng = np.random.default_rng(42)
+    e = rng.normal(size=200_000)
+    assert variance_ratio(np.cumsum(e[:100_000]), 20) == pytest.approx(1.0, abs=0.03)
+    assert variance_ratio(e[:100_000], 20) == pytest.approx(1 / 20, rel=0.05)
+    for phi in (0.9, 0.95):
+        want = (1 - phi ** 20) / (20 * (1 - phi))
+        assert variance_ratio(_ar1(rng, 100_000, phi), 20) == pytest.approx(want, rel=0.05)
+    assert variance_ratio(np.cumsum(e[:1000] + 0.5), 20) > 1.5
+    steps = np.r_[np.zeros(100), np.full(100, 5.0), np.full(100, 9.0)] + 0.1 * e[:300]
+    assert variance_ratio(steps, 20) < 0.2
+    assert variance_ratio(np.ones(50), 5) == 0.0
 
 
 def test_stationary_series_are_not_integrated():
