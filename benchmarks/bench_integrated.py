@@ -1,0 +1,78 @@
+"""Integrated series: random walks left whole, and what strongly dependent stationary series keep.
+
+The robust detector segments the increments of a series its variance ratio calls integrated
+(:func:`perfcast.warmup.edm_robust.integrated`) instead of its readings. This measures the two
+sides of that choice on generated series (seed 11):
+
+* driftless random walks of 200 and 1,000 readings (300 each): the share with any change point
+  (a walk has no level to change; the level test alone, calibrated for stationary readings,
+  splits its wander);
+* AR(1) series with phi 0.9 and 0.95, 200 and 1,000 readings (200 each): false alarms without
+  change; a step of 2 sd of the readings half-way located within 20 readings; a step of 6
+  innovation sd half-way, any change point.
+
+Every cell's figures come from the same series for each detector variant. ``python
+benchmarks/bench_integrated.py`` prints them and writes benchmarks/out/integrated.json.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+from scipy.signal import lfilter
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _util import save  # noqa: E402
+
+from perfcast.warmup.edm_robust import edm_robust  # noqa: E402
+
+SEED = 11
+WALKS = 300
+AR_SERIES = 200
+NEAR = 20
+
+
+def ar1(rng: np.random.Generator, n: int, phi: float) -> np.ndarray:
+    """Stationary Gaussian AR(1) readings (300 burn-in readings dropped)."""
+    return lfilter([1], [1, -phi], rng.normal(size=n + 300))[300:]
+
+
+def measure() -> dict:
+    rng = np.random.default_rng(SEED)
+    out: dict[str, dict] = {"random_walk": {}, "ar1": {}}
+    for n in (200, 1000):
+        split = sum(bool(edm_robust(np.cumsum(rng.normal(size=n)))) for _ in range(WALKS))
+        out["random_walk"][str(n)] = {"series": WALKS, "split": split / WALKS}
+    for phi in (0.9, 0.95):
+        for n in (200, 1000):
+            found = false = six = 0
+            for _ in range(AR_SERIES):
+                x = ar1(rng, n, phi)
+                step = x.copy()
+                step[n // 2:] += 2 / np.sqrt(1 - phi ** 2)
+                found += any(abs(c - n // 2) <= NEAR for c in edm_robust(step))
+                false += bool(edm_robust(x))
+                big = x.copy()
+                big[n // 2:] += 6.0
+                six += bool(edm_robust(big))
+            out["ar1"][f"phi={phi},n={n}"] = {
+                "series": AR_SERIES, "false_alarms": false / AR_SERIES,
+                "step_2sd_located": found / AR_SERIES, "step_6_innovation_sd_any": six / AR_SERIES}
+    return out
+
+
+def main() -> None:
+    res = measure()
+    print("driftless random walks with a change point: " + ", ".join(
+        f"n={n} {v['split']:.1%}" for n, v in res["random_walk"].items()))
+    print(f"{'AR(1)':>16} {'false alarms':>13} {'2-sd step found':>16} {'6-sd step, any':>15}")
+    for cell, v in res["ar1"].items():
+        print(f"{cell:>16} {v['false_alarms']:>13.1%} {v['step_2sd_located']:>16.1%} "
+              f"{v['step_6_innovation_sd_any']:>15.1%}")
+    save("integrated", res)
+
+
+if __name__ == "__main__":
+    main()
