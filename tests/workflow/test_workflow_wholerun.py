@@ -84,7 +84,7 @@ def test_constant_ratio_is_chosen_on_a_whole_run_table(tmp_path, snakemake_run):
 def test_a_regression_is_chosen_when_one_counter_drives_the_ratio(tmp_path, snakemake_run):
     """Ratio 0.6 (1 + x1)^0.5, x2 noise: the ridge is chosen on every held-out benchmark and
     the median error is far below the constant ratio's."""
-    names = _table(tmp_path / "runs.csv", lambda x1, x2, rng: 0.6 * (1 + x1) ** 0.5, n_bench=9)
+    names = _table(tmp_path / "runs.csv", lambda x1, x2, rng: 0.6 * (1 + x1) ** 0.5, n_bench=8)
     snakemake_run(tmp_path, _config(names, "runs.csv"), ["all"])
     ev = pd.read_parquet(tmp_path / "results" / "model" / "evaluation.parquet")
     assert (ev["family"] == "ridge").all()
