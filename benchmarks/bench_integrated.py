@@ -9,7 +9,10 @@ sides of that choice on generated series (seed 11):
   splits its wander);
 * AR(1) series with phi 0.9 and 0.95, 200 and 1,000 readings (200 each): false alarms without
   change; a step of 2 sd of the readings half-way located within 20 readings; a step of 6
-  innovation sd half-way, any change point.
+  innovation sd half-way, any change point;
+* the share of each kind of series that the test calls integrated (300 each, seed 5), the
+  present test beside the earlier one, ``V_2 / V_1 - 1 >= 0.975`` (the AR(1) coefficient of
+  the readings' differences).
 
 Every cell's figures come from the same series for each detector variant. ``python
 benchmarks/bench_integrated.py`` prints them and writes benchmarks/out/integrated.json.
@@ -26,7 +29,12 @@ from scipy.signal import lfilter
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import save  # noqa: E402
 
-from perfcast.warmup.edm_robust import edm_robust  # noqa: E402
+from perfcast.warmup.edm_robust import (  # noqa: E402
+    RHO_MAX,
+    _difference_rho,
+    edm_robust,
+    integrated,
+)
 
 SEED = 11
 WALKS = 300
@@ -63,14 +71,34 @@ def measure() -> dict:
     return out
 
 
+def flagged(series: int = 300) -> dict:
+    """Share of random walks and AR(1) series called integrated, by the variance-ratio test and
+    by the earlier lag-2 one."""
+    rng = np.random.default_rng(5)
+    out = {}
+    for n in (200, 1000):
+        kinds = {"random walk": [np.cumsum(rng.normal(size=n)) for _ in range(series)],
+                 "AR(1) phi=0.95": [ar1(rng, n, 0.95) for _ in range(series)],
+                 "AR(1) phi=0.9": [ar1(rng, n, 0.9) for _ in range(series)]}
+        for kind, xs in kinds.items():
+            out[f"{kind}, n={n}"] = {
+                "variance_ratio": float(np.mean([integrated(x) for x in xs])),
+                "lag_2": float(np.mean([_difference_rho(x) >= RHO_MAX for x in xs]))}
+    return out
+
+
 def main() -> None:
     res = measure()
+    res["flagged"] = flagged()
     print("driftless random walks with a change point: " + ", ".join(
         f"n={n} {v['split']:.1%}" for n, v in res["random_walk"].items()))
     print(f"{'AR(1)':>16} {'false alarms':>13} {'2-sd step found':>16} {'6-sd step, any':>15}")
     for cell, v in res["ar1"].items():
         print(f"{cell:>16} {v['false_alarms']:>13.1%} {v['step_2sd_located']:>16.1%} "
               f"{v['step_6_innovation_sd_any']:>15.1%}")
+    print(f"{'called integrated':>26} {'variance ratio':>15} {'lag-2 test':>11}")
+    for cell, v in res["flagged"].items():
+        print(f"{cell:>26} {v['variance_ratio']:>15.0%} {v['lag_2']:>11.0%}")
     save("integrated", res)
 
 
