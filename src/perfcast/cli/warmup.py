@@ -172,7 +172,6 @@ def cmd_ci(args: argparse.Namespace) -> int:
 def _phases_warning(x, name: str) -> str | None:
     """A warning when the readings are not one stable phase (the CI of all of them then mixes
     phases), saying how to use the stable segment only."""
-
     ph = _command_settings("phases").detect(x, _command_settings("edm"))
     if ph.stable == (0, int(x.shape[0])):
         return None

@@ -343,6 +343,15 @@ def spread_scores(x: np.ndarray, order: np.ndarray | None = None,
     return table[d]
 
 
+def _trimmed_square_difference(x: np.ndarray, lag: int, keep: float) -> float:
+    """Mean of the squared lag-``lag`` differences of ``x`` at or below their ``keep``
+    quantile."""
+    d = x[lag:] - x[:-lag]
+    d2 = d * d
+    j = int(keep * (d2.shape[0] - 1))
+    return float(d2[d2 <= np.partition(d2, j)[j]].mean())
+
+
 def _half_mean_square_difference(scores: np.ndarray, lag: int) -> float:
     """``V_h = gamma(0) - gamma(h)`` estimated as half the mean of the squared lag-``h``
     differences below their 90th percentile, rescaled for normal differences (the mean of a
@@ -350,10 +359,7 @@ def _half_mean_square_difference(scores: np.ndarray, lag: int) -> float:
     segments spoils only ``h`` differences, which the trimming drops: the changes to be
     detected are not taken for dependence."""
     head = scores[:BATCH_PREFIX * 5]  # 10^5 differences are plenty for one number
-    d = head[lag:] - head[:-lag]
-    d2 = d * d
-    cut = np.partition(d2, int(0.9 * (d2.shape[0] - 1)))[int(0.9 * (d2.shape[0] - 1))]
-    return float(d2[d2 <= cut].mean()) / 0.62302 / 2
+    return _trimmed_square_difference(head, lag, 0.9) / 0.62302 / 2
 
 
 def _difference_rho(scores: np.ndarray) -> float:
@@ -371,14 +377,6 @@ def _difference_factor(scores: np.ndarray) -> float:
     (``rho`` at most ``RHO_MAX``)."""
     rho = min(RHO_MAX, _difference_rho(scores))
     return (1 + rho) / (1 - rho)
-
-
-def _trimmed_square_difference(x: np.ndarray, lag: int) -> float:
-    """Mean of the squared lag-``lag`` differences below their ``VR_KEEP`` quantile."""
-    d = x[lag:] - x[:-lag]
-    d2 = d * d
-    j = int(VR_KEEP * (d2.shape[0] - 1))
-    return float(d2[d2 <= np.partition(d2, j)[j]].mean())
 
 
 def variance_ratio(x: np.ndarray, q: int) -> float:
@@ -399,8 +397,8 @@ def variance_ratio(x: np.ndarray, q: int) -> float:
     (1.0, 0.05)
     """
     head = x[:BATCH_PREFIX * 5]
-    v1 = _trimmed_square_difference(head, 1)
-    return 0.0 if v1 <= 1e-300 else _trimmed_square_difference(head, q) / (q * v1)
+    v1 = _trimmed_square_difference(head, 1, VR_KEEP)
+    return 0.0 if v1 <= 1e-300 else _trimmed_square_difference(head, q, VR_KEEP) / (q * v1)
 
 
 def integrated(x: np.ndarray) -> bool:
