@@ -35,16 +35,21 @@ def load_config(name: str) -> dict:
 
 
 def snakemake_cmd(workdir: Path, configfile: Path | None = None, targets: Sequence[str] = ("all",),
-                  cores: int = 2, extra: Sequence[str] = (),
-                  entry: Sequence[str] = ("-m", "snakemake")) -> list[str]:
+                  cores: int | None = 2, extra: Sequence[str] = (),
+                  entry: Sequence[str] = ("-m", "snakemake"),
+                  workflow_profile: str = "none") -> list[str]:
     """The command ``run_snakemake`` runs, for tests that need a Popen of their own.
 
     Targets come first: ``--configfile`` takes several values and would swallow them. The
     embedded default config is not merged in (it lives in the repository, not in ``workdir``).
     ``entry``: how Python starts Snakemake (``tests/slurm/steady_poll.py`` for the SLURM runs).
+    ``cores`` None: no --cores (a profile's value counts); ``workflow_profile``: none, or the
+    path of profiles/default for a run as a user starts it from the repository's root.
     """
     cmd = [sys.executable, *entry, *targets, "-s", str(SNAKEFILE),
-           "--directory", str(workdir), "--cores", str(cores), "--workflow-profile", "none"]
+           "--directory", str(workdir), "--workflow-profile", workflow_profile]
+    if cores is not None:
+        cmd += ["--cores", str(cores)]
     if configfile is not None:
         cmd += ["--configfile", str(configfile)]
     return [*cmd, *extra]
@@ -55,22 +60,24 @@ def run_snakemake(
     config: dict | None,
     targets: Sequence[str] = (),
     *,
-    cores: int = 2,
+    cores: int | None = 2,
     extra: Sequence[str] = (),
     check: bool = True,
     timeout: float = 900,
     entry: Sequence[str] = ("-m", "snakemake"),
+    workflow_profile: str = "none",
 ) -> subprocess.CompletedProcess:
     """Run the real workflow (``python -m snakemake``) in ``workdir`` on ``config``.
 
-    ``config`` is written to ``workdir/config.yaml`` and passed with ``--configfile``.
+    ``config`` is written to ``workdir/config.yaml`` and passed with ``--configfile``; the other
+    arguments as :func:`snakemake_cmd`'s.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     cfg = None
     if config is not None:
         cfg = workdir / "config.yaml"
         cfg.write_text(yaml.safe_dump(config, sort_keys=False))
-    cmd = snakemake_cmd(workdir, cfg, targets, cores, extra, entry)
+    cmd = snakemake_cmd(workdir, cfg, targets, cores, extra, entry, workflow_profile)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(

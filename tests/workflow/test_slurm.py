@@ -32,6 +32,7 @@ from harness import CONFIGS, REPO
 
 SLURM_DIR = REPO / "tests" / "slurm"
 PROFILE = REPO / "profiles" / "slurm"
+WORKFLOW_PROFILE = REPO / "profiles" / "default"
 TINY = CONFIGS / "tiny.yaml"
 LOCK = Path("/tmp/perfcast-slurm-test.lock")
 SBIN_PATH = f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin"
@@ -116,7 +117,7 @@ class Runs:
     local_log: str
     config: dict
     seconds: dict = field(default_factory=dict)
-    # SLURM job id -> (state, partition), read from squeue as soon as the SLURM run ended
+    # SLURM job id -> (state, partition, CPUs), read from squeue as soon as the SLURM run ended
     states: dict = field(default_factory=dict)
 
 
@@ -159,7 +160,10 @@ def _side_by_side(config: dict, base: Path, snakemake_run, timeout: float,
     thread.start()
     t0 = time.monotonic()
     try:
-        slurm = snakemake_run(slurm_dir, config, cores=1, timeout=timeout, entry=STEADY_POLL,
+        # as a user starts it from the repository's root: no --cores (profiles/slurm's 1), and
+        # profiles/default loaded beside the SLURM profile
+        slurm = snakemake_run(slurm_dir, config, cores=None, timeout=timeout, entry=STEADY_POLL,
+                              workflow_profile=str(WORKFLOW_PROFILE),
                               extra=["--executor", "slurm", "--profile", str(PROFILE),
                                      *SLURM_ARGS, *slurm_extra])
         seconds["slurm"] = time.monotonic() - t0
@@ -212,18 +216,19 @@ def _jobs(log: str) -> dict[int, tuple[str, bool, dict[str, str]]]:
     return {j: (rule, local, wc) for j, (rule, local, wc, _) in _job_blocks(log).items()}
 
 
-def _squeue(ids: list[str]) -> dict[str, tuple[str, str]]:
-    """SLURM job id -> (state, partition), for jobs finished within MinJobAge (3600 s in
+def _squeue(ids: list[str]) -> dict[str, tuple[str, str, int]]:
+    """SLURM job id -> (state, partition, CPUs), for jobs finished within MinJobAge (3600 s in
     tests/slurm/start.sh; a cluster not started by it may keep them for less)."""
-    out = _sh(["squeue", "-h", "-t", "all", "-j", ",".join(ids), "-o", "%i|%T|%P"], 30)
+    out = _sh(["squeue", "-h", "-t", "all", "-j", ",".join(ids), "-o", "%i|%T|%P|%C"], 30)
     assert out.returncode == 0, _tail(out)
-    return {i: (state, part) for i, state, part in
+    return {i: (state, part, int(cpus)) for i, state, part, cpus in
             (line.split("|") for line in out.stdout.split())}
 
 
-def _submitted_states(log: str) -> dict[str, tuple[str, str]]:
-    """(state, partition) of every job a run's log says it submitted, read right after the run:
-    later, the local run beside it may have outlasted the time SLURM lists finished jobs."""
+def _submitted_states(log: str) -> dict[str, tuple[str, str, int]]:
+    """(state, partition, CPUs) of every job a run's log says it submitted, read right after
+    the run: later, the local run beside it may have outlasted the time SLURM lists finished
+    jobs."""
     submitted = dict(SUBMITTED.findall(log))
     return _squeue(list(submitted.values())) if submitted else {}
 
@@ -430,6 +435,10 @@ def test_groups_submit_one_job_per_group_components_pieces(grouped_runs: Runs):
     assert grouped_runs.slurm_log.count("Group job aggregate") == 1
     states = grouped_runs.states
     assert {states[s][0] for s in submitted.values()} == {"COMPLETED"}, states
+    # one CPU per job: every job here is single-threaded, and a group job runs its jobs one
+    # after another (its Snakemake gets --jobs 1), so more CPUs would stay idle; run as a user
+    # runs it, a group job asked for 2 while profiles/default set cores: 2
+    assert {states[s][2] for s in submitted.values()} == {1}, states
     # every job of the local run ran in the SLURM run too, grouped or not
     slurm_rules = Counter(rule for rule, _ in _any_jobs(grouped_runs.slurm_log).values())
     assert slurm_rules == local_rules
@@ -498,7 +507,7 @@ def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, sn
     assert first.returncode != 0, log[-3000:]
     submitted = dict(SUBMITTED.findall(log))
     assert len(submitted) == 2, log[-3000:]  # 2 group jobs; figure and summary never started
-    states = Counter(s for s, _ in _squeue(list(submitted.values())).values())
+    states = Counter(s for s, *_ in _squeue(list(submitted.values())).values())
     assert states == Counter({"COMPLETED": 1, "FAILED": 1}), states
     assert "Removing output files of failed job" not in log  # keep-incomplete: none removed
     res = work / "results"

@@ -54,6 +54,9 @@ rule sweep_run:
         f"{JOB_TIMINGS}/sweep/{{campaign}}/runs/{{point}}/iter{{iteration}}.tsv"
     threads: get_sweep_run_threads
     resources:
+        # the configuration's threads on a cluster, where threads are capped at --cores
+        # (profiles/slurm: 1)
+        cpus_per_task=get_sweep_run_threads,
         mem_mb=get_sweep_run_mem_mb,
         runtime=get_sweep_run_runtime,
     conda:
