@@ -12,7 +12,11 @@ sides of that choice on generated series (seed 11):
   innovation sd half-way, any change point;
 * the share of each kind of series that the test calls integrated (300 each, seed 5), the
   present test beside the earlier one, ``V_2 / V_1 - 1 >= 0.975`` (the AR(1) coefficient of
-  the readings' differences).
+  the readings' differences);
+* periodic series with little noise (seed 3): 600 readings of a sawtooth ``0.01 (t mod P)``
+  from a random phase, normal noise of sd 0, 0.002 or 0.01, and a step of 0.05 at reading
+  200 (50 series per cell): the share called integrated, the share whose step is located
+  within 5 readings, and the share with a change point elsewhere.
 
 Every cell's figures come from the same series for each detector variant. ``python
 benchmarks/bench_integrated.py`` prints them and writes benchmarks/out/integrated.json.
@@ -87,9 +91,31 @@ def flagged(series: int = 300) -> dict:
     return out
 
 
+def periodic(series: int = 50) -> dict:
+    """Sawtooth series with a step: called integrated, step found, other change points."""
+    rng = np.random.default_rng(3)
+    out = {}
+    for period in (5, 7, 12, 20, 30):
+        for sd in (0.0, 0.002, 0.01):
+            called = found = other = 0
+            for _ in range(series):
+                t = np.arange(600) + rng.integers(period)
+                x = 0.01 * (t % period) + 0.05 * (np.arange(600) >= 200) \
+                    + rng.normal(0, sd, 600)
+                called += integrated(x)
+                cuts = edm_robust(x)
+                found += any(abs(c - 200) <= 5 for c in cuts)
+                other += any(abs(c - 200) > 5 for c in cuts)
+            out[f"P={period},sd={sd}"] = {"series": series, "integrated": called / series,
+                                          "step_located": found / series,
+                                          "other_change_points": other / series}
+    return out
+
+
 def main() -> None:
     res = measure()
     res["flagged"] = flagged()
+    res["periodic"] = periodic()
     print("driftless random walks with a change point: " + ", ".join(
         f"n={n} {v['split']:.1%}" for n, v in res["random_walk"].items()))
     print(f"{'AR(1)':>16} {'false alarms':>13} {'2-sd step found':>16} {'6-sd step, any':>15}")
@@ -99,6 +125,10 @@ def main() -> None:
     print(f"{'called integrated':>26} {'variance ratio':>15} {'lag-2 test':>11}")
     for cell, v in res["flagged"].items():
         print(f"{cell:>26} {v['variance_ratio']:>15.0%} {v['lag_2']:>11.0%}")
+    print(f"{'sawtooth with a step':>20} {'integrated':>11} {'step found':>11} {'other cuts':>11}")
+    for cell, v in res["periodic"].items():
+        print(f"{cell:>20} {v['integrated']:>11.0%} {v['step_located']:>11.0%} "
+              f"{v['other_change_points']:>11.0%}")
     save("integrated", res)
 
 

@@ -277,6 +277,27 @@ def test_a_driftless_random_walk_is_not_split():
     assert counts[1000][0] <= 15 and counts[1000][1] >= 30, counts
 
 
+def test_a_periodic_series_is_not_integrated_and_its_step_is_found():
+    """A sawtooth comes back to its level every period: it is no random walk, although its
+    variance ratio at lag 20 (period 12: 1.5) says drift, since the trimmed lag-1 mean square
+    keeps only the climb. Taken for integrated, its step of five climbs' height at reading 200
+    was looked for in the increments and missed; the level analysis finds it."""
+    from perfcast.warmup.edm_robust import integrated, variance_ratio
+
+    rng = np.random.default_rng(5)
+    t = np.arange(600)
+    for period in (5, 7, 12):
+        for sd in (0.0, 0.002):
+            x = 0.01 * (t % period) + np.where(t >= 200, 0.05, 0.0) + rng.normal(0, sd, 600)
+            assert not integrated(x), (period, sd)
+            cuts = edm_robust(x)
+            assert len(cuts) == 1 and abs(cuts[0] - 200) <= 2, (period, sd, cuts)
+    assert variance_ratio(0.01 * (t % 12), 20) > 1  # what took it for a drift
+    # a walk and a drift still never come back
+    e = rng.normal(size=1000)
+    assert integrated(np.cumsum(e)) and integrated(np.cumsum(e + 0.3))
+
+
 def test_variance_ratio_known_answers():
     """Lo & MacKinlay's ratio: 1 for a random walk, 1/q for i.i.d. readings, (1 - phi^q) /
     (q (1 - phi)) for an AR(1) (0.44 for phi 0.9 and 0.64 for 0.95 at lag 20), above 1 for a

@@ -404,14 +404,21 @@ def variance_ratio(x: np.ndarray, q: int) -> float:
 def integrated(x: np.ndarray) -> bool:
     """Does a series wander like a random walk, or drift (an integrated series: its level has
     no mean to return to)? True when its :func:`variance_ratio` over ``VR_LAG`` readings (at
-    most a tenth of the series) reaches ``VR_MIN``. A change of level can then no longer be
-    told from the wander, and what changes is the drift: :func:`edm_robust` segments the
-    increments instead of the readings.
+    most a tenth of the series) reaches ``VR_MIN`` and the series never comes back: at no lag
+    from 2 to ``VR_LAG`` are its readings closer to the earlier ones than at lag 1 (trimmed
+    mean squares ``V_h >= V_1``, as in :func:`variance_ratio`). A change of level can then no
+    longer be told from the wander, and what changes is the drift: :func:`edm_robust` segments
+    the increments instead of the readings.
 
     The ratio over many readings, not over two: a stationary AR(1) with ``phi`` 0.95 gives
     0.975 at lag 2, within the estimate's noise of a random walk's 1 on a thousand readings,
     and 0.64 at lag 20, where a random walk still gives 1 (the estimate's standard deviation,
-    ``sqrt(2 (2q - 1)(q - 1) / (3 q n))``, is 0.16 on 1,000 readings).
+    ``sqrt(2 (2q - 1)(q - 1) / (3 q n))``, is 0.16 on 1,000 readings). The return test tells
+    a cycle from a wander: a walk's ``V_h`` grows as ``h`` (``V_2`` is twice ``V_1``) and a
+    drift's as ``h^2``, but a periodic series with little noise comes back to its level after
+    each period ``P``, where ``V_P`` holds the noise alone, while its trimmed ``V_1`` holds the
+    steady climb within a period (the trimming drops the falls). A sawtooth with period 12
+    has a variance ratio above 1 at lag 20, and was taken for a drift.
 
     References
     ----------
@@ -426,9 +433,18 @@ def integrated(x: np.ndarray) -> bool:
     >>> e = rng.normal(size=1000)
     >>> integrated(np.cumsum(e + 0.5)), integrated(np.cumsum(e)), integrated(e)
     (True, True, False)
+    >>> integrated(0.01 * (np.arange(600) % 12) + 0.002 * e[:600])  # a sawtooth
+    False
     """
     n = x.shape[0]
-    return n >= 16 and variance_ratio(x, max(2, min(VR_LAG, n // 10))) >= VR_MIN
+    if n < 16:
+        return False
+    q = max(2, min(VR_LAG, n // 10))
+    if variance_ratio(x, q) < VR_MIN:
+        return False
+    head = x[:BATCH_PREFIX * 5]
+    v1 = _trimmed_square_difference(head, 1, VR_KEEP)
+    return all(_trimmed_square_difference(head, h, VR_KEEP) >= v1 for h in range(2, q))
 
 
 def _residuals(scores: np.ndarray, cuts: list[int]) -> np.ndarray:
