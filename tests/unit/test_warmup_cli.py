@@ -51,6 +51,23 @@ def test_edm_robust_and_pilot(capsys, warmup_file):
     assert out["settings"]["min_size"] == 30
 
 
+def test_edm_reports_a_cycle_in_the_readings(capsys, tmp_path, warmup_file):
+    """A cycle is neither noise nor a change: `edm` says so (its period and amplitude, and a
+    warning that a change smaller than its swing is not found); readings without one get
+    ``season: null`` and no warning."""
+    path, _ = warmup_file
+    rc, out, err = run(capsys, "edm", str(path))
+    assert rc == 0 and out["season"] is None and err == ""
+    rng = np.random.default_rng(8)
+    t = np.arange(800)
+    cyclic = write(tmp_path / "cyclic.txt", 5 + 0.5 * np.sin(2 * np.pi * t / 12.5)
+                   + 0.3 * rng.normal(size=800))
+    rc, out, err = run(capsys, "edm", str(cyclic))
+    assert rc == 0 and out["season"]["period"] == pytest.approx(12.5, rel=0.01)
+    assert out["season"]["amplitude"] == pytest.approx(0.5, rel=0.15)
+    assert "repeat every 12.5 readings" in err and err.count("\n") == 1
+
+
 def test_flags_are_settings_of_the_cli_schema(capsys, warmup_file):
     path, _ = warmup_file
     # the defaults of flags left out are the schema's (src/perfcast/schemas/warmup_cli.schema.yaml)

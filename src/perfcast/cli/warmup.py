@@ -91,6 +91,7 @@ def cmd_edm(args: argparse.Namespace) -> int:
     ``warmup_cli.schema.yaml``); JSON on stdout. Returns the exit status (0)."""
     from perfcast.warmup.ci import MIN_READINGS
     from perfcast.warmup.readings import read_readings
+    from perfcast.warmup.season import season
     from perfcast.warmup.segments import segments
 
     edm = _settings(args, mode=args.mode, min_size=args.min_size, alpha=args.alpha,
@@ -102,6 +103,7 @@ def cmd_edm(args: argparse.Namespace) -> int:
               "(Pilot's EDM_percent, O(n^2 log n)) will take minutes; --mode robust "
               "(the default, O(n log n)) takes about a second", file=sys.stderr, flush=True)
     ph = phases.detect(x, edm)
+    cycle = season(x)
     out: dict[str, Any] = {
         "file": args.file, "n": int(x.shape[0]), "mode": edm.mode,
         "settings": edm.to_dict() | phases.to_dict(),
@@ -110,7 +112,13 @@ def cmd_edm(args: argparse.Namespace) -> int:
             _median(x[a:b]))} for a, b in segments(ph.n, list(ph.change_points))],
         "stable": None if ph.stable is None else {"begin": ph.stable[0], "end": ph.stable[1]},
         "warmup_len": ph.warmup_len, "cooldown_len": ph.cooldown_len, "rule": ph.rule,
+        "season": None if cycle is None else cycle.to_dict(),
     }
+    if cycle is not None:
+        print(f"perfcast edm: warning: {args.file}: the readings repeat every "
+              f"{cycle.period:.3g} readings (amplitude {cycle.amplitude:.3g}); the change points "
+              "are judged as if the cycle were noise, so a change smaller than its swing is "
+              "not found", file=sys.stderr)
     if ph.rule == "short":
         out["note"] = (f"fewer than {MIN_READINGS} readings: not split, all kept as stable "
                        "(Pilot's rule)")

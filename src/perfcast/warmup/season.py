@@ -1,0 +1,146 @@
+"""Do the readings repeat? A test for a cycle (a season) in a series of readings.
+
+A cycle in timings (a periodic background task, a buffer that fills and flushes, a garbage
+collector on a schedule) is neither noise nor a change: the change-point detector's dependence
+factor takes it for dependence and raises its threshold, so that a change smaller than the
+cycle's swing goes unseen. This module finds such a cycle, so that it is reported rather than
+silently folded into the threshold.
+
+The test works on the differences of the readings, ``d_t = x_{t+1} - x_t``: a change of level
+becomes a single spike and a trend a constant, both spread thinly over every frequency, while a
+cycle of period ``P`` stays a cycle. With ``I_k = |sum_t d_t exp(-2 pi i k t / m)|^2 / m`` the
+periodogram of the ``m`` differences, each ordinate divided by the spectrum around it (the
+running median of ``SPECTRUM_WINDOW`` ordinates over ``ln 2``, the median of an exponential
+variable of mean 1) is about exponential with mean 1 wherever the spectrum is smooth (white,
+AR(1), a random walk's differences), and a cycle is the largest ratio beyond
+``FACTOR * ln(M / alpha)`` over the ``M`` ordinates looked at (frequencies of at least
+``MIN_CYCLES`` cycles in the series). The classical bound ``ln(M / alpha)`` (the maximum of
+``M`` exponential ratios) does not hold with an estimated spectrum: the running median's own
+scatter inflates the ratios, and ``FACTOR`` = 1.8 brings the share of series without a cycle
+called cyclic to at most 2 % on 150 i.i.d. normal, lognormal, t(3), AR(1) (``phi`` 0.5 and 0.9)
+series and random walks each of 100 to 5,000 readings (unit test
+``test_season_false_detections``; 0.3 % of 1,000 normal and AR(1) 0.5 series of 100 and 200
+readings, where 1.6 gave 1-2 %). A cycle that is not a sine (a sawtooth: a slow climb and a
+fall) has its power spread over its harmonics, and the largest ordinate may be a harmonic: the
+cycle is the lowest frequency ``f / h`` (``h`` up to ``MAX_HARMONIC``) whose ordinate is itself
+significant among ``MAX_HARMONIC`` tries. The period is then refined between the neighbouring
+ordinates (the largest ``|sum_t d_t exp(-2 pi i f t)|`` on a grid of 81 frequencies), so that
+periods that are not a whole number of readings are found, and the cycle's first-harmonic
+amplitude (in reading units) is fitted by least squares on the differences.
+
+References
+----------
+R. A. Fisher, "Tests of significance in harmonic analysis", Proc. R. Soc. Lond. A 125:54-59,
+1929, doi:10.1098/rspa.1929.0151 (the largest periodogram ordinate as a test for a periodic
+component).
+
+M. B. Priestley, *Spectral Analysis and Time Series*, Academic Press, 1981, sections 6.1-6.2
+(periodogram ordinates over the spectrum as independent exponential variables) and 6.1.4 (the
+test against a smooth, estimated spectrum).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: ordinates in the running median that estimates the spectrum around each ordinate
+SPECTRUM_WINDOW = 41
+#: the largest ratio must exceed this multiple of ln(M / alpha) (see the module docstring)
+FACTOR = 1.8
+#: a cycle must repeat at least this many times in the series
+MIN_CYCLES = 4
+#: shorter series are not tested (the spectrum around an ordinate needs
+#: ``SPECTRUM_WINDOW`` others)
+MIN_READINGS = 100
+#: harmonics looked at below the largest ordinate's frequency for the cycle's own
+MAX_HARMONIC = 6
+#: the test looks at the first readings only (enough for any period it can report)
+HEAD = 20_000
+#: frequencies tried between the largest ordinate's neighbours
+REFINE_STEPS = 81
+
+
+@dataclass(frozen=True)
+class Season:
+    """A cycle found in the readings.
+
+    Attributes
+    ----------
+    period : float
+        Readings per cycle (not necessarily a whole number).
+    amplitude : float
+        Amplitude of the cycle's first harmonic, in the readings' unit.
+    strength : float
+        The largest periodogram ratio over the detection threshold (> 1).
+    """
+
+    period: float
+    amplitude: float
+    strength: float
+
+    def to_dict(self) -> dict:
+        return {"period": self.period, "amplitude": self.amplitude, "strength": self.strength}
+
+
+def _running_median(v: np.ndarray, window: int) -> np.ndarray:
+    half = min(window // 2, v.shape[0] - 1)
+    padded = np.pad(v, half, mode="reflect")
+    return np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
+
+
+def season(x: np.ndarray, alpha: float = 0.01) -> Season | None:
+    """The cycle of ``x`` (module docstring), or None when the readings show none at level
+    ``alpha`` or are fewer than ``MIN_READINGS``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> t = np.arange(600)
+    >>> s = season(2 * np.sin(2 * np.pi * t / 12.5) + rng.normal(size=600))
+    >>> round(s.period, 1), round(s.amplitude, 1)
+    (12.5, 2.0)
+    >>> season(rng.normal(size=600)) is None, season(np.cumsum(rng.normal(size=600))) is None
+    (True, True)
+    """
+    x = np.asarray(x, dtype=float)[:HEAD]
+    n = x.shape[0]
+    if n < MIN_READINGS or not np.isfinite(x).all():
+        return None
+    d = np.diff(x)
+    d = d - np.median(d)
+    m = d.shape[0]
+    ordinates = np.abs(np.fft.rfft(d)[1:(m + 1) // 2]) ** 2 / m  # k = 1 .. below m / 2
+    base = _running_median(ordinates, SPECTRUM_WINDOW) / math.log(2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(base > 0, ordinates / base, 0.0)
+    first = max(2, math.ceil(MIN_CYCLES * m / n))  # k: periods of at most n / MIN_CYCLES
+    if first > ratio.shape[0]:
+        return None
+    ratio[:first - 1] = 0.0
+    j = int(np.argmax(ratio))
+    threshold = FACTOR * math.log(ratio.shape[0] / alpha)
+    if not ratio[j] > threshold:
+        return None
+    k = j + 1
+    fundamental = FACTOR * math.log(MAX_HARMONIC / alpha)
+    for h in range(MAX_HARMONIC, 1, -1):  # the lowest significant subharmonic is the cycle
+        near = [c for c in range(round(k / h) - 1, round(k / h) + 2) if first <= c < k]
+        if near and max(ratio[c - 1] for c in near) > fundamental:
+            k = max(near, key=lambda c: ratio[c - 1])
+            break
+    t = np.arange(m)
+    freqs = np.linspace((k - 1) / m, (k + 1) / m, REFINE_STEPS)
+    freqs = freqs[(freqs > 0) & (freqs < 0.5)]
+    power = [abs(np.dot(d, np.exp(-2j * np.pi * fr * t))) for fr in freqs]
+    f = float(freqs[int(np.argmax(power))])
+    # x_t = a cos(2 pi f t) + b sin(2 pi f t) + level: its differences, with a constant for the
+    # drift, fitted by least squares
+    phase = 2 * np.pi * f * np.arange(n)
+    design = np.column_stack([np.ones(m), np.diff(np.cos(phase)), np.diff(np.sin(phase))])
+    coef, *_ = np.linalg.lstsq(design, np.diff(x), rcond=None)
+    return Season(period=1 / f, amplitude=float(math.hypot(coef[1], coef[2])),
+                  strength=float(ratio[j] / threshold))
