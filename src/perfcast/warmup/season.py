@@ -17,10 +17,10 @@ AR(1), a random walk's differences), and a cycle is the largest ratio beyond
 ``MIN_CYCLES`` cycles in the series). The classical bound ``ln(M / alpha)`` (the maximum of
 ``M`` exponential ratios) does not hold with an estimated spectrum: the running median's own
 scatter inflates the ratios, and ``FACTOR`` = 1.8 brings the share of series without a cycle
-called cyclic to at most 2 % on 150 i.i.d. normal, lognormal, t(3), AR(1) (``phi`` 0.5 and 0.9)
-series and random walks each of 100 to 5,000 readings (unit test
-``test_season_false_detections``; 0.3 % of 1,000 normal and AR(1) 0.5 series of 100 and 200
-readings, where 1.6 gave 1-2 %). A cycle that is not a sine (a sawtooth: a slow climb and a
+called cyclic to at most 0.7 % of 150 i.i.d. normal, lognormal, t(3), AR(1) (``phi`` 0.5 and
+0.9) series and random walks each of 100 to 5,000 readings (0.3 % of 1,000 normal and AR(1)
+0.5 series of 100 and 200 readings, where 1.6 gave 1-2 %; unit test
+``test_season_false_detections``: at most 2 % of 100 of each, 100 to 3,000 readings). A cycle that is not a sine (a sawtooth: a slow climb and a
 fall) has its power spread over its harmonics, and the largest ordinate may be a harmonic: the
 cycle is the lowest frequency ``f / h`` (``h`` up to ``MAX_HARMONIC``) whose ordinate is itself
 significant among ``MAX_HARMONIC`` tries. The period is then refined between the neighbouring
