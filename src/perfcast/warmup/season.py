@@ -20,12 +20,14 @@ scatter inflates the ratios, and ``FACTOR`` = 1.8 brings the share of series wit
 called cyclic to at most 0.7 % of 150 i.i.d. normal, lognormal, t(3), AR(1) (``phi`` 0.5 and
 0.9) series and random walks each of 100 to 5,000 readings (0.3 % of 1,000 normal and AR(1)
 0.5 series of 100 and 200 readings, where 1.6 gave 1-2 %; unit test
-``test_season_false_detections``: at most 2 % of 100 of each, 100 to 3,000 readings). A cycle that is not a sine (a sawtooth: a slow climb and a
-fall) has its power spread over its harmonics, and the largest ordinate may be a harmonic: the
-cycle is the lowest frequency ``f / h`` (``h`` up to ``MAX_HARMONIC``) whose ordinate is itself
-significant among ``MAX_HARMONIC`` tries. The period is then refined between the neighbouring
-ordinates (the largest ``|sum_t d_t exp(-2 pi i f t)|`` on a grid of 81 frequencies), so that
-periods that are not a whole number of readings are found, and the cycle's first-harmonic
+``test_season_false_detections``: at most 2 % of 100 of each, 100 to 3,000 readings).
+
+A cycle that is not a sine (a sawtooth: a slow climb and a fall) has its power spread over its
+harmonics, and the largest ordinate may be a harmonic: the cycle is the lowest frequency
+``f / h`` (``h`` up to ``MAX_HARMONIC``) whose ordinate is itself significant among
+``MAX_HARMONIC`` tries. The period is then refined between the neighbouring ordinates (the
+largest ``|sum_t d_t exp(-2 pi i f t)|`` on a grid of 81 frequencies), so that periods that are
+not a whole number of readings are found, and the cycle's first-harmonic
 amplitude (in reading units) is fitted by least squares on the differences.
 
 References
@@ -34,9 +36,9 @@ R. A. Fisher, "Tests of significance in harmonic analysis", Proc. R. Soc. Lond. 
 1929, doi:10.1098/rspa.1929.0151 (the largest periodogram ordinate as a test for a periodic
 component).
 
-M. B. Priestley, *Spectral Analysis and Time Series*, Academic Press, 1981, sections 6.1-6.2
-(periodogram ordinates over the spectrum as independent exponential variables) and 6.1.4 (the
-test against a smooth, estimated spectrum).
+M. B. Priestley, *Spectral Analysis and Time Series*, Academic Press, 1981 (the periodogram's
+ordinates over the spectrum as independent exponential variables, and tests for a periodic
+component against a smooth spectrum).
 """
 
 from __future__ import annotations
