@@ -52,9 +52,9 @@ def test_edm_robust_and_pilot(capsys, warmup_file):
 
 
 def test_edm_reports_a_cycle_in_the_readings(capsys, tmp_path, warmup_file):
-    """A cycle is neither noise nor a change: `edm` says so (its period and amplitude, and a
-    warning that a change smaller than its swing is not found); readings without one get
-    ``season: null`` and no warning."""
+    """A cycle is neither noise nor a change: `edm` and `stable` say so (its period and
+    amplitude, and a warning that a change smaller than its swing is not found); readings
+    without one get ``season: null`` and no warning."""
     path, _ = warmup_file
     rc, out, err = run(capsys, "edm", str(path))
     assert rc == 0 and out["season"] is None and err == ""
@@ -66,6 +66,14 @@ def test_edm_reports_a_cycle_in_the_readings(capsys, tmp_path, warmup_file):
     assert rc == 0 and out["season"]["period"] == pytest.approx(12.5, rel=0.01)
     assert out["season"]["amplitude"] == pytest.approx(0.5, rel=0.15)
     assert "repeat every 12.5 readings" in err and err.count("\n") == 1
+    # `stable`, the one command for the stable throughput, says so too
+    assert main(["stable", str(cyclic)]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["season"]["period"] == pytest.approx(12.5, rel=0.01)
+    assert "perfcast stable: warning:" in cap.err and "repeat every 12.5 readings" in cap.err
+    assert main(["stable", str(path)]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["season"] is None and "repeat" not in cap.err
 
 
 def test_flags_are_settings_of_the_cli_schema(capsys, warmup_file):

@@ -91,7 +91,6 @@ def cmd_edm(args: argparse.Namespace) -> int:
     ``warmup_cli.schema.yaml``); JSON on stdout. Returns the exit status (0)."""
     from perfcast.warmup.ci import MIN_READINGS
     from perfcast.warmup.readings import read_readings
-    from perfcast.warmup.season import season
     from perfcast.warmup.segments import segments
 
     edm = _settings(args, mode=args.mode, min_size=args.min_size, alpha=args.alpha,
@@ -103,7 +102,6 @@ def cmd_edm(args: argparse.Namespace) -> int:
               "(Pilot's EDM_percent, O(n^2 log n)) will take minutes; --mode robust "
               "(the default, O(n log n)) takes about a second", file=sys.stderr, flush=True)
     ph = phases.detect(x, edm)
-    cycle = season(x)
     out: dict[str, Any] = {
         "file": args.file, "n": int(x.shape[0]), "mode": edm.mode,
         "settings": edm.to_dict() | phases.to_dict(),
@@ -112,13 +110,8 @@ def cmd_edm(args: argparse.Namespace) -> int:
             _median(x[a:b]))} for a, b in segments(ph.n, list(ph.change_points))],
         "stable": None if ph.stable is None else {"begin": ph.stable[0], "end": ph.stable[1]},
         "warmup_len": ph.warmup_len, "cooldown_len": ph.cooldown_len, "rule": ph.rule,
-        "season": None if cycle is None else cycle.to_dict(),
+        "season": _season(x, args.file, "edm"),
     }
-    if cycle is not None:
-        print(f"perfcast edm: warning: {args.file}: the readings repeat every "
-              f"{cycle.period:.3g} readings (amplitude {cycle.amplitude:.3g}); the change points "
-              "are judged as if the cycle were noise, so a change smaller than its swing is "
-              "not found", file=sys.stderr)
     if ph.rule == "short":
         out["note"] = (f"fewer than {MIN_READINGS} readings: not split, all kept as stable "
                        "(Pilot's rule)")
@@ -177,6 +170,20 @@ def cmd_ci(args: argparse.Namespace) -> int:
     return 0
 
 
+def _season(x, name: str, command: str) -> dict | None:
+    """The readings' cycle (:func:`perfcast.warmup.season.season`) as JSON, with a warning on
+    stderr when there is one: the change points take it for noise."""
+    from perfcast.warmup.season import season
+
+    cycle = season(x)
+    if cycle is None:
+        return None
+    print(f"perfcast {command}: warning: {name}: the readings repeat every {cycle.period:.3g} "
+          f"readings (amplitude {cycle.amplitude:.3g}); the change points are judged as if the "
+          "cycle were noise, so a change smaller than its swing is not found", file=sys.stderr)
+    return cycle.to_dict()
+
+
 def _phases_warning(x, name: str) -> str | None:
     """A warning when the readings are not one stable phase (the CI of all of them then mixes
     phases), saying how to use the stable segment only."""
@@ -218,7 +225,7 @@ def cmd_stable(args: argparse.Namespace) -> int:
     _print({"file": args.file, "settings": {k: getattr(settings, k) for k in (
         "min_size", "alpha", "min_effect", "preset", "confidence", "rates")} | {
         "ac_limit": settings.limit, "min_samples": settings.samples_min} | phases.to_dict(),
-        **res.to_dict()})
+        **res.to_dict(), "season": _season(x, args.file, "stable")})
     return 0 if res.stable is not None else 1
 
 
