@@ -397,7 +397,11 @@ def variance_ratio(x: np.ndarray, q: int) -> float:
     (1.0, 0.05)
     """
     head = x[:BATCH_PREFIX * 5]
-    v1 = _trimmed_square_difference(head, 1, VR_KEEP)
+    return _ratio(head, q, _trimmed_square_difference(head, 1, VR_KEEP))
+
+
+def _ratio(head: np.ndarray, q: int, v1: float) -> float:
+    """:func:`variance_ratio` given the lag-1 mean square ``v1``."""
     return 0.0 if v1 <= 1e-300 else _trimmed_square_difference(head, q, VR_KEEP) / (q * v1)
 
 
@@ -405,10 +409,10 @@ def integrated(x: np.ndarray) -> bool:
     """Does a series wander like a random walk, or drift (an integrated series: its level has
     no mean to return to)? True when its :func:`variance_ratio` over ``VR_LAG`` readings (at
     most a tenth of the series) reaches ``VR_MIN`` and the series never comes back: at no lag
-    from 2 to ``VR_LAG`` are its readings closer to the earlier ones than at lag 1 (trimmed
-    mean squares ``V_h >= V_1``, as in :func:`variance_ratio`). A change of level can then no
-    longer be told from the wander, and what changes is the drift: :func:`edm_robust` segments
-    the increments instead of the readings.
+    from 2 up to that ratio's are its readings closer to the earlier ones than at lag 1
+    (trimmed mean squares ``V_h >= V_1``, as in :func:`variance_ratio`). A change of level can
+    then no longer be told from the wander, and what changes is the drift: :func:`edm_robust`
+    segments the increments instead of the readings.
 
     The ratio over many readings, not over two: a stationary AR(1) with ``phi`` 0.95 gives
     0.975 at lag 2, within the estimate's noise of a random walk's 1 on a thousand readings,
@@ -440,10 +444,10 @@ def integrated(x: np.ndarray) -> bool:
     if n < 16:
         return False
     q = max(2, min(VR_LAG, n // 10))
-    if variance_ratio(x, q) < VR_MIN:
-        return False
     head = x[:BATCH_PREFIX * 5]
     v1 = _trimmed_square_difference(head, 1, VR_KEEP)
+    if _ratio(head, q, v1) < VR_MIN:
+        return False
     return all(_trimmed_square_difference(head, h, VR_KEEP) >= v1 for h in range(2, q))
 
 
