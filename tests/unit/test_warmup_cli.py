@@ -52,9 +52,9 @@ def test_edm_robust_and_pilot(capsys, warmup_file):
 
 
 def test_edm_reports_a_cycle_in_the_readings(capsys, tmp_path, warmup_file):
-    """A cycle is neither noise nor a change: `edm` and `stable` say so (its period and
-    amplitude, and a warning that a change smaller than its swing is not found); readings
-    without one get ``season: null`` and no warning."""
+    """A cycle is neither noise nor a change: `edm`, `stable`, `ci` and `watch` say so (its
+    period and amplitude, and a warning that a change smaller than its swing is not found);
+    readings without one get ``season: null`` and no warning."""
     path, _ = warmup_file
     rc, out, err = run(capsys, "edm", str(path))
     assert rc == 0 and out["season"] is None and err == ""
@@ -74,6 +74,22 @@ def test_edm_reports_a_cycle_in_the_readings(capsys, tmp_path, warmup_file):
     assert main(["stable", str(path)]) == 0
     cap = capsys.readouterr()
     assert json.loads(cap.out)["season"] is None and "repeat" not in cap.err
+    # `ci` and `watch` (its last line) use the same key and the same warning
+    rc, out, err = run(capsys, "ci", str(cyclic))
+    assert rc == 0 and out["season"]["period"] == pytest.approx(12.5, rel=0.01)
+    assert "perfcast ci: warning:" in err and "repeat every 12.5 readings" in err
+    rc, out, err = run(capsys, "ci", str(path))
+    assert rc == 0 and out["season"] is None and "repeat" not in err
+    for file, period in ((cyclic, 12.5), (path, None)):
+        main(["watch", str(file)])
+        cap = capsys.readouterr()
+        lines = [json.loads(v) for v in cap.out.splitlines()]
+        assert all("season" not in v for v in lines[:-1])
+        if period is None:
+            assert lines[-1]["season"] is None and "repeat" not in cap.err
+        else:
+            assert lines[-1]["season"]["period"] == pytest.approx(period, rel=0.01)
+            assert "perfcast watch: warning:" in cap.err
 
 
 def test_flags_are_settings_of_the_cli_schema(capsys, warmup_file):

@@ -62,6 +62,22 @@ def test_bad_traces_are_refused_clearly(counters_trace):
         counter_phases(df.iloc[:0], SETTINGS)
 
 
+def test_a_cycle_of_the_instruction_rate_is_reported(counters_trace):
+    """A rate that repeats every 20 intervals (2 % swing in the stable part) is reported under
+    ``season``; the trace without it has none (its warm-up ramp and cool-down step are no
+    cycle)."""
+    df = counters_trace()
+    assert counter_phases(df, SETTINGS)[1]["season"] is None
+    t = np.arange(len(df))
+    swing = 1 + 0.02 * np.sin(2 * np.pi * t / 20)
+    df["instructions"] = df["instructions"] * swing
+    df["ipc"] = df["instructions"] / df["cycles"]
+    cycle = counter_phases(df, SETTINGS)[1]["season"]
+    assert cycle["period"] == pytest.approx(20, rel=0.01)
+    rate = 2.0 * 2.5e9  # instructions per second of the stable part
+    assert cycle["amplitude"] == pytest.approx(0.02 * rate, rel=0.15)
+
+
 def test_rule_function_writes_parquet_and_summary(tmp_path, counters_trace):
     src = tmp_path / "counters" / "gen-a" / "mcf.parquet"
     src.parent.mkdir(parents=True)

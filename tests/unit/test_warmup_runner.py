@@ -173,6 +173,32 @@ def test_the_session_stops_on_the_required_sample_size(preset, blocks):
     assert an.summary(settings, "target")["required_readings"] == an.unit_ci.required_readings
 
 
+def test_the_session_summary_reports_a_cycle_of_the_stable_readings():
+    """Readings that repeat (period 12.5 readings) get ``season`` in the summary and a note the
+    run summary lists; the same session without the cycle gets ``season: null``."""
+    settings = session({"command": "w {work}"}, round_lower_bound_s=0.0,
+                       session={"min_rounds": 1})
+    rng = np.random.default_rng(3)
+
+    def rounds(swing):
+        out, t = [], 0
+        for i in range(4):
+            x = 1.0 + swing * np.sin(2 * np.pi * (t + np.arange(150)) / 12.5) \
+                + 0.01 * rng.normal(size=150)
+            t += 150
+            out.append(RoundRecord(round=i, work=150, stage="dyadic", duration_s=float(x.sum()),
+                                   returncode=0, user_s=0.0, sys_s=0.0, max_rss_kb=1,
+                                   readings=list(x), reading_times=list(np.cumsum(x))))
+        return out
+
+    cyclic = analyze_session(rounds(0.02), settings.analysis).summary(settings, "target")
+    assert cyclic["season"]["period"] == pytest.approx(12.5, rel=0.01)
+    assert cyclic["season"]["amplitude"] == pytest.approx(0.02, rel=0.15)
+    assert any("repeat every 12.5 readings" in n for n in cyclic["notes"])
+    plain = analyze_session(rounds(0.0), settings.analysis).summary(settings, "target")
+    assert plain["season"] is None and not any("repeat" in n for n in plain["notes"])
+
+
 def test_journal_records_the_host_and_refuses_rounds_of_another(tmp_path):
     from perfcast.warmup.journal import HostMismatchError, host_metadata
 

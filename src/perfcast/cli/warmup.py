@@ -161,7 +161,7 @@ def cmd_ci(args: argparse.Namespace) -> int:
                      min_samples=settings.samples_min)
     except NotEnoughDataError as exc:
         raise InputError(args.file, str(exc)) from exc
-    out = {"file": args.file, **ci.to_dict()}
+    out = {"file": args.file, **ci.to_dict(), "season": _season(x, args.file, "ci")}
     warning = _phases_warning(x, args.file)
     if warning:
         out["warning"] = warning
@@ -172,15 +172,13 @@ def cmd_ci(args: argparse.Namespace) -> int:
 
 def _season(x, name: str, command: str) -> dict | None:
     """The readings' cycle (:func:`perfcast.warmup.season.season`) as JSON, with a warning on
-    stderr when there is one: the change points take it for noise."""
-    from perfcast.warmup.season import season
+    stderr when there is one (:func:`perfcast.warmup.season.season_note`)."""
+    from perfcast.warmup.season import season, season_note
 
     cycle = season(x)
     if cycle is None:
         return None
-    print(f"perfcast {command}: warning: {name}: the readings repeat every {cycle.period:.3g} "
-          f"readings (amplitude {cycle.amplitude:.3g}); the change points are judged as if the "
-          "cycle were noise, so a change smaller than its swing is not found", file=sys.stderr)
+    print(f"perfcast {command}: warning: {name}: {season_note(cycle)}", file=sys.stderr)
     return cycle.to_dict()
 
 
@@ -278,7 +276,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
     """``perfcast watch``: live phases of readings as they arrive, one JSON line per analysis
     (:func:`perfcast.warmup.watch.watch` with the ``watch`` settings). Returns the exit status:
     0 on a stop, 1 when the input ends first."""
+    from array import array
+
+    import numpy as np
+
     from perfcast.warmup.readings import is_header, parse_reading
+    from perfcast.warmup.season import HEAD as SEASON_HEAD
     from perfcast.warmup.watch import watch
 
     settings = _settings(args, target_relative_width=args.target, confidence=args.cl,
@@ -293,6 +296,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     smallest = 1.0 / MAX_MAGNITUDE
 
+    seen = array("d")  # the readings the cycle test of the last line looks at
+
+    def keep(v: float) -> None:
+        if len(seen) < SEASON_HEAD:
+            seen.append(v)
+
     def values():
         first = True
         for lineno, line in enumerate(_lines(args.file), start=1):
@@ -302,6 +311,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
                 if ((v == 0 or smallest <= abs(v) <= MAX_MAGNITUDE) and (v >= 0 or negative)
                         and "_" not in line):
                     first = False
+                    keep(v)
                     yield v
                     continue
             except ValueError:
@@ -312,6 +322,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
                     continue
             v = parse_reading(line, name, lineno, allow_negative=negative)
             if v is not None:
+                keep(v)
                 yield v
 
     pending = None
@@ -325,6 +336,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     line = pending.to_dict()
     if not pending.stop:
         line["end_of_input"] = True
+    line["season"] = _season(np.frombuffer(seen), name, "watch")
     print(json.dumps(line, sort_keys=True), flush=True)
     return 0 if pending.stop else 1
 

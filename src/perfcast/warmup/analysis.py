@@ -25,6 +25,7 @@ import pandas as pd
 from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci
 from perfcast.warmup.journal import host_metadata
 from perfcast.warmup.runner import RoundRecord
+from perfcast.warmup.season import season, season_note
 from perfcast.warmup.segments import Phases, detect_phases
 from perfcast.warmup.settings import AnalysisSettings, SessionSettings
 from perfcast.warmup.wps import WpsResult, wps_regression
@@ -191,6 +192,7 @@ class SessionAnalysis:
         target = self.settings.ci.target_relative_width
         wps_warning = self.wps.warning if self.wps else None
         wps_stops = "wps" in session.limits.stop_on
+        cycle = season(self.stable_readings)
         return {
             "workload": session.name,
             "command": session.program.command,
@@ -220,8 +222,10 @@ class SessionAnalysis:
             + [f"stop criterion {c} not met (target {target:g} relative CI width); stopped: "
                f"{stop_reason}" for c in session.limits.stop_on
                if not self.criterion_met(c, target)],
+            "season": cycle.to_dict() if cycle else None,
             "notes": ([f"wps (a cross-check, not a stop criterion): {wps_warning}"]
-                      if wps_warning and not wps_stops else []),
+                      if wps_warning and not wps_stops else [])
+            + ([f"stable readings: {season_note(cycle)}"] if cycle else []),
             "wps_reason": self.wps_reason,
             "settings": session.to_dict(),
             "host": {**host_metadata(), "cpus": os.cpu_count(),

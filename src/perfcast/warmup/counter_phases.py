@@ -28,6 +28,7 @@ import pandas as pd
 from perfcast.errors import InputError
 from perfcast.io import require_columns
 from perfcast.warmup.ci import NotEnoughDataError, mean_ci
+from perfcast.warmup.season import season
 from perfcast.warmup.segments import MIN_READINGS, detect_phases
 from perfcast.warmup.settings import CounterPhaseSettings
 
@@ -130,6 +131,7 @@ def counter_phases(df: pd.DataFrame, settings: CounterPhaseSettings,
         "edge_fraction": settings.edge_fraction,
         "stable_ipc": None,
         "stable_ipc_reason": None,
+        "season": cycle.to_dict() if (cycle := season(rest)) else None,
     }
     if stable.any():
         inst = df["instructions"].to_numpy(dtype=float)[stable]
