@@ -305,6 +305,31 @@ def test_perf_backend_multi_group_real_run(tmp_path):
     np.testing.assert_allclose(np.median(t["ipc"]), 1.0, atol=0.1)
 
 
+@pytest.mark.parametrize("command,why", [
+    ("exit 3", "exit code 3"),
+    ("kill -TERM $$", "exit code 143"),  # a program killed half-way
+    ("{python} -c 'import sys; sys.exit(7)'", "exit code 7"),
+])
+def test_perf_backend_fails_when_the_program_fails(tmp_path, command, why):
+    """``perf stat -I`` exits 0 whatever its program did (perf 6.1), so a failed or killed
+    program would pass for a short complete run; its own exit status fails the collect run,
+    and no CSV is left."""
+    command = command.replace("{python}", sys.executable)
+    base = BaseEvents("task-clock", "cpu-clock")
+    run = PerfRun(binary="perf", timeout_s=60, command=command, env={}, cwd=None)
+    out = tmp_path / "group0.csv"
+    with pytest.raises(RuntimeError, match=f"under perf failed \\({why}\\)"):
+        collect_perf(CollectSettings(backend="perf", interval_ms=100, base_events=base,
+                                     events=("task-clock", "cpu-clock"), simulated=None,
+                                     perf=run), out)
+    assert list(tmp_path.iterdir()) == []
+    ok = PerfRun(binary="perf", timeout_s=60, command="true", env={}, cwd=None)
+    collect_perf(CollectSettings(backend="perf", interval_ms=100, base_events=base,
+                                 events=("task-clock", "cpu-clock"), simulated=None, perf=ok),
+                 out)
+    assert [p.name for p in tmp_path.iterdir()] == ["group0.csv"]
+
+
 def test_collect_groups_writes_every_group_run_as_collect_group_would(tmp_path):
     """One collect job runs all of its run's groups: each CSV equals the one a job of that
     group alone writes; settings, outputs and sources must pair up one to one."""

@@ -68,6 +68,22 @@ def check_perf_events(events: list[str], perf: str) -> None:
         raise HostCapabilityError(f"'{' '.join(cmd)}' failed: {proc.stderr.strip()}")
 
 
+#: what perf runs: the program in a shell of its own, whose exit status is written to a file.
+#: ``perf stat -I`` exits 0 whatever its program did (perf 6.1: ``perf stat -I 100 -- sh -c
+#: 'exit 3'`` exits 0; without ``-I``, 3), so a program that failed or was killed half-way
+#: would pass for a complete run with fewer intervals. ``$1``: the program, ``$2``: the file.
+STATUS_WRAPPER = 'sh -c "$1"; status=$?; echo "$status" > "$2"; exit "$status"'
+
+
+def _program_status(path: Path) -> int | None:
+    """The exit status :data:`STATUS_WRAPPER` wrote, or None when it wrote none (the shell
+    was killed with perf)."""
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
 def collect_perf(settings: CollectSettings, out: str | Path) -> None:
     """Run the benchmark's program under ``perf stat -I <interval_ms> -x, -e <events> -o out``
     (atomically).
@@ -87,7 +103,8 @@ def collect_perf(settings: CollectSettings, out: str | Path) -> None:
     HostCapabilityError
         perf is missing or this host does not count an event (:func:`check_perf_events`).
     RuntimeError
-        the command failed or timed out, or perf wrote no line for an event.
+        the command failed (its own exit status, which ``perf stat -I`` does not pass on:
+        :data:`STATUS_WRAPPER`) or timed out, or perf wrote no line for an event.
     ValueError
         settings of another backend.
     """
@@ -97,12 +114,23 @@ def collect_perf(settings: CollectSettings, out: str | Path) -> None:
     command, perf = run.command, run.binary
     check_perf_events(list(events), perf)
     with atomic_path(out) as tmp:
+        status_file = tmp.with_name(tmp.name + ".status")
         argv = [perf, "stat", "-I", str(settings.interval_ms), "-x,", "-e", ",".join(events),
-                "-o", os.path.abspath(tmp), "--", "sh", "-c", command]
-        res = run_measured(argv, env=run.env, cwd=run_dir(run.cwd, where=f"'{command}'"),
-                           timeout_s=run.timeout_s)
-        if not res.ok:
-            why = "timed out" if res.timed_out else f"exit code {res.returncode}"
+                "-o", os.path.abspath(tmp), "--", "sh", "-c", STATUS_WRAPPER, "perfcast-collect",
+                command, os.path.abspath(status_file)]
+        try:
+            res = run_measured(argv, env=run.env, cwd=run_dir(run.cwd, where=f"'{command}'"),
+                               timeout_s=run.timeout_s)
+            status = _program_status(status_file)
+        finally:
+            status_file.unlink(missing_ok=True)
+        if not res.ok or status != 0:
+            if res.timed_out:
+                why = "timed out"
+            elif not res.ok:
+                why = f"perf's exit code {res.returncode}"
+            else:
+                why = "killed: no exit status" if status is None else f"exit code {status}"
             raise RuntimeError(f"'{command}' under perf failed ({why}):\n{res.stderr[-2000:]}")
         long = parse_perf_stat(tmp)
         missing = sorted(e for e in events if not resolve_event(e, set(long["event"])))
