@@ -18,7 +18,7 @@ from perfcast.counters.settings import CollectSettings
 from perfcast.counters.simulate import simulate_group_csv
 from perfcast.errors import HostCapabilityError, InputError
 from perfcast.io import atomic_path
-from perfcast.process import run_measured
+from perfcast.process import read_status, run_measured, status_shell
 from perfcast.program import run_dir
 
 
@@ -68,22 +68,6 @@ def check_perf_events(events: list[str], perf: str) -> None:
         raise HostCapabilityError(f"'{' '.join(cmd)}' failed: {proc.stderr.strip()}")
 
 
-#: what perf runs: the program in a shell of its own, whose exit status is written to a file.
-#: ``perf stat -I`` exits 0 whatever its program did (perf 6.1: ``perf stat -I 100 -- sh -c
-#: 'exit 3'`` exits 0; without ``-I``, 3), so a program that failed or was killed half-way
-#: would pass for a complete run with fewer intervals. ``$1``: the program, ``$2``: the file.
-STATUS_WRAPPER = 'sh -c "$1"; status=$?; echo "$status" > "$2"; exit "$status"'
-
-
-def _program_status(path: Path) -> int | None:
-    """The exit status :data:`STATUS_WRAPPER` wrote, or None when it wrote none (the shell
-    was killed with perf)."""
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
-
-
 def collect_perf(settings: CollectSettings, out: str | Path) -> None:
     """Run the benchmark's program under ``perf stat -I <interval_ms> -x, -e <events> -o out``
     (atomically).
@@ -104,7 +88,7 @@ def collect_perf(settings: CollectSettings, out: str | Path) -> None:
         perf is missing or this host does not count an event (:func:`check_perf_events`).
     RuntimeError
         the command failed (its own exit status, which ``perf stat -I`` does not pass on:
-        :data:`STATUS_WRAPPER`) or timed out, or perf wrote no line for an event.
+        :func:`perfcast.process.status_shell`) or timed out, or perf wrote no line for an event.
     ValueError
         settings of another backend.
     """
@@ -116,12 +100,12 @@ def collect_perf(settings: CollectSettings, out: str | Path) -> None:
     with atomic_path(out) as tmp:
         status_file = tmp.with_name(tmp.name + ".status")
         argv = [perf, "stat", "-I", str(settings.interval_ms), "-x,", "-e", ",".join(events),
-                "-o", os.path.abspath(tmp), "--", "sh", "-c", STATUS_WRAPPER, "perfcast-collect",
-                command, os.path.abspath(status_file)]
+                "-o", os.path.abspath(tmp), "--",
+                *status_shell(command, os.path.abspath(status_file))]
         try:
             res = run_measured(argv, env=run.env, cwd=run_dir(run.cwd, where=f"'{command}'"),
                                timeout_s=run.timeout_s)
-            status = _program_status(status_file)
+            status = read_status(status_file)
         finally:
             status_file.unlink(missing_ok=True)
         if not res.ok or status != 0:

@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfcast.io import write_json
-from perfcast.process import RunResult, ShimReport, read_report, run_measured, shim_argv
+from perfcast.process import (
+    RunResult,
+    ShimReport,
+    read_report,
+    read_status,
+    run_measured,
+    shim_argv,
+)
 from perfcast.program import run_dir
 from perfcast.sweep import sensors as sn
 from perfcast.sweep.campaign import perf_column
@@ -156,9 +163,8 @@ def run_point(settings: RunSettings, *, perf_binary: str = "perf",
         shim = read_report(report)
         shell_status = None
         if events:
-            text = status_file.read_text().strip() if status_file.exists() else ""
-            # no status: the wrapper shell was itself killed
-            shell_status = int(text) if text.lstrip("-").isdigit() else -1
+            status = read_status(status_file)
+            shell_status = -1 if status is None else status  # None: the wrapper was killed
             values = sn.parse_perf_csv(perf_csv.read_text() if perf_csv.exists() else "",
                                        events)
             record["perf"] = {perf_column(e): v for e, v in values.items()}

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import shlex
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from perfcast.errors import HostCapabilityError
-from perfcast.process import run_measured
+from perfcast.process import run_measured, status_shell
 from perfcast.sweep.campaign import HEARTBEAT_COLUMNS, Sensors
 
 POWERCAP_ROOT = "/sys/class/powercap"
@@ -41,12 +40,8 @@ _NOT_COUNTED = ("<not counted>", "<not supported>")
 
 def perf_command(command: str, events: Sequence[str], out_csv: str | Path, status_file: str | Path,
                  binary: str = "perf") -> list[str]:
-    """argv running the shell ``command`` under ``perf stat``.
-
-    perf's own exit status is not the command's: it is 0 when the child dies of a signal, and
-    (measured here) 0 in about 8 % of runs of ``sh -c 'exit 5'``. So a wrapper shell runs the
-    command in its own ``sh -c`` and writes the command's status (128 + signal for a killed
-    command, as a shell reports it) to ``status_file``; perf counts the wrapper too (~1 ms).
+    """argv running the shell ``command`` under ``perf stat``, its own exit status written to
+    ``status_file`` (:func:`perfcast.process.status_shell`: perf's is not the command's).
 
     Parameters
     ----------
@@ -66,10 +61,8 @@ def perf_command(command: str, events: Sequence[str], out_csv: str | Path, statu
     list of str
         The argv.
     """
-    inner = (f"/bin/sh -c {shlex.quote(command)}\n__perfcast_rc=$?\n"
-             f"echo $__perfcast_rc > {shlex.quote(str(status_file))}\nexit $__perfcast_rc")
     return [binary, "stat", "-x", ",", "-o", str(out_csv), "-e", ",".join(events), "--",
-            "/bin/sh", "-c", inner]
+            *status_shell(command, status_file)]
 
 
 def _perf_lines(text: str) -> list[tuple[str, str]]:
