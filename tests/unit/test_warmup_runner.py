@@ -197,6 +197,16 @@ def test_the_session_summary_reports_a_cycle_of_the_stable_readings():
     assert any("repeat every 12.5 readings" in n for n in cyclic["notes"])
     plain = analyze_session(rounds(0.0), settings.analysis).summary(settings, "target")
     assert plain["season"] is None and not any("repeat" in n for n in plain["notes"])
+    # rounds of one length at slightly different levels: their steps repeat every round, but
+    # each round is taken about its own median, so no cycle (of the readings as they are,
+    # 1 to 2 in 40 such sessions are called cyclic)
+    for _ in range(40):
+        recs = [RoundRecord(round=i, work=50, stage="dyadic", duration_s=1.0, returncode=0,
+                            user_s=0.0, sys_s=0.0, max_rss_kb=1, readings=list(x),
+                            reading_times=list(np.cumsum(x)))
+                for i, x in enumerate(rng.normal(1 + rng.normal(0, 0.05), 0.01, 50)
+                                      for _ in range(20))]
+        assert analyze_session(recs, settings.analysis).season() is None
 
 
 def test_journal_records_the_host_and_refuses_rounds_of_another(tmp_path):

@@ -25,7 +25,7 @@ import pandas as pd
 from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci
 from perfcast.warmup.journal import host_metadata
 from perfcast.warmup.runner import RoundRecord
-from perfcast.warmup.season import season, season_note
+from perfcast.warmup.season import Season, season, season_note
 from perfcast.warmup.segments import Phases, detect_phases
 from perfcast.warmup.settings import AnalysisSettings, SessionSettings
 from perfcast.warmup.wps import WpsResult, wps_regression
@@ -99,9 +99,21 @@ class SessionAnalysis:
     wps_reason: str | None
 
     @property
+    def stable_parts(self) -> list[np.ndarray]:
+        """The stable readings of each used round."""
+        return [r.readings[r.phases.stable[0]:r.phases.stable[1]] for r in self.rounds if r.used]
+
+    @property
     def stable_readings(self) -> np.ndarray:
-        parts = [r.readings[r.phases.stable[0]:r.phases.stable[1]] for r in self.rounds if r.used]
+        parts = self.stable_parts
         return np.concatenate(parts) if parts else np.empty(0)
+
+    def season(self) -> Season | None:
+        """The cycle of the stable readings (:func:`perfcast.warmup.season.season`), each
+        round's about its own median: rounds differ a little in level, and their steps,
+        repeating every round of a fixed length, would pass for a cycle."""
+        parts = [p - np.median(p) for p in self.stable_parts if p.size]
+        return season(np.concatenate(parts)) if parts else None
 
     def throughput(self) -> dict[str, Any] | None:
         """Stable throughput (units/s) = 1 / mean unit duration, CI mapped by the reciprocal."""
@@ -192,7 +204,7 @@ class SessionAnalysis:
         target = self.settings.ci.target_relative_width
         wps_warning = self.wps.warning if self.wps else None
         wps_stops = "wps" in session.limits.stop_on
-        cycle = season(self.stable_readings)
+        cycle = self.season()
         return {
             "workload": session.name,
             "command": session.program.command,
