@@ -119,9 +119,9 @@ class ShimReport:
 
 
 def status_shell(command: str, status_file: str | Path) -> list[str]:
-    """argv of a shell that runs the shell ``command`` in a shell of its own and writes its exit
-    status (128 + signal for a command killed by one, as a shell reports it) to
-    ``status_file`` (:func:`read_status`).
+    """argv of a wrapper shell that runs the shell ``command`` in a shell of its own, then writes
+    the command's exit status (128 + signal for a command killed by one, as a shell reports it)
+    to ``status_file`` (:func:`read_status`).
 
     For programs run under ``perf stat``, whose exit status is not its program's: ``perf stat
     -I`` exits 0 whatever the program did (perf 6.1: ``perf stat -I 100 -- sh -c 'exit 3'``

@@ -48,6 +48,16 @@ def test_a_cycle_beside_a_large_step_is_found():
     assert season(saw).period == pytest.approx(25, rel=0.01)
 
 
+@pytest.mark.parametrize("sd", [0.0, 0.01, 0.1])
+def test_a_sawtooth_gives_its_own_period_not_a_harmonic(sd):
+    """A sawtooth's harmonics are all as strong; with little noise the largest ordinate of one
+    of period 20 is its tenth harmonic, beyond a single search of six subharmonics (which gave
+    10): the search is repeated below each subharmonic found."""
+    t = np.arange(600)
+    saw = (t % 20) + np.random.default_rng(9).normal(0, sd, 600)
+    assert season(saw).period == pytest.approx(20, rel=0.01)
+
+
 def _ar1(rng: np.random.Generator, n: int, phi: float) -> np.ndarray:
     return lfilter([1], [1, -phi], rng.normal(size=n + 300))[300:]
 

@@ -19,9 +19,9 @@ AR(1), a random walk's differences), and a cycle is the largest ratio beyond
 scatter inflates the ratios, and ``FACTOR`` = 1.8 brings the share of series without a cycle
 called cyclic to at most 0.7 % of 150 i.i.d. normal, lognormal, t(3), AR(1) (``phi`` 0.5 and
 0.9) series and random walks each of 100 to 5,000 readings (1.3 % in another draw: 2 of the
-150 t(3) series of 100 readings; 0.3 % of 1,000 normal and AR(1)
-0.5 series of 100 and 200 readings, where 1.6 gave 1-2 %; unit test
-``test_season_false_detections``: at most 2 % of 100 of each, 100 to 3,000 readings).
+150 t(3) series of 100 readings; 0.3 % of 1,000 normal and AR(1) 0.5 series of 100 and 200
+readings, where 1.6 gave 1-2 %; unit test ``test_season_false_detections``: at most 2 % of 100
+of each, 100 to 3,000 readings).
 
 A cycle that is not a sine (a sawtooth: a slow climb and a fall) has its power spread over its
 harmonics, and the largest ordinate may be a harmonic: the cycle is the lowest frequency
@@ -65,7 +65,7 @@ MAX_HARMONIC = 6
 #: the test looks at the first readings only (enough for any period it can report)
 HEAD = 20_000
 #: differences beyond this many robust standard deviations are steps or spikes, not the cycle
-CLIP = 5.0
+STEP_SD = 5.0
 #: frequencies tried between the largest ordinate's neighbours
 REFINE_STEPS = 81
 
@@ -106,13 +106,13 @@ def _cleaned(d: np.ndarray) -> np.ndarray:
     raises the spectrum a cycle is compared with and, added to the cycle's own ordinate with
     some phase, can cancel part of it: a cycle of half the noise's sd beside a step of 40 sd was
     found in 0 % of 200 series of 600 readings (97.5 % without the step). Differences beyond
-    ``CLIP`` robust standard deviations (1.4826 MAD) are taken for steps or spikes and set to
+    ``STEP_SD`` robust standard deviations (1.4826 MAD) are taken for steps or spikes and set to
     the median (found then in 96.5 %; clipped at the bound instead, in 44 %) when there are
     fewer than ``MIN_CYCLES`` of them: more may be the cycle's own swing (a sawtooth's falls) or
     heavy tails, and are kept.
     """
     d = d - np.median(d)
-    bound = CLIP * 1.4826 * float(np.median(np.abs(d)))
+    bound = STEP_SD * 1.4826 * float(np.median(np.abs(d)))
     beyond = np.abs(d) > bound
     return np.where(beyond, 0.0, d) if 0 < beyond.sum() < MIN_CYCLES else d
 
