@@ -238,8 +238,9 @@ DRAW_MEANS = ("perfcast_abs_err", "extrap_abs_err", "extrap_negative_abs_err",
 
 def merge_draws(rows: list[dict]) -> list[dict]:
     """One row per case: a synthetic law's draws (one per seed) as the mean of their errors,
-    each draw's perfcast error kept in ``perfcast_abs_err_per_draw``; one draw of noisy data
-    is an anecdote (which tool wins a case at 5 % noise changes from seed to seed)."""
+    each draw's perfcast error and model kept (``perfcast_abs_err_per_draw``, and
+    ``perfcast_model`` becomes a list); one draw of noisy data is an anecdote (which tool wins
+    a case at 5 % noise changes from seed to seed)."""
     by_case: dict[str, list[dict]] = {}
     for r in rows:
         by_case.setdefault(r["case"], []).append(r)
@@ -249,6 +250,7 @@ def merge_draws(rows: list[dict]) -> list[dict]:
         if len(rs) > 1:
             merged["draws"] = len(rs)
             merged["perfcast_abs_err_per_draw"] = [round(r["perfcast_abs_err"], 2) for r in rs]
+            merged["perfcast_model"] = [r["perfcast_model"] for r in rs]  # one per draw
             for k in DRAW_MEANS:
                 if k in merged:
                     merged[k] = float(np.mean([r[k] for r in rs]))
