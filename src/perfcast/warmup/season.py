@@ -27,7 +27,8 @@ A cycle that is not a sine (a sawtooth: a slow climb and a fall) has its power s
 harmonics, and the largest ordinate may be a harmonic: the cycle is the lowest frequency
 ``f / h`` (``h`` up to ``MAX_HARMONIC``) whose ordinate is itself significant among
 ``MAX_HARMONIC`` tries, searched again below each one found (a sawtooth's harmonics are all as
-strong, and its largest ordinate may be its tenth). The period is then refined between the
+strong, and its largest ordinate may be its tenth, or its seventh, which no smaller harmonic
+divides). The period is then refined between the
 neighbouring ordinates (the largest ``|sum_t d_t exp(-2 pi i f t)|`` on a grid of 81
 frequencies), so that periods that are not a whole number of readings are found, and the
 cycle's first-harmonic amplitude (in reading units) is fitted by least squares on the
@@ -61,7 +62,7 @@ MIN_CYCLES = 4
 #: ``SPECTRUM_WINDOW`` others)
 MIN_READINGS = 100
 #: harmonics looked at below the largest ordinate's frequency for the cycle's own
-MAX_HARMONIC = 6
+MAX_HARMONIC = 12
 #: the test looks at the first readings only (enough for any period it can report)
 HEAD = 20_000
 #: differences beyond this many robust standard deviations are steps or spikes, not the cycle

@@ -1,0 +1,116 @@
+"""The cycle test (:func:`perfcast.warmup.season.season`): false detections, power beside a step,
+sawtooth periods, and what it finds on real series.
+
+On generated series (seed 11):
+
+* series without a cycle: normal, lognormal, t(3), AR(1) with phi 0.5 and 0.9, and random
+  walks of 100, 200, 500, 1,000, 2,000 and 5,000 readings, 150 each: the share called cyclic
+  (goal: at most 2 % in every cell);
+* a sine of period 20 and amplitude 0.5 in normal noise of sd 1 (600 readings, random phase,
+  200 series), alone and beside a step of 40 sd at reading 300: the share whose period is found
+  within 0.5 readings;
+* sawtooths ``t mod P`` in normal noise of sd 0.1, 0.5 and 2 (600 readings): the period found.
+
+On real series, when their folders are given (``TCPD_DIR``: the Turing change-point dataset;
+``JMH_DIR``: the JMH steady-state dataset, first fork of each benchmark; see bench_tcpd.py and
+bench_jmh.py): how many are called cyclic, and with which periods.
+
+``python benchmarks/bench_season.py`` prints the figures and writes benchmarks/out/season.json.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+from scipy.signal import lfilter
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _util import save  # noqa: E402
+
+from perfcast.warmup.season import season  # noqa: E402
+
+LENGTHS = (100, 200, 500, 1000, 2000, 5000)
+
+
+def false_detections(rng: np.random.Generator, per_cell: int = 150) -> dict[str, float]:
+    def ar1(n: int, phi: float) -> np.ndarray:
+        return lfilter([1], [1, -phi], rng.normal(size=n + 300))[300:]
+
+    kinds = {
+        "normal": lambda n: rng.normal(size=n),
+        "lognormal": lambda n: np.exp(rng.normal(size=n)),
+        "t3": lambda n: rng.standard_t(3, size=n),
+        "ar0.5": lambda n: ar1(n, 0.5),
+        "ar0.9": lambda n: ar1(n, 0.9),
+        "walk": lambda n: np.cumsum(rng.normal(size=n)),
+    }
+    return {f"{kind} n={n}": float(np.mean([season(make(n)) is not None
+                                             for _ in range(per_cell)]))
+            for kind, make in kinds.items() for n in LENGTHS}
+
+
+def power_beside_a_step(rng: np.random.Generator, series: int = 200) -> dict[str, float]:
+    t = np.arange(600)
+    out = {}
+    for label, step in (("sine alone", 0.0), ("sine beside a 40 sd step", 40.0)):
+        hits = 0
+        for _ in range(series):
+            x = (rng.normal(size=600) + 0.5 * np.sin(2 * np.pi * t / 20 + rng.uniform(0, 6))
+                 + step * (t >= 300))
+            s = season(x)
+            hits += s is not None and abs(s.period - 20) < 0.5
+        out[label] = hits / series
+    return out
+
+
+def sawtooth_periods(rng: np.random.Generator) -> dict[str, float | None]:
+    t = np.arange(600)
+    out = {}
+    for period in (7, 12.5, 20, 25, 30):
+        for sd in (0.1, 0.5, 2.0):
+            s = season((t % period) + rng.normal(0, sd, 600))
+            out[f"P={period} sd={sd}"] = None if s is None else round(s.period, 2)
+    return out
+
+
+def real_series() -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    if os.environ.get("TCPD_DIR"):
+        import bench_tcpd
+
+        found = {name: round(s.period, 1) for name, x, _ in bench_tcpd.load(
+            Path(os.environ["TCPD_DIR"])) if (s := season(x)) is not None}
+        out["tcpd"] = {"cyclic": found, "count": len(found)}
+    if os.environ.get("JMH_DIR"):
+        import bench_jmh
+
+        forks = list(bench_jmh.load(Path(os.environ["JMH_DIR"]), 1))
+        periods = [s.period for _, _, x, _ in forks if (s := season(x)) is not None]
+        out["jmh_first_forks"] = {
+            "forks": len(forks), "cyclic": len(periods),
+            "period_median": float(np.median(periods)) if periods else None,
+            "period_range": [float(min(periods)), float(max(periods))] if periods else None}
+    return out
+
+
+def main() -> None:
+    rng = np.random.default_rng(11)
+    result = {"false_detections": false_detections(rng),
+              "power_beside_a_step": power_beside_a_step(rng),
+              "sawtooth_periods": sawtooth_periods(rng), "real": real_series()}
+    worst = max(result["false_detections"].items(), key=lambda kv: kv[1])
+    print(f"false detections: worst cell {worst[0]} {worst[1]:.1%}, mean "
+          f"{np.mean(list(result['false_detections'].values())):.2%}")
+    for label, share in result["power_beside_a_step"].items():
+        print(f"{label}: period found in {share:.1%}")
+    print("sawtooths:", result["sawtooth_periods"])
+    for name, figures in result["real"].items():
+        print(name, figures)
+    save("season", result)
+
+
+if __name__ == "__main__":
+    main()
