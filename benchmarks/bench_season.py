@@ -9,7 +9,10 @@ On generated series (seed 11):
 * a sine of period 20 and amplitude 0.5 in normal noise of sd 1 (600 readings, random phase,
   200 series), alone and beside a step of 40 sd at reading 300: the share whose period is found
   within 0.5 readings;
-* sawtooths ``t mod P`` in normal noise of sd 0.1, 0.5 and 2 (600 readings): the period found.
+* sawtooths ``t mod P`` in normal noise of sd 0.1, 0.5 and 2 (600 readings): the period found;
+* sines of amplitude 1.5 in normal noise of sd 1 (600 readings, 100 series), periods drawn
+  from 4 to 100 readings: the share found, by period band (differencing weakens a long cycle:
+  its differences have 2 sin(pi / P) of its amplitude).
 
 On real series, when their folders are given (``TCPD_DIR``: the Turing change-point dataset;
 ``JMH_DIR``: the JMH steady-state dataset, first fork of each benchmark; see bench_tcpd.py and
@@ -66,6 +69,21 @@ def power_beside_a_step(rng: np.random.Generator, series: int = 200) -> dict[str
     return out
 
 
+def sine_periods(rng: np.random.Generator, series: int = 100) -> dict[str, float]:
+    """Sines of amplitude 1.5 in normal noise of sd 1 (600 readings), periods drawn from 4 to
+    100 readings: the share whose period is found within 2 %, by period band."""
+    t = np.arange(600)
+    bands = {"4-35": [0, 0], "35-70": [0, 0], "70-100": [0, 0]}
+    for _ in range(series):
+        period = rng.uniform(4, 100)
+        s = season(1.5 * np.sin(2 * np.pi * t / period + rng.uniform(0, 6))
+                   + rng.normal(size=600))
+        band = "4-35" if period < 35 else "35-70" if period < 70 else "70-100"
+        bands[band][0] += s is not None and abs(s.period - period) / period <= 0.02
+        bands[band][1] += 1
+    return {f"periods {k}": found / n for k, (found, n) in bands.items() if n}
+
+
 def sawtooth_periods(rng: np.random.Generator) -> dict[str, float | None]:
     t = np.arange(600)
     out = {}
@@ -100,13 +118,15 @@ def main() -> None:
     rng = np.random.default_rng(11)
     result = {"false_detections": false_detections(rng),
               "power_beside_a_step": power_beside_a_step(rng),
-              "sawtooth_periods": sawtooth_periods(rng), "real": real_series()}
+              "sawtooth_periods": sawtooth_periods(rng), "sine_periods": sine_periods(rng),
+              "real": real_series()}
     worst = max(result["false_detections"].items(), key=lambda kv: kv[1])
     print(f"false detections: worst cell {worst[0]} {worst[1]:.1%}, mean "
           f"{np.mean(list(result['false_detections'].values())):.2%}")
     for label, share in result["power_beside_a_step"].items():
         print(f"{label}: period found in {share:.1%}")
     print("sawtooths:", result["sawtooth_periods"])
+    print("sines of amplitude 1.5 sd, found:", result["sine_periods"])
     for name, figures in result["real"].items():
         print(name, figures)
     save("season", result)
