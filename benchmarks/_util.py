@@ -1,4 +1,5 @@
-"""Small helpers for benchmark scripts: peak memory of a child process, JSON results."""
+"""Small helpers for benchmark scripts: peak memory of a child process, JSON results, AR(1)
+series."""
 
 from __future__ import annotations
 
@@ -22,3 +23,10 @@ def run_child(code: str) -> dict:
 def save(name: str, result: dict) -> None:
     OUT.mkdir(exist_ok=True)
     (OUT / f"{name}.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+
+
+def ar1(rng, n: int, phi: float):
+    """Stationary Gaussian AR(1) readings (300 burn-in readings dropped)."""
+    from scipy.signal import lfilter
+
+    return lfilter([1], [1, -phi], rng.normal(size=n + 300))[300:]

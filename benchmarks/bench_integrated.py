@@ -28,10 +28,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from scipy.signal import lfilter
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import save  # noqa: E402
+from _util import ar1, save  # noqa: E402
 
 from perfcast.warmup.edm_robust import (  # noqa: E402
     RHO_MAX,
@@ -44,11 +43,6 @@ SEED = 11
 WALKS = 300
 AR_SERIES = 200
 NEAR = 20
-
-
-def ar1(rng: np.random.Generator, n: int, phi: float) -> np.ndarray:
-    """Stationary Gaussian AR(1) readings (300 burn-in readings dropped)."""
-    return lfilter([1], [1, -phi], rng.normal(size=n + 300))[300:]
 
 
 def measure() -> dict:

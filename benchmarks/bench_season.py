@@ -28,10 +28,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from scipy.signal import lfilter
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import save  # noqa: E402
+from _util import ar1, save  # noqa: E402
 
 from perfcast.warmup.season import season  # noqa: E402
 
@@ -39,15 +38,12 @@ LENGTHS = (100, 200, 500, 1000, 2000, 5000)
 
 
 def false_detections(rng: np.random.Generator, per_cell: int = 150) -> dict[str, float]:
-    def ar1(n: int, phi: float) -> np.ndarray:
-        return lfilter([1], [1, -phi], rng.normal(size=n + 300))[300:]
-
     kinds = {
         "normal": lambda n: rng.normal(size=n),
         "lognormal": lambda n: np.exp(rng.normal(size=n)),
         "t3": lambda n: rng.standard_t(3, size=n),
-        "ar0.5": lambda n: ar1(n, 0.5),
-        "ar0.9": lambda n: ar1(n, 0.9),
+        "ar0.5": lambda n: ar1(rng, n, 0.5),
+        "ar0.9": lambda n: ar1(rng, n, 0.9),
         "walk": lambda n: np.cumsum(rng.normal(size=n)),
     }
     return {f"{kind} n={n}": float(np.mean([season(make(n)) is not None

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import run_child, save  # noqa: E402
+from _util import ar1, run_child, save  # noqa: E402
 
 from perfcast.warmup.edm_pilot import edm_percent  # noqa: E402
 from perfcast.warmup.edm_robust import edm_robust  # noqa: E402
@@ -67,13 +67,6 @@ t = time.perf_counter(); cps = edm_robust(x); t_rob = time.perf_counter() - t
 t = time.perf_counter(); np.sort(x); t_sort = time.perf_counter() - t
 RESULT = {"n": len(x), "robust_s": t_rob, "sort_s": t_sort, "change_points": cps}
 """
-
-
-def ar1(rng: np.random.Generator, n: int, phi: float) -> np.ndarray:
-    """Stationary Gaussian AR(1) readings (300 burn-in readings dropped)."""
-    from scipy.signal import lfilter
-
-    return lfilter([1], [1, -phi], rng.normal(size=n + 300))[300:]
 
 
 def calibration(series: int = 500) -> dict:

@@ -58,6 +58,8 @@ RHO_MAX = 0.975
 #: subsession analysis of the residual scores looks at this many readings at most (its cost is
 #: O(prefix * q))
 BATCH_PREFIX = 20_000
+#: the readings (or scores) one dependence estimate looks at: 10^5 are plenty for one number
+ESTIMATE_HEAD = BATCH_PREFIX * 5
 #: the dependence factor around a split is capped at this multiple of the one seen by
 #: differences (which steps do not inflate)
 CAP = 3.0
@@ -358,7 +360,7 @@ def _half_mean_square_difference(scores: np.ndarray, lag: int) -> float:
     chi-square(1) below its 90th percentile is 0.6230 of the untrimmed one). A step between
     segments spoils only ``h`` differences, which the trimming drops: the changes to be
     detected are not taken for dependence."""
-    head = scores[:BATCH_PREFIX * 5]  # 10^5 differences are plenty for one number
+    head = scores[:ESTIMATE_HEAD]
     return _trimmed_square_difference(head, lag, 0.9) / 0.62302 / 2
 
 
@@ -396,7 +398,7 @@ def variance_ratio(x: np.ndarray, q: int) -> float:
     >>> round(variance_ratio(np.cumsum(e), 20), 1), round(variance_ratio(e, 20), 2)
     (1.0, 0.05)
     """
-    head = x[:BATCH_PREFIX * 5]
+    head = x[:ESTIMATE_HEAD]
     return _ratio(head, q, _trimmed_square_difference(head, 1, VR_KEEP))
 
 
@@ -444,7 +446,7 @@ def integrated(x: np.ndarray) -> bool:
     if n < 16:
         return False
     q = max(2, min(VR_LAG, n // 10))
-    head = x[:BATCH_PREFIX * 5]
+    head = x[:ESTIMATE_HEAD]
     v1 = _trimmed_square_difference(head, 1, VR_KEEP)
     if _ratio(head, q, v1) < VR_MIN:
         return False
