@@ -138,7 +138,9 @@ def server(arcp_zip) -> Iterator[_Server]:
     """A local HTTP server of the paper's zip: ``.url`` (intact), ``.bad_url`` (one byte
     altered), ``.base``; ``.requests`` lists the paths asked for."""
     srv = _Server(arcp_zip.read_bytes())
-    thread = threading.Thread(target=srv.httpd.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: 0.05 s, not the default 0.5 s
+    thread = threading.Thread(target=srv.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
     thread.start()
     yield srv
     srv.httpd.shutdown()
