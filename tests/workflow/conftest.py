@@ -67,33 +67,78 @@ def job_stats():
     return harness.job_stats
 
 
-@pytest.fixture(scope="session")
-def small_runs(tmp_path_factory) -> dict[int, Path]:
-    """``tests/configs/small.yaml`` run to the end in two fresh directories at once, with
-    ``--cores 2`` and ``--cores 1``: cores -> directory. Shared by the reproducibility tests
-    (the two must agree byte for byte) and the fault tests (the uninterrupted reference), once
-    per test session: under pytest-xdist the first worker that needs them runs them, under a
-    file lock in the session's shared temporary folder, and the others reuse its directories."""
+def _small_run_dirs(tmp_path_factory) -> tuple[Path, dict[int, Path]]:
+    """The session's shared temporary folder and the directories of the small config's runs,
+    by ``--cores``. Under pytest-xdist every worker sees the same folder (the one every
+    worker's base temp is in)."""
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the folder every worker's base temp is in
-    dirs = {cores: shared / f"small_runs_cores{cores}" for cores in (2, 1)}
-    with (shared / "small_runs.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        done = shared / "small_runs.done"
-        if not done.exists():
-            small = harness.load_config("small.yaml")
-            procs = {}
-            for cores, work in dirs.items():
-                shutil.rmtree(work, ignore_errors=True)
-                work.mkdir()
-                cfg = work / "config.yaml"
-                cfg.write_text(yaml.safe_dump(small, sort_keys=False))
-                procs[cores] = subprocess.Popen(harness.snakemake_cmd(work, cfg, cores=cores),
-                                                stdout=subprocess.PIPE,
-                                                stderr=subprocess.STDOUT, text=True)
-            for cores, proc in procs.items():
-                out, _ = proc.communicate(timeout=900)
-                assert proc.returncode == 0, f"--cores {cores} run failed:\n{out[-6000:]}"
-            done.touch()
-    return dirs
+        shared = shared.parent
+    return shared, {cores: shared / f"small_runs_cores{cores}" for cores in (2, 1)}
+
+
+def _small_runs(tmp_path_factory, wanted: tuple[int, ...]) -> dict[int, Path]:
+    """``tests/configs/small.yaml`` run to the end with each of ``wanted`` ``--cores``: cores ->
+    directory. Each run happens once per test session, under a file lock of its own in the
+    session's shared temporary folder: the first worker that needs it runs it, the others
+    reuse its directory. The runs nobody has made yet are started together (side by side); a
+    run that another worker is making is waited for once this worker's own have ended (each
+    lock is released as soon as its run ends, so two workers never wait on each other)."""
+    shared, dirs = _small_run_dirs(tmp_path_factory)
+    done = {cores: shared / f"small_runs_cores{cores}.done" for cores in wanted}
+    small = harness.load_config("small.yaml")
+    mine: dict[int, tuple[object, subprocess.Popen]] = {}
+    others = []
+    try:
+        for cores in wanted:
+            lock = (shared / f"small_runs_cores{cores}.lock").open("w")
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # another worker is making it
+                lock.close()
+                others.append(cores)
+                continue
+            if done[cores].exists():
+                lock.close()
+                continue
+            work = dirs[cores]
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir()
+            cfg = work / "config.yaml"
+            cfg.write_text(yaml.safe_dump(small, sort_keys=False))
+            mine[cores] = (lock, subprocess.Popen(
+                harness.snakemake_cmd(work, cfg, cores=cores), stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True))
+        for cores, (lock, proc) in mine.items():
+            out, _ = proc.communicate(timeout=900)
+            assert proc.returncode == 0, f"--cores {cores} run failed:\n{out[-6000:]}"
+            done[cores].touch()
+            lock.close()
+        for cores in others:
+            with (shared / f"small_runs_cores{cores}.lock").open("w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker's run has ended
+            assert done[cores].exists(), (
+                f"the shared --cores {cores} run of small.yaml failed in another worker")
+    finally:
+        for lock, proc in mine.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            lock.close()
+    return {cores: dirs[cores] for cores in wanted}
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory) -> Path:
+    """``tests/configs/small.yaml`` run to the end with ``--cores 2``, once per test session
+    (:func:`_small_runs`): the uninterrupted reference of the fault tests, and the direct run
+    the installed package and the module are compared with."""
+    return _small_runs(tmp_path_factory, (2,))[2]
+
+
+@pytest.fixture(scope="session")
+def small_runs(tmp_path_factory) -> dict[int, Path]:
+    """The small config run with ``--cores 2`` and with ``--cores 1`` (the same runs as
+    ``small_run``'s, started side by side when neither exists yet): cores -> directory. The
+    reproducibility tests compare them byte for byte."""
+    return _small_runs(tmp_path_factory, (2, 1))

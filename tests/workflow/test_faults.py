@@ -48,7 +48,7 @@ def _start(snakemake_cmd, work, cores=2):
 
 
 @pytest.fixture(scope="module")
-def killed_and_reference(tmp_path_factory, snakemake_cmd, small_runs):
+def killed_and_reference(tmp_path_factory, snakemake_cmd, small_run):
     """A run SIGKILLed (whole process group) once some, but not all, raw counter files exist,
     and the uninterrupted run of the same config (the session's ``--cores 2`` run of the small
     config). Returns (reference dir, killed dir, files seen at the kill)."""
@@ -66,7 +66,7 @@ def killed_and_reference(tmp_path_factory, snakemake_cmd, small_runs):
     time.sleep(0.5)
     assert _live_members(killed.pid) == []  # nothing of the killed run is left running
     at_kill = {p: p.read_bytes() for p in (killed_dir / "results").rglob("*") if p.is_file()}
-    return small_runs[2], killed_dir, at_kill
+    return small_run, killed_dir, at_kill
 
 
 def test_kill_happened_mid_run(killed_and_reference):

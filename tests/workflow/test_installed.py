@@ -6,7 +6,7 @@
 2. The workflow imported as a Snakemake module by a consumer workflow in a temporary folder
    (``module perfcast: snakefile: .../workflow/Snakefile`` and ``use rule * from perfcast as
    perfcast_*``), run for real on ``tests/configs/small.yaml``: the same tables, byte for byte, as
-   the direct run of the same config (the session's ``small_runs``).
+   the direct run of the same config (the session's ``small_run``).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ SUBCOMMANDS = ("edm", "ci", "stable", "wps", "watch", "fit", "sensitivity-eval",
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory, small_runs) -> tuple[Path, dict[str, list]]:
+def inputs(tmp_path_factory, small_run) -> tuple[Path, dict[str, list]]:
     """A folder outside the repository with a small input of every sub-command, and each
     sub-command's arguments (``{out}`` stands for its output's path without suffix)."""
     work = tmp_path_factory.mktemp("elsewhere")
@@ -96,9 +96,9 @@ def inputs(tmp_path_factory, small_runs) -> tuple[Path, dict[str, list]]:
     arpe = work / "arpe" / "128" / "1"
     arpe.mkdir(parents=True)
     (arpe / "APRE_timed.txt").write_text("1.5 0.5 0.1 128\n")  # real user sys size
-    counters = small_runs[2] / "results" / "counters"
+    counters = small_run / "results" / "counters"
     old, new = sorted(counters.glob("g2/*.parquet"))[0], sorted(counters.glob("g3/*.parquet"))[0]
-    model = next(p for p in (small_runs[2] / "results" / "model").iterdir()
+    model = next(p for p in (small_run / "results" / "model").iterdir()
                  if p.suffix in {".joblib", ".parquet"} and "evaluation" not in p.name)
     commands = {
         "edm": ["edm", series],
@@ -187,10 +187,10 @@ rule all:
     return work
 
 
-def test_perfcast_as_a_snakemake_module_gives_the_direct_runs_tables(module_run, small_runs):
+def test_perfcast_as_a_snakemake_module_gives_the_direct_runs_tables(module_run, small_run):
     """Every table the module run writes, byte for byte as the direct run's; its rules carry the
     consumer's prefix."""
-    mine, direct = result_hashes(module_run), result_hashes(small_runs[2])
+    mine, direct = result_hashes(module_run), result_hashes(small_run)
     assert len(mine) >= 10 and sorted(mine) == sorted(direct)
     assert differing(mine, direct) == []
     logs = "".join(p.read_text() for p in (module_run / ".snakemake" / "log").glob("*.log"))
