@@ -12,7 +12,13 @@ On generated series (seed 11):
 * sawtooths ``t mod P`` in normal noise of sd 0.1, 0.5 and 2 (600 readings): the period found;
 * sines of amplitude 1.5 in normal noise of sd 1 (600 readings, 100 series), periods drawn
   from 4 to 100 readings: the share found, by period band (differencing weakens a long cycle:
-  its differences have 2 sin(pi / P) of its amplitude).
+  its differences have 2 sin(pi / P) of its amplitude);
+* the change points with the cycle taken out (the detector's default) and without
+  (``cycles=False``): a step of 1 noise sd at reading 300 under a sine or a sawtooth of
+  amplitude 2 sd (periods drawn from 8 to 60 readings, random phase; 600 readings, 200 series
+  each), the share where a change point lies within 5 readings of it and the share with one
+  elsewhere; the same cycles without a step (false alarms); and a sine whose amplitude grows
+  from 1 to 3 sd over the series (taken out only when both halves show the same cycle).
 
 On real series, when their folders are given (``TCPD_DIR``: the Turing change-point dataset;
 ``JMH_DIR``: the JMH steady-state dataset, first fork of each benchmark; see bench_tcpd.py and
@@ -32,7 +38,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import ar1, save  # noqa: E402
 
-from perfcast.warmup.season import season  # noqa: E402
+from perfcast.warmup.edm_robust import edm_robust  # noqa: E402
+from perfcast.warmup.season import deseasonalised, season  # noqa: E402
 
 LENGTHS = (100, 200, 500, 1000, 2000, 5000)
 
@@ -80,6 +87,39 @@ def sine_periods(rng: np.random.Generator, series: int = 100) -> dict[str, float
     return {f"periods {k}": found / n for k, (found, n) in bands.items() if n}
 
 
+def steps_under_a_cycle(rng: np.random.Generator, series: int = 200) -> dict[str, dict]:
+    """Change points (alpha 0.01, ``min_effect`` 0) with the cycle taken out and without."""
+    t = np.arange(600)
+    shapes = {
+        "sine": lambda p, ph: 2 * np.sin(2 * np.pi * t / p + ph),
+        "sawtooth": lambda p, ph: 4 * (((t / p + ph) % 1) - 0.5),
+        "growing sine": lambda p, ph: (1 + 2 * t / 600) * np.sin(2 * np.pi * t / p + ph),
+    }
+    out = {}
+    for shape, cycle in shapes.items():
+        for step in (1.0, 0.0):
+            counts = {"taken out": [0, 0], "kept (cycles=False)": [0, 0]}
+            removed = 0
+            for _ in range(series):
+                x = (cycle(rng.uniform(8, 60), rng.uniform(0, 6)) + rng.normal(size=600)
+                     + step * (t >= 300))
+                removed += deseasonalised(x)[1] is not None
+                for label, on in (("taken out", True), ("kept (cycles=False)", False)):
+                    cps = edm_robust(x, cycles=on)
+                    counts[label][0] += any(abs(c - 300) <= 5 for c in cps)
+                    counts[label][1] += any(abs(c - 300) > 5 for c in cps) if step else bool(cps)
+            key = f"{shape}, step {step:g} sd"
+            out[key] = {"cycle taken out": removed / series} | {
+                label: {"step located" if step else "unused": c[0] / series,
+                        "change point elsewhere" if step else "false alarm": c[1] / series}
+                for label, c in counts.items()}
+            if not step:
+                for c in out[key].values():
+                    if isinstance(c, dict):
+                        c.pop("unused")
+    return out
+
+
 def sawtooth_periods(rng: np.random.Generator) -> dict[str, float | None]:
     t = np.arange(600)
     out = {}
@@ -115,7 +155,7 @@ def main() -> None:
     result = {"false_detections": false_detections(rng),
               "power_beside_a_step": power_beside_a_step(rng),
               "sawtooth_periods": sawtooth_periods(rng), "sine_periods": sine_periods(rng),
-              "real": real_series()}
+              "steps_under_a_cycle": steps_under_a_cycle(rng), "real": real_series()}
     worst = max(result["false_detections"].items(), key=lambda kv: kv[1])
     print(f"false detections: worst cell {worst[0]} {worst[1]:.1%}, mean "
           f"{np.mean(list(result['false_detections'].values())):.2%}")
@@ -123,6 +163,8 @@ def main() -> None:
         print(f"{label}: period found in {share:.1%}")
     print("sawtooths:", result["sawtooth_periods"])
     print("sines of amplitude 1.5 sd, found:", result["sine_periods"])
+    for key, figures in result["steps_under_a_cycle"].items():
+        print(f"{key}: {figures}")
     for name, figures in result["real"].items():
         print(name, figures)
     save("season", result)

@@ -97,7 +97,7 @@ def test_flags_are_settings_of_the_cli_schema(capsys, warmup_file):
     # the defaults of flags left out are the schema's (src/perfcast/schemas/warmup_cli.schema.yaml)
     rc, out, _ = run(capsys, "edm", str(path))
     assert out["settings"] == {"mode": "robust", "min_size": 10, "alpha": 0.01,
-                               "min_effect": 0.05, "fallback": "final",
+                               "min_effect": 0.05, "cycles": True, "fallback": "final",
                                "final_share": pytest.approx(1 / 6)}
     # ... which are the workflow's, where both have the setting
     from perfcast.settings import validate
@@ -105,7 +105,7 @@ def test_flags_are_settings_of_the_cli_schema(capsys, warmup_file):
     workflow = validate({}, "warmup", where="test")["edm"]
     cli = validate({}, "warmup_cli", where="test")
     for command in ("edm", "stable"):
-        for key in ("alpha", "min_effect", "min_size"):
+        for key in ("alpha", "min_effect", "min_size", "cycles"):
             assert cli[command][key] == workflow[key], (command, key)
     # a value the schema refuses is one line naming the setting, exit status 2
     for argv, key in ((["edm", "--alpha", "1.5"], "edm.alpha"),
@@ -321,3 +321,24 @@ def test_edm_takes_the_last_segment_where_none_dominates(capsys, tmp_path):
     assert out["rule"] == "none" and "less than 0.4 of them" in out["note"]
     rc, _, err = run(capsys, "edm", str(path), "--final-share", "0.6")
     assert rc == 2 and "phases.final_share" in err
+
+
+def test_keep_cycles_judges_a_step_against_the_cycle(capsys, tmp_path):
+    """A step of 1 sd under a cycle of 2 sd: found with the cycle taken out (the default),
+    not with --keep-cycles (cycles: false, in the output's settings); ``stable`` likewise."""
+    t = np.arange(600)
+    rng = np.random.default_rng(1)
+    x = 10 + 2 * np.sin(2 * np.pi * t / 20) + rng.normal(size=600) + 1.0 * (t >= 300)
+    path = tmp_path / "cyclic.txt"
+    path.write_text("\n".join(f"{v:.6f}" for v in x) + "\n")
+    _, out, _ = run(capsys, "edm", str(path))
+    assert out["settings"]["cycles"] is True
+    assert len(out["change_points"]) == 1 and abs(out["change_points"][0] - 300) <= 5
+    assert out["season"]["period"] == pytest.approx(20, rel=0.01)
+    _, kept, _ = run(capsys, "edm", str(path), "--keep-cycles")
+    assert kept["settings"]["cycles"] is False and kept["change_points"] == []
+    _, stable, _ = run(capsys, "stable", str(path))
+    _, stable_kept, _ = run(capsys, "stable", str(path), "--keep-cycles")
+    assert stable["settings"]["cycles"] is True and stable_kept["settings"]["cycles"] is False
+    # the stable segment starts at the step; with the cycle kept, before it (both levels mixed)
+    assert stable["stable"]["begin"] >= 295 and stable_kept["stable"]["begin"] < 295

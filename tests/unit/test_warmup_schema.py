@@ -20,7 +20,8 @@ from perfcast.warmup.settings import (
 
 def test_schema_fills_defaults_and_rejects_bad_settings():
     cfg = validate({"workloads": {"kv": {"command": "run {work}", "work_max": 10}}}, "warmup")
-    assert cfg["edm"] == {"mode": "robust", "min_size": None, "alpha": 0.01, "min_effect": 0.05}
+    assert cfg["edm"] == {"mode": "robust", "min_size": None, "alpha": 0.01, "min_effect": 0.05,
+                          "cycles": True}
     assert cfg["session"]["max_rounds"] == 200 and cfg["round_lower_bound_s"] == 3.0
     kv = cfg["workloads"]["kv"]
     assert kv["work_min"] == 1 and cfg["counters"]["fallback"] == "edges"
@@ -63,7 +64,15 @@ def test_the_change_point_settings_are_one_definition():
     # warmup.edm, warmup.counters.edm and perfcast edm's flags: one schema fragment
     workflow, cli = validate({}, "warmup"), validate({}, "warmup_cli")
     assert workflow["edm"] == workflow["counters"]["edm"] == cli["edm"] == {
-        "mode": "robust", "min_size": None, "alpha": 0.01, "min_effect": 0.05}
+        "mode": "robust", "min_size": None, "alpha": 0.01, "min_effect": 0.05, "cycles": True}
+    assert cli["stable"]["cycles"] is cli["watch"]["cycles"] is True
+    from perfcast.warmup.cli_settings import command_settings
+
+    for command in ("watch", "stable"):  # --keep-cycles reaches the detector
+        assert command_settings(command, {"cycles": False}).edm.cycles is False
+        assert command_settings(command, {}).edm.cycles is True
+    with pytest.raises(InputError, match="cycles"):
+        validate({"edm": {"cycles": "yes"}}, "warmup")
     for name, section in (("warmup", {"edm": {"min_effect": 1.5}}),
                           ("warmup", {"counters": {"edm": {"min_effect": 1.5}}}),
                           ("warmup_cli", {"edm": {"min_effect": 1.5}}),

@@ -69,6 +69,18 @@ def _allow_negative(args: argparse.Namespace) -> bool:
     return command_settings("input", {"allow_negative": given}).allow_negative
 
 
+def _cycles(args: argparse.Namespace) -> bool | None:
+    """``--keep-cycles``: False; otherwise None (the schema's default, true)."""
+    return False if args.keep_cycles else None
+
+
+def _keep_cycles_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--keep-cycles", action="store_true",
+                   help="judge changes against a cycle's swing, as if it were noise (cycles: "
+                        "false; by default a cycle the same in both halves of the readings is "
+                        "taken out before the search)")
+
+
 def _number(text: str) -> float:
     """A flag's value as a number (its range is the schema's to check)."""
     v = float(text)
@@ -94,7 +106,7 @@ def cmd_edm(args: argparse.Namespace) -> int:
     from perfcast.warmup.segments import segments
 
     edm = _settings(args, mode=args.mode, min_size=args.min_size, alpha=args.alpha,
-                    min_effect=args.min_effect)
+                    min_effect=args.min_effect, cycles=_cycles(args))
     phases = _phases(args)
     x = read_readings(args.file, allow_negative=_allow_negative(args))
     if edm.mode == "pilot" and x.shape[0] >= PILOT_WARN_READINGS:
@@ -208,7 +220,8 @@ def cmd_stable(args: argparse.Namespace) -> int:
     from perfcast.warmup.stable import stable_throughput
 
     settings = _settings(args, min_size=args.min_size, alpha=args.alpha,
-                         min_effect=args.min_effect, preset=args.preset, ac_limit=args.ac_limit,
+                         min_effect=args.min_effect, cycles=_cycles(args), preset=args.preset,
+                         ac_limit=args.ac_limit,
                          min_samples=args.min_samples, confidence=args.cl,
                          target_relative_width=args.target, rates=args.rates)
     x = read_readings(args.file, allow_negative=_allow_negative(args))
@@ -221,7 +234,7 @@ def cmd_stable(args: argparse.Namespace) -> int:
     if res.note:
         print(f"perfcast stable: warning: {args.file}: {res.note}", file=sys.stderr)
     _print({"file": args.file, "settings": {k: getattr(settings, k) for k in (
-        "min_size", "alpha", "min_effect", "preset", "confidence", "rates")} | {
+        "min_size", "alpha", "min_effect", "cycles", "preset", "confidence", "rates")} | {
         "ac_limit": settings.limit, "min_samples": settings.samples_min} | phases.to_dict(),
         **res.to_dict(), "season": _season(x, args.file, "stable")})
     return 0 if res.stable is not None else 1
@@ -288,7 +301,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
                          preset=args.preset, ac_limit=args.ac_limit,
                          min_samples=args.min_samples, min_readings=args.min_readings,
                          growth=args.growth, min_size=args.min_size, alpha=args.alpha,
-                         min_effect=args.min_effect)
+                         min_effect=args.min_effect, cycles=_cycles(args))
     name = "<stdin>" if args.file == "-" else args.file
     negative = _allow_negative(args)
 
@@ -381,6 +394,7 @@ def _detector_options(p: argparse.ArgumentParser, command: str) -> None:
     p.add_argument("--min-effect", type=_number, default=None,
                    help="drop changes smaller than this fraction of the median "
                         f"{_default(command, 'min_effect')}")
+    _keep_cycles_option(p)
 
 
 def _phases_options(p: argparse.ArgumentParser) -> None:
@@ -419,6 +433,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-effect", type=_number, default=None,
                    help="robust: drop changes of the median or spread smaller than this "
                         f"fraction of the overall median {_default('edm', 'min_effect')}")
+    _keep_cycles_option(p)
     _phases_options(p)
     _input_options(p)
     p.set_defaults(func=cmd_edm)

@@ -65,6 +65,7 @@ def change_points(x: np.ndarray, settings: EdmSettings) -> list[int]:
         from perfcast.warmup import edm_robust
 
         return edm_robust.edm_robust(
-            x, min_size=settings.segment_min, alpha=settings.alpha, min_effect=settings.min_effect
+            x, min_size=settings.segment_min, alpha=settings.alpha, min_effect=settings.min_effect,
+            cycles=settings.cycles,
         )
     raise ValueError(f"unknown EDM mode {settings.mode!r} (expected one of {MODES})")

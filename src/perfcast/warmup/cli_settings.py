@@ -69,7 +69,9 @@ class WatchSettings(PresetLimits):
     min_size : int or None
         The robust change-point detector's shortest segment (None: its own), ...
     alpha, min_effect : float
-        ... false-alarm probability and smallest effect
+        ... false-alarm probability and smallest effect ...
+    cycles : bool
+        ... and whether a cycle is taken out first
         (:class:`perfcast.warmup.settings.EdmSettings`).
     """
 
@@ -83,12 +85,13 @@ class WatchSettings(PresetLimits):
     min_size: int | None
     alpha: float
     min_effect: float
+    cycles: bool
 
     @property
     def edm(self) -> EdmSettings:
         """The change-point detector (robust mode)."""
         return EdmSettings(mode="robust", min_size=self.min_size, alpha=self.alpha,
-                           min_effect=self.min_effect)
+                           min_effect=self.min_effect, cycles=self.cycles)
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,9 @@ class StableSettings(PresetLimits):
     min_size : int or None
         The robust change-point detector's shortest segment (None: its own), ...
     alpha, min_effect : float
-        ... false-alarm probability and smallest effect
+        ... false-alarm probability and smallest effect ...
+    cycles : bool
+        ... and whether a cycle is taken out first
         (:class:`perfcast.warmup.settings.EdmSettings`).
     preset : str
         The subsession analysis (:class:`CiCommandSettings`): Pilot's preset, ...
@@ -119,6 +124,7 @@ class StableSettings(PresetLimits):
     min_size: int | None
     alpha: float
     min_effect: float
+    cycles: bool
     preset: str
     ac_limit: float | None
     min_samples: int | None
@@ -130,7 +136,7 @@ class StableSettings(PresetLimits):
     def edm(self) -> EdmSettings:
         """The change-point detector (robust mode)."""
         return EdmSettings(mode="robust", min_size=self.min_size, alpha=self.alpha,
-                           min_effect=self.min_effect)
+                           min_effect=self.min_effect, cycles=self.cycles)
 
 
 @dataclass(frozen=True)

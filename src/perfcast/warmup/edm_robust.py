@@ -2,6 +2,10 @@
 
 What it fixes in Pilot's EDM_percent (see :mod:`perfcast.warmup.edm_pilot`):
 
+* a cycle in the readings (a periodic background task, a buffer that fills and flushes) is
+  taken out before the search when it is the same in both halves of the series
+  (:func:`perfcast.warmup.season.deseasonalised`), so that a change smaller than its swing is
+  judged against the noise, not read as dependence that raises the threshold;
 * a change point needs evidence. Each candidate split of a segment is scored by the
   standardised two-sample van der Waerden (normal-scores rank) statistic
   ``Z_k = S_k / sqrt(k (m-k) / (m-1) * var(a))``, ``S_k`` the centred sum of the first ``k``
@@ -48,6 +52,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
+from perfcast.warmup.season import deseasonalised
 from perfcast.warmup.subsession import block_means, subsession_size
 
 #: defaults of the robust mode
@@ -668,6 +673,7 @@ def edm_robust(
     alpha: float = ROBUST_ALPHA,
     min_effect: float = 0.0,
     dependence: bool = True,
+    cycles: bool = True,
 ) -> list[int]:
     """Change points of ``x`` (sorted; a new segment starts at each index).
 
@@ -686,6 +692,10 @@ def edm_robust(
     dependence : bool, default=True
         scale each statistic's threshold by the square root of its
         :func:`dependence_factor`, for autocorrelated readings.
+    cycles : bool, default=True
+        take a cycle of the readings out before the search
+        (:func:`perfcast.warmup.season.deseasonalised`: when the readings repeat, the same way
+        in both halves); the changes are then judged against the noise, not the cycle's swing.
 
     Returns
     -------
@@ -726,6 +736,8 @@ def edm_robust(
         raise ValueError("alpha must be in (0, 1)")
     if n < 2 * min_size:
         return []
+    if cycles:
+        x = np.ascontiguousarray(deseasonalised(x)[0])
     if dependence and n > 2 * min_size and integrated(x):
         cps = _drift_changes(_changes(np.diff(x), min_size, alpha, True), n, min_size)
     else:

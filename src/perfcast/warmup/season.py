@@ -3,8 +3,9 @@
 A cycle in timings (a periodic background task, a buffer that fills and flushes, a garbage
 collector on a schedule) is neither noise nor a change: the change-point detector's dependence
 factor takes it for dependence and raises its threshold, so that a change smaller than the
-cycle's swing goes unseen. This module finds such a cycle, so that it is reported rather than
-silently folded into the threshold.
+cycle's swing goes unseen. This module finds such a cycle (:func:`season`), so that it is
+reported, and takes it out (:func:`component`, :func:`deseasonalised`) when it is the same
+throughout, so that the detector judges changes against the noise rather than the cycle.
 
 The test works on the differences of the readings, ``d_t = x_{t+1} - x_t``: a trend becomes a
 constant and a change of level a single spike, set to the median (:func:`_cleaned`), while a
@@ -51,6 +52,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
 #: ordinates in the running median that estimates the spectrum around each ordinate
 SPECTRUM_WINDOW = 41
@@ -69,6 +71,14 @@ HEAD = 20_000
 STEP_SD = 5.0
 #: frequencies tried between the largest ordinate's neighbours
 REFINE_STEPS = 81
+#: golden-section steps of the frequency's refinement before a cycle is taken out (the bracket
+#: shrinks 0.618 times each)
+REFINE_GOLDEN = 30
+#: a cycle is taken out (:func:`deseasonalised`) only when the halves of the series do not
+#: differ in it at this level (an F test of its harmonics' coefficients, half against half)
+SAME_CYCLE_ALPHA = 0.01
+#: harmonics fitted for the cycle's shape: at most one per this many differences
+DIFFERENCES_PER_HARMONIC = 20
 
 
 @dataclass(frozen=True)
@@ -96,8 +106,9 @@ class Season:
 def season_note(cycle: Season) -> str:
     """What a found cycle means for the change points, in one sentence for a warning."""
     return (f"the readings repeat every {cycle.period:.3g} readings (amplitude "
-            f"{cycle.amplitude:.3g}); the change points are judged as if the cycle were noise, "
-            "so a change smaller than its swing is not found")
+            f"{cycle.amplitude:.3g}); the change points are searched with the cycle taken out "
+            "when both halves of the readings show the same one, and otherwise judged as if "
+            "it were noise, so that a change smaller than its swing is not found")
 
 
 def _cleaned(d: np.ndarray) -> np.ndarray:
@@ -179,3 +190,131 @@ def season(x: np.ndarray, alpha: float = 0.01) -> Season | None:
     coef, *_ = np.linalg.lstsq(design, d, rcond=None)
     return Season(period=1 / f, amplitude=float(math.hypot(coef[1], coef[2])),
                   strength=float(ratio[j] / threshold))
+
+
+def _harmonics(period: float, m: int) -> int:
+    """Harmonics of a cycle of ``period`` readings fitted on ``m`` differences: up to the
+    Nyquist frequency (half a cycle per reading: a cycle of an even number of readings has a
+    component there), at most ``MAX_HARMONIC`` and one per ``DIFFERENCES_PER_HARMONIC``."""
+    return max(1, min(MAX_HARMONIC, math.floor(period / 2), m // (2 * DIFFERENCES_PER_HARMONIC)))
+
+
+def _difference_design(f: float, n: int, harmonics: int) -> np.ndarray:
+    """The differences of ``cos(2 pi h f t)`` and ``sin(2 pi h f t)``, ``h = 1..harmonics``,
+    over ``t = 0..n-1``: one column each."""
+    phase = 2 * np.pi * f * np.arange(n)
+    return np.column_stack([np.diff(trig(h * phase)) for h in range(1, harmonics + 1)
+                            for trig in (np.cos, np.sin)])
+
+
+def _fit(d: np.ndarray, f: float, harmonics: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Least squares of the differences ``d`` on a constant and the harmonics of ``f``:
+    (coefficients, the harmonics' design, residual sum of squares)."""
+    trig = _difference_design(f, d.shape[0] + 1, harmonics)
+    design = np.column_stack([np.ones(d.shape[0]), trig])
+    coef, *_ = np.linalg.lstsq(design, d, rcond=None)
+    return coef, trig, float(np.sum((d - design @ coef) ** 2))
+
+
+def _power(d: np.ndarray, f: float, harmonics: int) -> float:
+    """The periodogram of the differences summed over the harmonics of ``f``:
+    ``sum_h |sum_t d_t exp(-2 pi i h f t)|^2``."""
+    z = np.exp(-2j * np.pi * f * np.arange(d.shape[0]))
+    zh = np.ones_like(z)
+    total = 0.0
+    for _ in range(harmonics):
+        zh *= z
+        total += abs(np.dot(d, zh)) ** 2
+    return total
+
+
+def _refined(d: np.ndarray, f: float, harmonics: int) -> float:
+    """The frequency near ``f`` whose harmonics hold the most power in the differences.
+
+    :func:`season` places it within ``1 / (80 m)`` on its grid, enough to name the period but
+    not to take a cycle out: with little noise beside it, what is left drifts out of phase
+    over the series. A golden-section search of :func:`_power` over that bracket narrows it to
+    ``0.618^REFINE_GOLDEN`` of it (about 1e-6)."""
+    m = d.shape[0]
+    lo, hi = f - 1.0 / (80 * m), f + 1.0 / (80 * m)
+    hi = min(hi, 0.5 / harmonics)
+    if not 0 < lo < hi:
+        return f
+    ratio = (math.sqrt(5) - 1) / 2
+    a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    pa, pb = _power(d, a, harmonics), _power(d, b, harmonics)
+    for _ in range(REFINE_GOLDEN):
+        if pa >= pb:
+            hi, b, pb = b, a, pa
+            a = hi - ratio * (hi - lo)
+            pa = _power(d, a, harmonics)
+        else:
+            lo, a, pa = a, b, pb
+            b = lo + ratio * (hi - lo)
+            pb = _power(d, b, harmonics)
+    return (lo + hi) / 2
+
+
+def component(x: np.ndarray, cycle: Season) -> np.ndarray | None:
+    """The cycle's part of every reading of ``x`` (mean 0), or None when the two halves of the
+    series differ in it.
+
+    Its shape is a sum of harmonics of the cycle's frequency ``f`` (:func:`_harmonics`;
+    ``f`` refined by :func:`_refined`), fitted by least squares on the differences (with a
+    constant for a trend, and a step's difference set aside as :func:`season` does), so that
+    steps and trends leave the fit alone. The same fit with separate coefficients for each
+    half of the differences tests whether the cycle stays the same (a Chow test:
+    ``F = ((RSS - RSS_halves) / q) / (RSS_halves / (m - p))`` with ``q`` the harmonics'
+    coefficients; differing at level ``SAME_CYCLE_ALPHA``: None). A cycle that grows with the
+    level, or that begins or ends with a change, taken out of the whole series, would leave a
+    cycle of its own where it differs and hide the change.
+
+    References
+    ----------
+    G. C. Chow, "Tests of equality between sets of coefficients in two linear regressions",
+    Econometrica 28(3):591-605, 1960, doi:10.2307/1910133.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> t = np.arange(600)
+    >>> x = 2 * np.sin(2 * np.pi * t / 12.5) + rng.normal(size=600)
+    >>> c = component(x, season(x))
+    >>> round(float(np.std(x - c)), 1)  # the noise's sd of 1 is left
+    1.0
+    """
+    x = np.asarray(x, dtype=float)
+    d = _cleaned(np.diff(x[:HEAD]))
+    m = d.shape[0]
+    harmonics = _harmonics(cycle.period, m)
+    f = _refined(d, 1.0 / cycle.period, harmonics)
+    coef, trig, rss = _fit(d, f, harmonics)
+    first = (np.arange(m) < m // 2)[:, None]
+    halves = np.column_stack([np.ones(m), trig * first, trig * ~first])
+    dof = m - halves.shape[1]
+    if dof > 0:
+        fitted, *_ = np.linalg.lstsq(halves, d, rcond=None)
+        rss_halves = float(np.sum((d - halves @ fitted) ** 2))
+        if rss_halves > 1e-12 * max(rss, 1e-300):
+            stat = ((rss - rss_halves) / trig.shape[1]) / (rss_halves / dof)
+            if special.fdtrc(trig.shape[1], dof, max(stat, 0.0)) < SAME_CYCLE_ALPHA:
+                return None
+    z = np.exp(2j * np.pi * f * np.arange(x.shape[0]))
+    zh = np.ones_like(z)
+    out = np.zeros(x.shape[0])
+    for h in range(1, harmonics + 1):
+        zh *= z  # cos(h phase) + i sin(h phase)
+        out += coef[2 * h - 1] * zh.real + coef[2 * h] * zh.imag
+    return out - out.mean()
+
+
+def deseasonalised(x: np.ndarray, alpha: float = 0.01) -> tuple[np.ndarray, Season | None]:
+    """``x`` with its cycle taken out (:func:`season`, :func:`component`) and the cycle; ``x``
+    itself and None when it shows none, or one that differs between its halves."""
+    x = np.asarray(x, dtype=float)
+    cycle = season(x, alpha)
+    if cycle is None:
+        return x, None
+    part = component(x, cycle)
+    return (x, None) if part is None else (x - part, cycle)

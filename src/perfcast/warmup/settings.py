@@ -53,12 +53,16 @@ class EdmSettings:
     min_effect : float
         Robust mode: smallest change of the median (a fraction of the overall median)
         kept as a change point.
+    cycles : bool
+        Robust mode: take a cycle of the readings out before the search, when both halves
+        show the same one (:func:`perfcast.warmup.season.deseasonalised`).
     """
 
     mode: str
     min_size: int | None
     alpha: float
     min_effect: float
+    cycles: bool = True
 
     @property
     def segment_min(self) -> int:
