@@ -77,7 +77,8 @@ REFINE_GOLDEN = 30
 #: a cycle is taken out (:func:`deseasonalised`) only when the halves of the series do not
 #: differ in it at this level (an F test of its harmonics' coefficients, half against half)
 SAME_CYCLE_ALPHA = 0.01
-#: harmonics fitted for the cycle's shape: at most one per this many differences
+#: harmonics fitted for the cycle's shape: at most one coefficient (two per harmonic) per this
+#: many differences
 DIFFERENCES_PER_HARMONIC = 20
 
 
@@ -195,7 +196,8 @@ def season(x: np.ndarray, alpha: float = 0.01) -> Season | None:
 def _harmonics(period: float, m: int) -> int:
     """Harmonics of a cycle of ``period`` readings fitted on ``m`` differences: up to the
     Nyquist frequency (half a cycle per reading: a cycle of an even number of readings has a
-    component there), at most ``MAX_HARMONIC`` and one per ``DIFFERENCES_PER_HARMONIC``."""
+    component there), at most ``MAX_HARMONIC``, and a coefficient per
+    ``DIFFERENCES_PER_HARMONIC`` differences."""
     return max(1, min(MAX_HARMONIC, math.floor(period / 2), m // (2 * DIFFERENCES_PER_HARMONIC)))
 
 
@@ -267,7 +269,8 @@ def component(x: np.ndarray, cycle: Season) -> np.ndarray | None:
     ``F = ((RSS - RSS_halves) / q) / (RSS_halves / (m - p))`` with ``q`` the harmonics'
     coefficients; differing at level ``SAME_CYCLE_ALPHA``: None). A cycle that grows with the
     level, or that begins or ends with a change, taken out of the whole series, would leave a
-    cycle of its own where it differs and hide the change.
+    cycle of its own where it differs and hide the change. The fit and the test use the first
+    ``HEAD`` readings, as :func:`season` does; the component is extended to every reading.
 
     References
     ----------
