@@ -87,6 +87,14 @@ def sine_periods(rng: np.random.Generator, series: int = 100) -> dict[str, float
     return {f"periods {k}": found / n for k, (found, n) in bands.items() if n}
 
 
+def _shares(step: float, located: int, other: int, series: int) -> dict[str, float]:
+    """A cell of :func:`steps_under_a_cycle`: with a step, where its change points lie; without,
+    the false alarms."""
+    if step:
+        return {"step located": located / series, "change point elsewhere": other / series}
+    return {"false alarm": other / series}
+
+
 def steps_under_a_cycle(rng: np.random.Generator, series: int = 200) -> dict[str, dict]:
     """Change points (alpha 0.01, ``min_effect`` 0) with the cycle taken out and without."""
     t = np.arange(600)
@@ -108,15 +116,9 @@ def steps_under_a_cycle(rng: np.random.Generator, series: int = 200) -> dict[str
                     cps = edm_robust(x, cycles=on)
                     counts[label][0] += any(abs(c - 300) <= 5 for c in cps)
                     counts[label][1] += any(abs(c - 300) > 5 for c in cps) if step else bool(cps)
-            key = f"{shape}, step {step:g} sd"
-            out[key] = {"cycle taken out": removed / series} | {
-                label: {"step located" if step else "unused": c[0] / series,
-                        "change point elsewhere" if step else "false alarm": c[1] / series}
-                for label, c in counts.items()}
-            if not step:
-                for c in out[key].values():
-                    if isinstance(c, dict):
-                        c.pop("unused")
+            out[f"{shape}, step {step:g} sd"] = {"cycle taken out": removed / series} | {
+                label: _shares(step, located, other, series)
+                for label, (located, other) in counts.items()}
     return out
 
 
