@@ -331,12 +331,26 @@ def test_keep_cycles_judges_a_step_against_the_cycle(capsys, tmp_path):
     x = 10 + 2 * np.sin(2 * np.pi * t / 20) + rng.normal(size=600) + 1.0 * (t >= 300)
     path = tmp_path / "cyclic.txt"
     path.write_text("\n".join(f"{v:.6f}" for v in x) + "\n")
-    _, out, _ = run(capsys, "edm", str(path))
+    _, out, err = run(capsys, "edm", str(path))
     assert out["settings"]["cycles"] is True
     assert len(out["change_points"]) == 1 and abs(out["change_points"][0] - 300) <= 5
     assert out["season"]["period"] == pytest.approx(20, rel=0.01)
-    _, kept, _ = run(capsys, "edm", str(path), "--keep-cycles")
+    assert out["season"]["taken_out"] is True and "was taken out" in err
+    _, kept, err = run(capsys, "edm", str(path), "--keep-cycles")
     assert kept["settings"]["cycles"] is False and kept["change_points"] == []
+    assert kept["season"]["taken_out"] is False and "was kept in" in err
+    # a cycle that starts half-way is kept in by the detector (the series of
+    # test_a_cycle_that_differs_between_the_halves_is_not_taken_out), and the output says so;
+    # ci runs no detector: not known there
+    half = tmp_path / "half.txt"
+    u = np.arange(800)
+    y = 10 + 2.0 * np.sin(2 * np.pi * u / 16) * (u >= 400) + np.random.default_rng(4).normal(
+        size=800)
+    half.write_text("\n".join(f"{v:.6f}" for v in y) + "\n")
+    _, out, err = run(capsys, "edm", str(half))
+    assert out["season"]["taken_out"] is False and "was kept in" in err
+    _, out, err = run(capsys, "ci", str(path))
+    assert out["season"]["taken_out"] is None and "otherwise judged" in err
     _, stable, _ = run(capsys, "stable", str(path))
     _, stable_kept, _ = run(capsys, "stable", str(path), "--keep-cycles")
     assert stable["settings"]["cycles"] is True and stable_kept["settings"]["cycles"] is False

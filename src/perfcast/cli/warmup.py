@@ -122,7 +122,7 @@ def cmd_edm(args: argparse.Namespace) -> int:
             _median(x[a:b]))} for a, b in segments(ph.n, list(ph.change_points))],
         "stable": None if ph.stable is None else {"begin": ph.stable[0], "end": ph.stable[1]},
         "warmup_len": ph.warmup_len, "cooldown_len": ph.cooldown_len, "rule": ph.rule,
-        "season": _season(x, args.file, "edm"),
+        "season": _season(x, args.file, "edm", edm.cycles if edm.mode == "robust" else False),
     }
     if ph.rule == "short":
         out["note"] = (f"fewer than {MIN_READINGS} readings: not split, all kept as stable "
@@ -182,16 +182,21 @@ def cmd_ci(args: argparse.Namespace) -> int:
     return 0
 
 
-def _season(x, name: str, command: str) -> dict | None:
+def _season(x, name: str, command: str, cycles: bool | None = None) -> dict | None:
     """The readings' cycle (:func:`perfcast.warmup.season.season`) as JSON, with a warning on
-    stderr when there is one (:func:`perfcast.warmup.season.season_note`)."""
-    from perfcast.warmup.season import season, season_note
+    stderr when there is one (:func:`perfcast.warmup.season.season_note`). ``cycles``: the
+    detector's setting, when the command ran it on these readings; ``taken_out`` then says
+    whether it took the cycle out (:func:`perfcast.warmup.season.component`), else it is
+    null."""
+    from perfcast.warmup.season import component, season, season_note
 
     cycle = season(x)
     if cycle is None:
         return None
-    print(f"perfcast {command}: warning: {name}: {season_note(cycle)}", file=sys.stderr)
-    return cycle.to_dict()
+    taken_out = None if cycles is None else cycles and component(x, cycle) is not None
+    print(f"perfcast {command}: warning: {name}: {season_note(cycle, taken_out)}",
+          file=sys.stderr)
+    return cycle.to_dict() | {"taken_out": taken_out}
 
 
 def _phases_warning(x, name: str) -> str | None:
@@ -236,7 +241,7 @@ def cmd_stable(args: argparse.Namespace) -> int:
     _print({"file": args.file, "settings": {k: getattr(settings, k) for k in (
         "min_size", "alpha", "min_effect", "cycles", "preset", "confidence", "rates")} | {
         "ac_limit": settings.limit, "min_samples": settings.samples_min} | phases.to_dict(),
-        **res.to_dict(), "season": _season(x, args.file, "stable")})
+        **res.to_dict(), "season": _season(x, args.file, "stable", settings.cycles)})
     return 0 if res.stable is not None else 1
 
 
@@ -349,7 +354,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     line = pending.to_dict()
     if not pending.stop:
         line["end_of_input"] = True
-    line["season"] = _season(np.frombuffer(seen), name, "watch")
+    line["season"] = _season(np.frombuffer(seen), name, "watch", settings.cycles)
     print(json.dumps(line, sort_keys=True), flush=True)
     return 0 if pending.stop else 1
 

@@ -104,12 +104,21 @@ class Season:
         return {"period": self.period, "amplitude": self.amplitude, "strength": self.strength}
 
 
-def season_note(cycle: Season) -> str:
-    """What a found cycle means for the change points, in one sentence for a warning."""
-    return (f"the readings repeat every {cycle.period:.3g} readings (amplitude "
-            f"{cycle.amplitude:.3g}); the change points are searched with the cycle taken out "
-            "when both halves of the readings show the same one, and otherwise judged as if "
-            "it were noise, so that a change smaller than its swing is not found")
+def season_note(cycle: Season, taken_out: bool | None = None) -> str:
+    """What a found cycle means for the change points, in one sentence for a warning:
+    ``taken_out`` says whether the detector took it out of these readings (None: not known
+    here, both cases are said)."""
+    found = (f"the readings repeat every {cycle.period:.3g} readings (amplitude "
+             f"{cycle.amplitude:.3g})")
+    kept = "judged as if it were noise, so that a change smaller than its swing is not found"
+    if taken_out is None:
+        return (f"{found}; the change points are searched with the cycle taken out when both "
+                f"halves of the readings show the same one, and otherwise {kept}")
+    if taken_out:
+        return (f"{found}; the cycle, the same in both halves of the readings, was taken out "
+                "before the change points were searched")
+    return (f"{found}; the cycle was kept in (it differs between the halves of the readings, "
+            f"or cycles is false) and the change points {kept}")
 
 
 def _cleaned(d: np.ndarray) -> np.ndarray:
