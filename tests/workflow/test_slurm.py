@@ -363,12 +363,14 @@ LOCAL_RULES = {"all", "run_summary"}
 #: the grouped run: 3 benchmarks and the predict-only one (4 pieces of the DAG), 2 pieces per
 #: group job (instead of the profile's 25): 2 group jobs; then one aggregate group job; the run's
 #: summary runs locally. Inside a group job the SLURM plugin starts every job as a job step of
-#: its own (srun and a Snakemake process, about 2 s each), so each job counts; the dry runs below
+#: its own (srun and a Snakemake process, 2-4 s each), so each job counts; the dry runs below
 #: check a partly filled group (51 pieces, 25 per group)
 GROUPS_N = 3
 GROUP_COMPONENTS = 2
 #: the dry runs of the profile's own grouping (no cluster: cheap): 50 benchmarks, 25 per group
 DRY_GROUPS_N = 50
+#: the rules the grouped run's first stage runs to (--until): the small groups' jobs
+SMALL_RULES = sorted(r for r, g in PROFILE_GROUPS.items() if g == "small")
 
 
 def _any_jobs(log: str) -> dict[int, tuple[str, str]]:
@@ -377,6 +379,11 @@ def _any_jobs(log: str) -> dict[int, tuple[str, str]]:
             for m in JOB_BLOCK.finditer(log)
             for fields in [dict(re.findall(r"^ *(\w+): (.*)$", m.group(4), re.MULTILINE))]
             if "jobid" in fields}
+
+
+def _rules(log: str) -> Counter:
+    """How many jobs of each rule a run's log lists, grouped or not."""
+    return Counter(rule for rule, _ in _any_jobs(log).values())
 
 
 def _group_components(group: str = "small") -> int:
@@ -396,58 +403,112 @@ def _grouped_config(n: int = GROUPS_N) -> dict:
     return config
 
 
+#: the grouped runs' SLURM options: GROUP_COMPONENTS pieces per small group job, the profile's
+#: value for the aggregate group
+GROUPED_SLURM = ("--group-components", f"small={GROUP_COMPONENTS}",
+                 f"aggregate={_group_components('aggregate')}")
+
+
+@dataclass
+class Grouped:
+    """The grouped SLURM run in two stages in one directory, as a user resumes a run: ``small``
+    runs to the small groups' rules (``--until``), ``rest`` runs the same command without it to
+    the end (only the jobs over every benchmark and the run's summary are left). Each stage's
+    log and squeue states are its own; ``small`` also holds the local run of the whole config."""
+    small: Runs
+    rest: Runs
+
+
 @pytest.fixture(scope="session")
-def grouped_runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
-    """GROUPS_N benchmarks through SLURM with the profile's groups (GROUP_COMPONENTS pieces per
-    small group job, the profile's value for the aggregate group) and, side by side, locally."""
+def grouped_small(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
+    """GROUPS_N benchmarks through SLURM with the profile's groups up to the small groups'
+    rules and, side by side, the whole config locally."""
     return _side_by_side(_grouped_config(), tmp_path_factory.mktemp("slurm_groups"),
-                         snakemake_run, timeout=1800,
-                         slurm_extra=("--group-components", f"small={GROUP_COMPONENTS}",
-                                      f"aggregate={_group_components('aggregate')}"))
+                         snakemake_run, timeout=900,
+                         slurm_extra=(*GROUPED_SLURM, "--until", *SMALL_RULES))
+
+
+@pytest.fixture(scope="session")
+def grouped_runs(grouped_small: Runs, snakemake_run) -> Grouped:
+    """The first stage's directory run to the end through SLURM."""
+    small = grouped_small
+    t0 = time.monotonic()
+    rest = snakemake_run(small.slurm_dir, small.config, cores=None, timeout=900,
+                         entry=STEADY_POLL, workflow_profile=str(WORKFLOW_PROFILE),
+                         extra=["--executor", "slurm", "--profile", str(PROFILE), *SLURM_ARGS,
+                                *GROUPED_SLURM])
+    seconds = {"slurm": time.monotonic() - t0}
+    log = rest.stdout + rest.stderr
+    return Grouped(small=small, rest=Runs(
+        slurm_dir=small.slurm_dir, local_dir=small.local_dir, results=small.results,
+        slurm_log=log, local_log=small.local_log, config=small.config, seconds=seconds,
+        states=_submitted_states(log)))
 
 
 @pytest.mark.slurm
-def test_groups_submit_one_job_per_group_components_pieces(grouped_runs: Runs):
+def test_small_groups_submit_one_job_per_group_components_pieces(grouped_small: Runs):
     """Each benchmark's small jobs (collect, post-process, align) are one connected piece; one
-    sbatch job takes group-components of them; the jobs over every benchmark (figures, training
-    set, model, predictions) are one aggregate group job; the other jobs are one sbatch job
-    each."""
-    local_rules = Counter(rule for rule, _ in _any_jobs(grouped_runs.local_log).values())
-    grouped = sum(n for rule, n in local_rules.items() if rule in GROUPED_RULES)
-    aggregated = sum(n for rule, n in local_rules.items() if rule in AGGREGATE_RULES)
-    singles = sum(n for rule, n in local_rules.items()
-                  if rule not in GROUPED_RULES | AGGREGATE_RULES | LOCAL_RULES)
+    sbatch job takes group-components of them; --until stops there (nothing over every
+    benchmark ran); each small job ran in the SLURM run as in the local run."""
+    local_rules = _rules(grouped_small.local_log)
+    slurm_rules = _rules(grouped_small.slurm_log)
     # pieces: every training benchmark (both generations, aligned) and each predict-only one
-    predict_only = [b for b in grouped_runs.config["predict"]["benchmarks"]
-                    if b not in grouped_runs.config["counters"]["benchmarks"]]
+    predict_only = [b for b in grouped_small.config["predict"]["benchmarks"]
+                    if b not in grouped_small.config["counters"]["benchmarks"]]
     pieces = GROUPS_N + len(predict_only)
     groups = -(-pieces // GROUP_COMPONENTS)
-    submitted = dict(SUBMITTED.findall(grouped_runs.slurm_log))
-    assert len(submitted) == groups + 1 + singles, (
-        f"{len(submitted)} sbatch jobs, expected {groups} small group jobs, 1 aggregate group "
-        f"job and {singles} single jobs (without groups: {grouped + aggregated + singles})")
-    assert "run_summary" in local_rules  # ran, locally
-    assert groups == 2 and grouped >= 5 * GROUPS_N
-    # the training set, training, evaluation and predictions, and the counters' figure
-    assert {"model_trainset", "model_train", "model_evaluate", "model_predict",
-            "counters_figure"} <= {r for r in local_rules if r in AGGREGATE_RULES}
-    assert grouped_runs.slurm_log.count("Group job small") == groups
-    assert grouped_runs.slurm_log.count("Group job aggregate") == 1
-    states = grouped_runs.states
+    assert groups == 2
+    submitted = dict(SUBMITTED.findall(grouped_small.slurm_log))
+    assert len(submitted) == groups, (
+        f"{len(submitted)} sbatch jobs, expected {groups} small group jobs "
+        f"(without groups: {sum(slurm_rules.values())})")
+    assert grouped_small.slurm_log.count("Group job small") == groups
+    assert "Group job aggregate" not in grouped_small.slurm_log
+    assert set(slurm_rules) <= GROUPED_RULES and sum(slurm_rules.values()) >= 5 * GROUPS_N
+    assert slurm_rules == Counter({r: n for r, n in local_rules.items() if r in GROUPED_RULES})
+    states = grouped_small.states
     assert {states[s][0] for s in submitted.values()} == {"COMPLETED"}, states
     # one CPU per job: every job here is single-threaded, and a group job runs its jobs one
     # after another (its Snakemake gets --jobs 1), so more CPUs would stay idle; run as a user
     # runs it, a group job asked for 2 while profiles/default set cores: 2
     assert {states[s][2] for s in submitted.values()} == {1}, states
-    # every job of the local run ran in the SLURM run too, grouped or not
-    slurm_rules = Counter(rule for rule, _ in _any_jobs(grouped_runs.slurm_log).values())
-    assert slurm_rules == local_rules
 
 
 @pytest.mark.slurm
-def test_grouped_results_equal_local_results(grouped_runs: Runs):
-    slurm = _hashes(grouped_runs.slurm_dir / grouped_runs.results)
-    local = _hashes(grouped_runs.local_dir / grouped_runs.results)
+def test_jobs_over_every_benchmark_are_one_aggregate_group_job(grouped_runs: Grouped):
+    """The jobs over every benchmark (figures, training set, model, predictions) are one
+    aggregate group job; the other jobs are one sbatch job each; the run's summary runs
+    locally; the second stage redid nothing of the first, and the two stages together ran every
+    job of the local run."""
+    rest = grouped_runs.rest
+    local_rules = _rules(rest.local_log)
+    slurm_rules = _rules(rest.slurm_log)
+    aggregated = sum(n for rule, n in local_rules.items() if rule in AGGREGATE_RULES)
+    singles = sum(n for rule, n in local_rules.items()
+                  if rule not in GROUPED_RULES | AGGREGATE_RULES | LOCAL_RULES)
+    submitted = dict(SUBMITTED.findall(rest.slurm_log))
+    assert len(submitted) == 1 + singles, (
+        f"{len(submitted)} sbatch jobs, expected 1 aggregate group job and {singles} single "
+        f"jobs (without groups: {aggregated + singles})")
+    assert "run_summary" in local_rules and "run_summary" in slurm_rules  # ran, locally
+    assert not set(slurm_rules) & GROUPED_RULES, slurm_rules
+    # the training set, training, evaluation and predictions, and the counters' figure
+    assert {"model_trainset", "model_train", "model_evaluate", "model_predict",
+            "counters_figure"} <= {r for r in local_rules if r in AGGREGATE_RULES}
+    assert rest.slurm_log.count("Group job aggregate") == 1
+    assert "Group job small" not in rest.slurm_log
+    states = rest.states
+    assert {states[s][0] for s in submitted.values()} == {"COMPLETED"}, states
+    assert {states[s][2] for s in submitted.values()} == {1}, states
+    # every job of the local run ran in the SLURM run too, grouped or not, once
+    assert _rules(grouped_runs.small.slurm_log) + slurm_rules == local_rules
+
+
+@pytest.mark.slurm
+def test_grouped_results_equal_local_results(grouped_runs: Grouped):
+    rest = grouped_runs.rest
+    slurm = _hashes(rest.slurm_dir / rest.results)
+    local = _hashes(rest.local_dir / rest.results)
     assert len(local) > 5 * GROUPS_N
     assert sorted(slurm) == sorted(local)
     differ = [path for path in local if slurm[path] != local[path]]
