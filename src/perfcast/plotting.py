@@ -6,10 +6,9 @@ from pathlib import Path
 
 import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from perfcast.io import atomic_path
 
-from perfcast.io import atomic_path  # noqa: E402
+matplotlib.use("Agg")
 
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 
@@ -44,6 +43,8 @@ def new_figure(nrows: int = 1, ncols: int = 1, **kwargs):
     tuple
         ``(figure, axes)`` as ``plt.subplots`` returns them.
     """
+    import matplotlib.pyplot as plt  # half a second to import: only where a figure is drawn
+
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(nrows, ncols, layout="constrained", **kwargs)
     return fig, axes
@@ -52,6 +53,8 @@ def new_figure(nrows: int = 1, ncols: int = 1, **kwargs):
 def save_figure(fig, path: str | Path) -> None:
     """Save atomically (format from the suffix, metadata stripped so bytes are reproducible)."""
     path = Path(path)
+    import matplotlib.pyplot as plt
+
     with plt.rc_context(STYLE), atomic_path(path) as tmp:
         meta = {"Software": None} if path.suffix == ".png" else {"Date": None}
         fig.savefig(tmp, format=path.suffix.lstrip("."), metadata=meta)

@@ -20,15 +20,16 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import GroupKFold
-from sklearn.neighbors import KNeighborsRegressor
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from perfcast.model.settings import KnnSettings
 from perfcast.model.trainset import GROUP, TARGET
+
+if TYPE_CHECKING:  # scikit-learn takes a second to import: only where a model is fitted
+    from sklearn.pipeline import Pipeline
 
 
 def make_pipeline(log1p: bool, n_neighbors: int = 5, weights: str = "uniform") -> Pipeline:
@@ -48,6 +49,10 @@ def make_pipeline(log1p: bool, n_neighbors: int = 5, weights: str = "uniform") -
     weights : str, default="uniform"
         ``uniform`` or ``distance`` (scikit-learn's meaning).
     """
+    from sklearn.neighbors import KNeighborsRegressor
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
     steps = []
     if log1p:
         # PKI spans orders of magnitude (DRAM refills vs L1 accesses); clip guards tiny negatives
@@ -106,6 +111,8 @@ def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> Neig
     ValueError
         fewer than two benchmarks.
     """
+    from sklearn.model_selection import GroupKFold
+
     data = thin(train, settings.max_rows_per_benchmark)
     groups = data[GROUP].to_numpy()
     n_groups = len(np.unique(groups))
@@ -162,6 +169,7 @@ class NeighbourSearch:
             this search, fitted.
         """
         from sklearn.neighbors import NearestNeighbors
+        from sklearn.pipeline import Pipeline
 
         scores = np.empty((len(self.params), self.cv.get_n_splits()))
         k_max = max(p["knn__n_neighbors"] for p in self.params)
