@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.regression.linear_model import OLS
+from scipy import special
 
 from perfcast.sweep import design as dz
 
@@ -86,7 +85,7 @@ class LinearFit:
         out = []
         for term, b, s in zip(self.terms, self.coef, se, strict=True):
             t = b / s if s > 0 else float("nan")
-            p = float(2 * stats.t.sf(abs(t), df_resid)) if np.isfinite(t) else float("nan")
+            p = _two_sided_p(t, df_resid)
             out.append({"term": dz.term_name(term, self.names), "coef": float(b),
                         "se": float(s), "t": float(t), "p": p})
         return out
@@ -110,6 +109,13 @@ class LinearFit:
         D = dz.design(self.standardiser(np.atleast_2d(np.asarray(X, dtype=float))), self.terms)
         frame = self.result.get_prediction(D).summary_frame(alpha=alpha)
         return frame.reset_index(drop=True)
+
+
+def _two_sided_p(t: float, df: int) -> float:
+    """``2 P(T > |t|)`` for Student's t with ``df`` degrees of freedom (``scipy.stats.t.sf``'s
+    own formula, ``special.stdtr(df, -|t|)``, without importing scipy.stats); NaN for a
+    non-finite t."""
+    return float(2 * special.stdtr(df, -abs(t))) if np.isfinite(t) else float("nan")
 
 
 def fit_terms(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
@@ -141,6 +147,8 @@ def fit_terms(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
     D = dz.design(std(X), terms)
     keep, drop = dz.independent_terms(D, terms)
     kept = [terms[i] for i in keep]
+    from statsmodels.regression.linear_model import OLS  # 2 s to import: where it fits
+
     result = OLS(y, D[:, keep]).fit()
     T = dz.raw_transform(kept, std.center, std.scale)
     cov_scaled = np.asarray(result.cov_params()) if result.df_resid > 0 else \
@@ -193,6 +201,8 @@ class DesignFit:
         D = design(X_fit)
         scale = np.max(np.abs(D), axis=0)
         scale = np.where(scale > 0, scale, 1.0)
+        from statsmodels.regression.linear_model import OLS
+
         result = OLS(np.asarray(y_fit, dtype=float), D / scale).fit()
         return cls(list(names), list(term_names), design, result, scale,
                    np.asarray(X_rows, dtype=float), np.asarray(y_rows, dtype=float))
@@ -241,7 +251,7 @@ class DesignFit:
         out = []
         for name, b, s in zip(self.term_names, self.coef, se, strict=True):
             t = b / s if s > 0 else float("nan")
-            p = float(2 * stats.t.sf(abs(t), df_resid)) if np.isfinite(t) else float("nan")
+            p = _two_sided_p(t, df_resid)
             out.append({"term": name, "coef": float(b), "se": float(s), "t": float(t), "p": p})
         return out
 
