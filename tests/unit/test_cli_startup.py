@@ -1,6 +1,8 @@
 """The command line starts without the scientific stack: ``--version`` and ``--help`` (of the
 tool and of each sub-command) import none of numpy, pandas, scipy, numba, scikit-learn,
-matplotlib. An invariant on the modules loaded, not a timing (benchmarks/bench_cli.py times it).
+matplotlib. The rule and figure modules load scikit-learn, statsmodels, scipy.stats, pyplot and
+numba only where a model is fitted or a figure drawn (every Snakemake job is a fresh Python).
+Invariants on the modules loaded, not timings (benchmarks/bench_cli.py times the CLI).
 """
 
 from __future__ import annotations
@@ -104,3 +106,56 @@ def test_warmup_choices_spelled_in_the_cli_are_the_librarys():
 
     assert tuple(cli_warmup.MODES) == tuple(MODES)
     assert tuple(cli_warmup.PRESET_NAMES) == tuple(sorted(PRESETS))
+
+
+# The rule modules of every stage and the modules that draw or read fitted models, imported in a
+# fresh interpreter: which of the libraries that only fitting or drawing needs they loaded.
+FITTING_OR_DRAWING = ["sklearn", "statsmodels", "scipy.stats", "matplotlib.pyplot", "numba",
+                      "tslearn"]
+PROBE_IMPORTS = """
+import importlib, json, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_rule_and_figure_modules_load_what_only_fitting_or_drawing_needs_when_used():
+    """Every Snakemake job is a fresh Python: a job that draws a figure or writes a table of
+    fitted models must not pay for importing scikit-learn, statsmodels, scipy.stats (about a
+    second each), pyplot (half a second) or numba at import; they load where a model is fitted
+    or a figure drawn."""
+    modules = ["perfcast.plotting", "perfcast.counters.rules", "perfcast.model.rules",
+               "perfcast.model.evaluation", "perfcast.model.knn", "perfcast.warmup.rules",
+               "perfcast.warmup.figures", "perfcast.sensitivity.rules", "perfcast.sweep.rules",
+               "perfcast.sweep.figures", "perfcast.sweep.artifacts", "perfcast.sweep.ols",
+               "perfcast.summary"]
+    proc = subprocess.run([sys.executable, "-c", PROBE_IMPORTS, *modules], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    loaded_now = set(json.loads(proc.stderr.strip().splitlines()[-1]))
+    assert "perfcast.sweep.ols" in loaded_now and "pandas" in loaded_now
+    assert not loaded_now & set(FITTING_OR_DRAWING), sorted(loaded_now & set(FITTING_OR_DRAWING))
+
+
+def test_a_fit_and_a_figure_load_them_where_used(tmp_path):
+    """The same libraries load when the code uses them: an OLS fit loads statsmodels, a figure
+    pyplot (and is written)."""
+    code = f"""
+import json, sys
+import numpy as np
+from perfcast.plotting import new_figure, save_figure
+from perfcast.sweep.ols import fit_terms
+fit = fit_terms(np.arange(6.0).reshape(-1, 1), 2 + 3 * np.arange(6.0), [(0,), (1,)], ["x"])
+fig, ax = new_figure()
+ax.plot([0, 1], [0, 1])
+save_figure(fig, {str(tmp_path / "f.png")!r})
+print(json.dumps([fit.coefficients()[1]["coef"], sorted(sys.modules)]), file=sys.stderr)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    slope, loaded_now = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert slope == pytest.approx(3.0)
+    assert {"statsmodels", "matplotlib.pyplot"} <= set(loaded_now)
+    assert (tmp_path / "f.png").stat().st_size > 1000

@@ -111,6 +111,15 @@ class LinearFit:
         return frame.reset_index(drop=True)
 
 
+def _ols(y: np.ndarray, D: np.ndarray) -> Any:
+    """statsmodels' ``OLS(y, D)``, imported on the first fit: statsmodels, with the scipy.stats
+    it loads, takes about a second to import, which the jobs that only read or draw fitted
+    models (figures, paper tables) need not pay."""
+    from statsmodels.regression.linear_model import OLS as _OLS
+
+    return _OLS(y, D)
+
+
 def _two_sided_p(t: float, df: int) -> float:
     """``2 P(T > |t|)`` for Student's t with ``df`` degrees of freedom (``scipy.stats.t.sf``'s
     own formula, ``special.stdtr(df, -|t|)``, without importing scipy.stats); NaN for a
@@ -147,9 +156,7 @@ def fit_terms(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
     D = dz.design(std(X), terms)
     keep, drop = dz.independent_terms(D, terms)
     kept = [terms[i] for i in keep]
-    from statsmodels.regression.linear_model import OLS  # 2 s to import: where it fits
-
-    result = OLS(y, D[:, keep]).fit()
+    result = _ols(y, D[:, keep]).fit()
     T = dz.raw_transform(kept, std.center, std.scale)
     cov_scaled = np.asarray(result.cov_params()) if result.df_resid > 0 else \
         np.zeros((len(kept), len(kept)))
@@ -201,9 +208,7 @@ class DesignFit:
         D = design(X_fit)
         scale = np.max(np.abs(D), axis=0)
         scale = np.where(scale > 0, scale, 1.0)
-        from statsmodels.regression.linear_model import OLS
-
-        result = OLS(np.asarray(y_fit, dtype=float), D / scale).fit()
+        result = _ols(np.asarray(y_fit, dtype=float), D / scale).fit()
         return cls(list(names), list(term_names), design, result, scale,
                    np.asarray(X_rows, dtype=float), np.asarray(y_rows, dtype=float))
 
