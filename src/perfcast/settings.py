@@ -247,7 +247,7 @@ def _make_validator(schema: dict) -> Any:
 
     cls = validators.extend(Draft202012Validator, {"properties": set_defaults,
                                                    "pattern": pattern},
-                            type_checker=_TYPE_CHECKER)
+                            type_checker=_type_checker())
     return cls(schema, registry=_registry())
 
 
@@ -322,13 +322,13 @@ def _finite_number(checker: Any, instance: Any) -> bool:
             and math.isfinite(instance))
 
 
-def _make_type_checker() -> Any:
+@functools.cache
+def _type_checker() -> Any:
+    """Draft 2020-12's type checker with finite numbers (:func:`_finite_number`); built on first
+    use, so that importing this module (every rule's job does) does not import jsonschema."""
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator.TYPE_CHECKER.redefine("number", _finite_number)
-
-
-_TYPE_CHECKER = _make_type_checker()
 
 
 def _distinct_generations(counters: Mapping[str, Any] | None, name: str, where: str | None,

@@ -136,6 +136,8 @@ def test_rule_and_figure_modules_load_what_only_fitting_or_drawing_needs_when_us
     loaded_now = set(json.loads(proc.stderr.strip().splitlines()[-1]))
     assert "perfcast.sweep.ols" in loaded_now and "pandas" in loaded_now
     assert not loaded_now & set(FITTING_OR_DRAWING), sorted(loaded_now & set(FITTING_OR_DRAWING))
+    # nor the schema validator: the workflow validated the config before any job
+    assert "jsonschema" not in loaded_now
 
 
 def test_a_fit_and_a_figure_load_them_where_used(tmp_path):
