@@ -111,7 +111,7 @@ def slurm_cluster():
 @dataclass
 class Runs:
     slurm_dir: Path
-    local_dir: Path
+    local_dir: Path | None
     results: str
     slurm_log: str
     local_log: str
@@ -139,12 +139,11 @@ def _config(partitions: set[str], cut: bool = True) -> dict:
     return config
 
 
-def _side_by_side(config: dict, base: Path, snakemake_run, timeout: float,
-                  slurm_extra: tuple[str, ...] = ()) -> Runs:
-    """``config`` run through SLURM with profiles/slurm and, at the same time, locally on one
-    core (the SLURM run mostly waits on the scheduler); the submitted jobs' states are read as
-    soon as the SLURM run ends."""
-    slurm_dir, local_dir = base / "slurm", base / "local"
+def _side_by_side(config: dict, slurm_dir: Path, local_dir: Path | None, snakemake_run,
+                  timeout: float, slurm_extra: tuple[str, ...] = ()) -> Runs:
+    """``config`` run through SLURM with profiles/slurm in ``slurm_dir`` and, at the same time,
+    locally on one core in ``local_dir`` (None: no local run; the SLURM run mostly waits on the
+    scheduler); the submitted jobs' states are read as soon as the SLURM run ends."""
     seconds: dict[str, float] = {}
     local: dict[str, object] = {}
 
@@ -157,7 +156,8 @@ def _side_by_side(config: dict, base: Path, snakemake_run, timeout: float,
         seconds["local"] = time.monotonic() - t0
 
     thread = threading.Thread(target=run_local)
-    thread.start()
+    if local_dir is not None:
+        thread.start()
     t0 = time.monotonic()
     try:
         # as a user starts it from the repository's root: no --cores (profiles/slurm's 1), and
@@ -169,13 +169,14 @@ def _side_by_side(config: dict, base: Path, snakemake_run, timeout: float,
         seconds["slurm"] = time.monotonic() - t0
         states = _submitted_states(slurm.stdout + slurm.stderr)
     finally:
-        thread.join()
+        if local_dir is not None:
+            thread.join()
     if "error" in local:
         raise local["error"]
     return Runs(slurm_dir=slurm_dir, local_dir=local_dir,
                 results=config.get("results_dir", "results"),
                 slurm_log=slurm.stdout + slurm.stderr,
-                local_log=local["proc"].stdout + local["proc"].stderr,
+                local_log=(local["proc"].stdout + local["proc"].stderr) if local else "",
                 config=config, seconds=seconds, states=states)
 
 
@@ -184,8 +185,9 @@ def runs(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
     """The tiny config run through SLURM and, at the same time, locally."""
     if not TINY.exists():
         pytest.fail(f"{TINY} is missing: the SLURM test runs the workflow on it")
-    return _side_by_side(_config(slurm_cluster), tmp_path_factory.mktemp("slurm_vs_local"),
-                         snakemake_run, timeout=600)
+    base = tmp_path_factory.mktemp("slurm_vs_local")
+    return _side_by_side(_config(slurm_cluster), base / "slurm", base / "local", snakemake_run,
+                         timeout=600)
 
 
 def _pairs(text: str) -> dict[str, str]:
@@ -414,58 +416,53 @@ class Grouped:
     """The grouped SLURM run in two stages in one directory, as a user resumes a run: ``small``
     runs to the small groups' rules (``--until``), ``rest`` runs the same command without it to
     the end (only the jobs over every benchmark and the run's summary are left). Each stage's
-    log and squeue states are its own; ``small`` also holds the local run of the whole config."""
+    log and squeue states are its own; the local run of the whole config runs beside the second
+    stage (the first has two group jobs on the two CPUs, the second one), in ``rest``."""
     small: Runs
     rest: Runs
 
 
 @pytest.fixture(scope="session")
 def grouped_small(slurm_cluster, tmp_path_factory, snakemake_run) -> Runs:
-    """GROUPS_N benchmarks through SLURM with the profile's groups up to the small groups'
-    rules and, side by side, the whole config locally."""
-    return _side_by_side(_grouped_config(), tmp_path_factory.mktemp("slurm_groups"),
-                         snakemake_run, timeout=900,
+    """GROUPS_N benchmarks through SLURM with the profile's groups, up to the small groups'
+    rules."""
+    base = tmp_path_factory.mktemp("slurm_groups")
+    return _side_by_side(_grouped_config(), base / "slurm", None, snakemake_run, timeout=900,
                          slurm_extra=(*GROUPED_SLURM, "--until", *SMALL_RULES))
 
 
 @pytest.fixture(scope="session")
 def grouped_runs(grouped_small: Runs, snakemake_run) -> Grouped:
-    """The first stage's directory run to the end through SLURM."""
+    """The first stage's directory run to the end through SLURM and, side by side, the whole
+    config locally."""
     small = grouped_small
-    t0 = time.monotonic()
-    rest = snakemake_run(small.slurm_dir, small.config, cores=None, timeout=900,
-                         entry=STEADY_POLL, workflow_profile=str(WORKFLOW_PROFILE),
-                         extra=["--executor", "slurm", "--profile", str(PROFILE), *SLURM_ARGS,
-                                *GROUPED_SLURM])
-    seconds = {"slurm": time.monotonic() - t0}
-    log = rest.stdout + rest.stderr
-    return Grouped(small=small, rest=Runs(
-        slurm_dir=small.slurm_dir, local_dir=small.local_dir, results=small.results,
-        slurm_log=log, local_log=small.local_log, config=small.config, seconds=seconds,
-        states=_submitted_states(log)))
+    rest = _side_by_side(small.config, small.slurm_dir, small.slurm_dir.parent / "local",
+                         snakemake_run, timeout=900, slurm_extra=GROUPED_SLURM)
+    return Grouped(small=small, rest=rest)
 
 
 @pytest.mark.slurm
 def test_small_groups_submit_one_job_per_group_components_pieces(grouped_small: Runs):
-    """Each benchmark's small jobs (collect, post-process, align) are one connected piece; one
-    sbatch job takes group-components of them; --until stops there (nothing over every
-    benchmark ran); each small job ran in the SLURM run as in the local run."""
-    local_rules = _rules(grouped_small.local_log)
+    """Each benchmark's small jobs (collect and post-process of both generations, align) are
+    one connected piece, each predict-only benchmark's (collect and post-process of the old
+    generation) another; one sbatch job takes group-components of them; --until stops there
+    (nothing over every benchmark ran)."""
+    config = grouped_small.config
     slurm_rules = _rules(grouped_small.slurm_log)
-    # pieces: every training benchmark (both generations, aligned) and each predict-only one
-    predict_only = [b for b in grouped_small.config["predict"]["benchmarks"]
-                    if b not in grouped_small.config["counters"]["benchmarks"]]
+    predict_only = [b for b in config["predict"]["benchmarks"]
+                    if b not in config["counters"]["benchmarks"]]
     pieces = GROUPS_N + len(predict_only)
     groups = -(-pieces // GROUP_COMPONENTS)
     assert groups == 2
+    runs = 2 * GROUPS_N + len(predict_only)  # benchmark x generation
+    assert slurm_rules == Counter({"counters_collect": runs, "counters_postprocess": runs,
+                                   "model_align": GROUPS_N}), slurm_rules
     submitted = dict(SUBMITTED.findall(grouped_small.slurm_log))
     assert len(submitted) == groups, (
         f"{len(submitted)} sbatch jobs, expected {groups} small group jobs "
         f"(without groups: {sum(slurm_rules.values())})")
     assert grouped_small.slurm_log.count("Group job small") == groups
     assert "Group job aggregate" not in grouped_small.slurm_log
-    assert set(slurm_rules) <= GROUPED_RULES and sum(slurm_rules.values()) >= 5 * GROUPS_N
-    assert slurm_rules == Counter({r: n for r, n in local_rules.items() if r in GROUPED_RULES})
     states = grouped_small.states
     assert {states[s][0] for s in submitted.values()} == {"COMPLETED"}, states
     # one CPU per job: every job here is single-threaded, and a group job runs its jobs one
