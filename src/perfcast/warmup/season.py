@@ -188,16 +188,12 @@ def season(x: np.ndarray, alpha: float = 0.01) -> Season | None:
             if near and max(ratio[c - 1] for c in near) > fundamental:
                 k, lower = max(near, key=lambda c: ratio[c - 1]), True
                 break
-    t = np.arange(m)
     freqs = np.linspace((k - 1) / m, (k + 1) / m, REFINE_STEPS)
     freqs = freqs[(freqs > 0) & (freqs < 0.5)]
-    power = [abs(np.dot(d, np.exp(-2j * np.pi * fr * t))) for fr in freqs]
-    f = float(freqs[int(np.argmax(power))])
+    f = float(freqs[int(np.argmax([_power(d, fr, 1) for fr in freqs]))])
     # x_t = a cos(2 pi f t) + b sin(2 pi f t) + level: its differences, with a constant for the
     # drift, fitted by least squares
-    phase = 2 * np.pi * f * np.arange(n)
-    design = np.column_stack([np.ones(m), np.diff(np.cos(phase)), np.diff(np.sin(phase))])
-    coef, *_ = np.linalg.lstsq(design, d, rcond=None)
+    coef, _, _ = _fit(d, f, 1)
     return Season(period=1 / f, amplitude=float(math.hypot(coef[1], coef[2])),
                   strength=float(ratio[j] / threshold))
 
