@@ -95,13 +95,14 @@ test: venv-dev system-deps
 # the unit tests (tests/unit: no Snakemake run, no cluster), the property-based tier
 # (tests/property: generated inputs, a bounded number of examples) and the docstrings' examples,
 # without the tests marked live (real measured runs they wait on: cgroup-restricted runs, live
-# sessions, signals to running jobs, a run as another user; `make test` runs them). What is left
-# computes rather than waits, so one worker per CPU (each worker also pays the collection, 7 s
-# of CPU here: on 2 CPUs 3 workers are no faster than 2)
+# sessions, signals to running jobs, a run as another user) and the tests marked study (a
+# calibration or power study over hundreds of generated series, seconds of CPU each); `make test`
+# runs them. What is left computes rather than waits, so one worker per CPU (each worker also
+# pays the collection, 4-5 s of CPU here: on 2 CPUs 3 workers are no faster than 2)
 FAST_WORKERS ?= $(shell nproc)
 test-fast: venv-dev
 	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) --dist loadfile tests/unit tests/property \
-	  $(DOCTESTS) -m "not slow and not slurm and not live"
+	  $(DOCTESTS) -m "not slow and not slurm and not live and not study"
 
 # the property-based tier alone; HYPOTHESIS_PROFILE=thorough for many more examples
 .PHONY: test-property

@@ -652,6 +652,7 @@ def test_curve_rows_are_capped_at_one_line_per_colour():
     assert len(pts) == CURVE_LINES * CURVE_POINTS
 
 
+@pytest.mark.study
 def test_an_exact_line_keeps_order_one_whatever_the_rounding():
     """On a noise-free straight line every order fits exactly and their CV MSEs differ by
     rounding alone (about 1e-29): the earlier, simpler order must win. Over 300 lines with

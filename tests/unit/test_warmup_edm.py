@@ -93,7 +93,8 @@ def test_pilot_short_series_have_no_change_point():
 
 
 # ------------------------------------------------------------------------------ robust mode
-@pytest.mark.parametrize("n,series", [(100, 150), (1000, 120), (10_000, 40)])
+@pytest.mark.parametrize("n,series", [(100, 150), (1000, 120),
+                                      pytest.param(10_000, 40, marks=pytest.mark.study)])
 @pytest.mark.parametrize("dist", ["normal", "exponential", "cauchy", "five-values"])
 def test_robust_no_change_point_on_iid_noise(n, series, dist):
     rng = np.random.default_rng([n, len(dist)])
@@ -107,7 +108,7 @@ def test_robust_no_change_point_on_iid_noise(n, series, dist):
     assert clean / series >= 0.95
 
 
-@pytest.mark.parametrize("n", [200, 1000, 10_000])
+@pytest.mark.parametrize("n", [200, 1000, pytest.param(10_000, marks=pytest.mark.study)])
 def test_robust_locates_a_step_at_40_within_2_samples(n):
     rng = np.random.default_rng(n)
     errors = []
@@ -169,7 +170,8 @@ def _ar1(rng, n, phi):
 
 
 @pytest.mark.parametrize("phi", [0.5, 0.9])
-@pytest.mark.parametrize("n,series", [(60, 150), (200, 150), (1000, 100), (10_000, 20)])
+@pytest.mark.parametrize("n,series", [(60, 150), (200, 150), (1000, 100),
+                                      pytest.param(10_000, 20, marks=pytest.mark.study)])
 def test_robust_is_calibrated_under_ar1_dependence(phi, n, series):
     """No change, AR(1) readings, alpha 0.01, no effect filter: a change point in at most 5 %
     of series (the detector this replaced: 5 of 40 at phi 0.5, n 60; 7 of 40 at 0.9, 1000)."""
@@ -260,6 +262,7 @@ def test_a_change_of_drift_is_found_in_the_increments():
     assert found >= 85 and level_only <= 5
 
 
+@pytest.mark.study
 def test_a_driftless_random_walk_is_not_split():
     """A random walk has no level to change: the level analysis, calibrated for stationary
     readings, splits a fifth or more of these walks of 1,000 readings; the increments'

@@ -65,6 +65,7 @@ def _ar1(rng: np.random.Generator, n: int, phi: float) -> np.ndarray:
     return lfilter([1], [1, -phi], rng.normal(size=n + 300))[300:]
 
 
+@pytest.mark.study
 def test_season_false_detections():
     """Series without a cycle: white (normal, lognormal, t(3)), AR(1) with phi 0.5 and 0.9, and
     random walks, 100 to 3,000 readings, 100 of each: called cyclic in at most 2 % of each kind

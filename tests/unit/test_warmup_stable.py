@@ -65,6 +65,7 @@ def test_stable_throughput_of_a_series_with_a_warmup():
     assert r.harmonic is None
 
 
+@pytest.mark.study
 def test_a_smooth_warmup_leaves_no_bias_in_the_stable_ci():
     """Exponential warm-ups (+3 sd decaying to 0.05 sd over a quarter of 1,000 readings): what
     MSER and the stationarity test cannot see of the decay biases the mean of the whole stable

@@ -140,6 +140,7 @@ def test_a_dominant_segment_that_has_ended_is_no_stop_live():
     assert not up.stop and up.waiting_for == "stable_phase"
 
 
+@pytest.mark.study
 def test_an_exponential_warmup_leaves_no_bias_in_the_stopped_ci():
     # 40 sessions, +3 sd decaying to 0.05 sd after 250 readings; the plateau needs ~250
     settings = command_settings("watch", {"target_relative_width": 2 * 1.96 * 0.1 / 250**0.5})
