@@ -539,18 +539,33 @@ def _outputs(log: str) -> set[str]:
     return {f.strip() for _, out in _any_jobs(log).values() for f in out.split(",") if out}
 
 
-@pytest.mark.slurm
-def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, snakemake_run):
-    """A corrupt imported CSV fails its collect job inside a group job: the group's other jobs'
-    outputs stay, every other group completes; after the file is repaired, a rerun runs only
-    what is missing and ends with the local run's results, byte for byte."""
+@dataclass
+class FailedGroup:
+    """The run with a corrupt imported CSV through SLURM's groups (``log``, ``returncode``), in
+    ``work``; ``bad`` is the corrupt file, ``good`` its content before, ``kept`` the tables the
+    run left."""
+    config: dict
+    slurm: list[str]
+    work: Path
+    bad: Path
+    good: bytes
+    log: str
+    returncode: int
+    kept: set[str] = field(default_factory=set)
+
+
+@pytest.fixture(scope="module")
+def failed_group(slurm_cluster, tmp_path_factory, snakemake_run) -> FailedGroup:
+    """A corrupt imported CSV fails its collect job inside a group job, the first of the two
+    runs of the failure's test (the rerun after the repair: ``repaired_rerun``)."""
+    base = tmp_path_factory.mktemp("slurm_failed_group")
     config = yaml.safe_load(TINY.read_text())
     counters = config["counters"]
     counters["benchmarks"] = [f"b{i}" for i in range(2)]
     counters["group_size"] = len(counters["events"])
     config["predict"] = {"benchmarks": []}
     config["model"] = {**config.get("model", {}), "enabled": False}
-    counters["import"] = {"pattern": _write_imports(config, tmp_path / "imports")}
+    counters["import"] = {"pattern": _write_imports(config, base / "imports")}
     counters["backend"] = "import"
     bad = Path(counters["import"]["pattern"].format(gen=counters["generations"]["old"],
                                                    bench="b1", group=0))
@@ -558,41 +573,64 @@ def test_failed_job_in_a_group_and_the_rerun_resumes(slurm_cluster, tmp_path, sn
     bad.write_text("garbage,not,perf\n")
     slurm = ["--executor", "slurm", "--profile", str(PROFILE), *SLURM_ARGS,
              "--group-components", "small=2"]  # 4 pieces (benchmark x generation): 2 groups
-    work = tmp_path / "slurm"
+    work = base / "slurm"
     first = snakemake_run(work, config, cores=1, timeout=900, extra=slurm, check=False,
                           entry=STEADY_POLL)
-    log = first.stdout + first.stderr
-    assert first.returncode != 0, log[-3000:]
+    res = work / "results"
+    kept = {str(p.relative_to(work)) for p in res.rglob("*") if p.suffix in {".csv", ".parquet"}}
+    return FailedGroup(config, slurm, work, bad, good, first.stdout + first.stderr,
+                       first.returncode, kept)
+
+
+@pytest.fixture(scope="module")
+def repaired_rerun(failed_group: FailedGroup, snakemake_run) -> tuple[str, str, Path]:
+    """After the file is repaired, the rerun through SLURM in the same folder and, beside it (it
+    mostly waits on the scheduler), the local reference run: their logs and the local folder."""
+    run = failed_group
+    run.bad.write_bytes(run.good)
+    local = run.work.parent / "local"
+    with ThreadPoolExecutor(1) as pool:
+        reference = pool.submit(snakemake_run, local, run.config, cores=1, timeout=900)
+        second = snakemake_run(run.work, run.config, cores=1, timeout=900, extra=run.slurm,
+                               entry=STEADY_POLL)
+        ref = reference.result()
+    return second.stdout + second.stderr, ref.stdout + ref.stderr, local
+
+
+@pytest.mark.slurm
+def test_a_failed_job_in_a_group_keeps_the_groups_other_outputs(failed_group: FailedGroup):
+    """A corrupt imported CSV fails its collect job inside a group job: the group's other jobs'
+    outputs stay, every other group completes."""
+    log = failed_group.log
+    assert failed_group.returncode != 0, log[-3000:]
     submitted = dict(SUBMITTED.findall(log))
     assert len(submitted) == 2, log[-3000:]  # 2 group jobs; figure and summary never started
     states = Counter(s for s, *_ in _squeue(list(submitted.values())).values())
     assert states == Counter({"COMPLETED": 1, "FAILED": 1}), states
     assert "Removing output files of failed job" not in log  # keep-incomplete: none removed
-    res = work / "results"
+    res = failed_group.work / "results"
     assert not (res / "raw/g2/b1/group0.csv").exists()
     assert not (res / "counters/g2/b1.parquet").exists()
-    kept = {str(p.relative_to(work)) for p in res.rglob("*") if p.suffix in {".csv", ".parquet"}}
-    assert len(kept) >= 1 * 2 * 2  # one full group: 2 pieces x (collect + postprocess)
+    # one full group: 2 pieces x (collect + postprocess)
+    assert len(failed_group.kept) >= 1 * 2 * 2
 
-    bad.write_bytes(good)
-    # the rerun, and beside it (it mostly waits on the scheduler) the local reference
-    local = tmp_path / "local"
-    with ThreadPoolExecutor(1) as pool:
-        reference = pool.submit(snakemake_run, local, config, cores=1, timeout=900)
-        second = snakemake_run(work, config, cores=1, timeout=900, extra=slurm,
-                               entry=STEADY_POLL)
-        reference.result()
-    rerun = _outputs(second.stdout + second.stderr)
-    assert not rerun & kept, f"the rerun redid finished jobs: {sorted(rerun & kept)}"
+
+@pytest.mark.slurm
+def test_the_rerun_after_the_repair_resumes(failed_group: FailedGroup, repaired_rerun):
+    """After the file is repaired, a rerun runs only what is missing and ends with the local
+    run's results, byte for byte."""
+    log, local_log, local = repaired_rerun
+    rerun = _outputs(log)
+    assert not rerun & failed_group.kept, \
+        f"the rerun redid finished jobs: {sorted(rerun & failed_group.kept)}"
     assert "results/counters/g2/b1.parquet" in rerun
     # the failed group job again, and the single jobs that never started (those after the
     # collect jobs: the counters figure and summary; the run's summary runs locally)
-    local_log = reference.result().stdout + reference.result().stderr
     singles = sum(1 for rule, _ in _any_jobs(local_log).values()
                   if rule not in GROUPED_RULES | LOCAL_RULES)
-    assert len(dict(SUBMITTED.findall(second.stdout + second.stderr))) <= 1 + singles
+    assert len(dict(SUBMITTED.findall(log))) <= 1 + singles
 
-    a, b = _hashes(res), _hashes(local / "results")
+    a, b = _hashes(failed_group.work / "results"), _hashes(local / "results")
     assert a and sorted(a) == sorted(b)
     assert [p for p in a if a[p] != b[p]] == []
 
