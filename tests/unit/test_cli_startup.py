@@ -29,11 +29,19 @@ print(json.dumps({"rc": rc, "modules": sorted({m.split(".")[0] for m in sys.modu
 """
 
 
+def probe(code: str, *argv: str, check: bool = False) -> tuple[object, str]:
+    """Runs ``code`` in a fresh interpreter with ``argv``: the JSON it printed last on stderr,
+    and its stdout (``check``: the run must succeed)."""
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                          timeout=120)
+    if check:
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stderr.strip().splitlines()[-1]), proc.stdout
+
+
 def loaded(*argv: str) -> tuple[int, set[str], str]:
-    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True,
-                          timeout=60)
-    info = json.loads(proc.stderr.strip().splitlines()[-1])
-    return info["rc"], set(info["modules"]), proc.stdout
+    info, out = probe(PROBE, *argv)
+    return info["rc"], set(info["modules"]), out
 
 
 def subcommands() -> list[str]:
@@ -75,9 +83,7 @@ print(json.dumps(report), file=sys.stderr)
 def test_every_subcommand_help_imports_no_scientific_stack():
     names = subcommands()
     assert {"edm", "ci", "wps", "fit", "postprocess", "align", "predict"} <= set(names)
-    proc = subprocess.run([sys.executable, "-c", PROBE_EVERY_HELP, *names], capture_output=True,
-                          text=True, timeout=120)
-    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    report, _ = probe(PROBE_EVERY_HELP, *names)
     for name in names:
         rc, out, new = report[name]["rc"], report[name]["out"], set(report[name]["new"])
         assert rc == 0 and out.startswith(f"usage: perfcast {name}")
@@ -92,10 +98,9 @@ def test_python_dash_m_perfcast_is_the_same_cheap_entry_point():
             "try:\n    runpy.run_module('perfcast', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
             "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
-    assert proc.stdout.strip().startswith("perfcast ")
-    assert not set(json.loads(proc.stderr.strip().splitlines()[-1])) & set(HEAVY)
+    modules, out = probe(code)
+    assert out.strip().startswith("perfcast ")
+    assert not set(modules) & set(HEAVY)
 
 
 def test_warmup_choices_spelled_in_the_cli_are_the_librarys():
@@ -130,10 +135,7 @@ def test_rule_and_figure_modules_load_what_only_fitting_or_drawing_needs_when_us
                "perfcast.warmup.figures", "perfcast.sensitivity.rules", "perfcast.sweep.rules",
                "perfcast.sweep.figures", "perfcast.sweep.artifacts", "perfcast.sweep.ols",
                "perfcast.summary"]
-    proc = subprocess.run([sys.executable, "-c", PROBE_IMPORTS, *modules], capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    loaded_now = set(json.loads(proc.stderr.strip().splitlines()[-1]))
+    loaded_now = set(probe(PROBE_IMPORTS, *modules, check=True)[0])
     assert "perfcast.sweep.ols" in loaded_now and "pandas" in loaded_now
     assert not loaded_now & set(FITTING_OR_DRAWING), sorted(loaded_now & set(FITTING_OR_DRAWING))
     # nor the schema validator: the workflow validated the config before any job
@@ -154,10 +156,7 @@ ax.plot([0, 1], [0, 1])
 save_figure(fig, {str(tmp_path / "f.png")!r})
 print(json.dumps([fit.coefficients()[1]["coef"], sorted(sys.modules)]), file=sys.stderr)
 """
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    slope, loaded_now = json.loads(proc.stderr.strip().splitlines()[-1])
+    (slope, loaded_now), _ = probe(code, check=True)
     assert slope == pytest.approx(3.0)
     assert {"statsmodels", "matplotlib.pyplot"} <= set(loaded_now)
     assert (tmp_path / "f.png").stat().st_size > 1000

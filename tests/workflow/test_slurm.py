@@ -551,7 +551,7 @@ class FailedGroup:
     good: bytes
     log: str
     returncode: int
-    kept: set[str] = field(default_factory=set)
+    kept: set[str]
 
 
 @pytest.fixture(scope="module")
