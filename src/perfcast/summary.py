@@ -122,6 +122,14 @@ def model_section(evaluation: str | Path | None, predictions: Sequence[str | Pat
             n = int((t["multiplexed_intervals"] > 0).sum())
             s.warnings.append(f"{s.title}: {n} runs have multiplexed intervals (scaled "
                               "estimates, not counts; counters/summary.csv)")
+        if "unverified_group_runs" in t.columns and t["unverified_group_runs"].sum() > 0:
+            bad = t[t["unverified_group_runs"] > 0]
+            names = ", ".join(f"{g}/{b}" for g, b in zip(bad["generation"], bad["benchmark"],
+                                                         strict=True))
+            s.warnings.append(f"{s.title}: {names}: a group run retired fewer instructions than "
+                              "the longest by more than counters.coverage_tolerance, and its "
+                              "trace cannot tell whether it was cut short (imported files; "
+                              "counters/summary.csv, the log of counters_postprocess)")
     if evaluation is not None:
         ev = pd.read_csv(evaluation)
         for label, g in ev.groupby("training_rows", sort=True):

@@ -417,9 +417,9 @@ def test_cli_postprocess_writes_the_rules_metadata_and_checks_flags_by_the_schem
     out = tmp_path / "t.parquet"
     assert main(["postprocess", str(g0), "--events", "a", "-o", str(out)]) == 0
     assert json.loads(capsys.readouterr().out) == {"intervals": 2, "multiplexed_intervals": 0,
-                                                   "output": str(out)}
+                                                   "unverified_runs": [], "output": str(out)}
     # the rule's function wrote it: join from the schema's default, groups counted
-    assert parquet_metadata(out) == {"join": "instructions", "groups": 1}
+    assert parquet_metadata(out) == {"join": "instructions", "groups": 1, "unverified_runs": []}
     assert main(["postprocess", str(g0), "--events", "a;b", "-o", str(out)]) == 2
     assert "counters_postprocess: events.0: 'a;b' does not match" in capsys.readouterr().err
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,16 +21,21 @@ from perfcast.cli import main
 from perfcast.counters.collect import collect_simulated
 from perfcast.counters.events import BaseEvents, make_groups
 from perfcast.counters.perfstat import format_perf_csv
-from perfcast.counters.postprocess import postprocess
+from perfcast.counters.postprocess import join_runs, postprocess
+from perfcast.counters.rules import postprocess_files, summary_file
 from perfcast.counters.settings import (
     CollectSettings,
+    CountersSummarySettings,
+    PostprocessRunSettings,
     PostprocessSettings,
+    RunProvenance,
     SimulatedRun,
     SimulateSettings,
 )
 from perfcast.errors import InputError
-from perfcast.io import read_parquet
+from perfcast.io import parquet_metadata, read_parquet
 from perfcast.settings import from_section, validate
+from perfcast.summary import build_summary
 
 COUNTERS = {"generations": {"old": "g2", "new": "g3"}, "events": ["x"], "benchmarks": ["mcf"]}
 
@@ -146,6 +154,106 @@ def test_the_default_tolerance_is_tight_for_instructions_and_wide_for_software(t
     with pytest.raises(InputError, match=r"\(expected group runs of one program within the run "
                                          r"tolerance \(0\.05"):
         _pp(files)
+
+
+SOFTWARE = {"instructions": "task-clock", "cycles": "cpu-clock"}
+
+
+def _flat(path: Path, n: int, *, keep: int | None = None, event: str = "a",
+          base: dict[str, str] | None = None) -> Path:
+    """A group run of a program of constant IPC (``n`` intervals; only the first ``keep``),
+    with hardware base events or ``base``."""
+    k = n if keep is None else keep
+    names = base or {"instructions": "instructions", "cycles": "cycles"}
+    path.write_text(format_perf_csv(np.arange(1, k + 1) / 10, {
+        names["instructions"]: np.full(k, 1e8), names["cycles"]: np.full(k, 2e8),
+        event: np.full(k, 5e5)}))
+    return path
+
+
+def _run_settings(backend: str | None, **over) -> PostprocessRunSettings:
+    pp = from_section(PostprocessSettings, {"events": ["a", "b"], **over},
+                      "counters_postprocess")
+    return PostprocessRunSettings(pp, None if backend is None else RunProvenance(
+        generation="g2", benchmark="mcf", backend=backend, simulated=False, interval_ms=100))
+
+
+def test_a_flat_run_short_of_the_others_is_joined_and_named_unless_collected(tmp_path,
+                                                                            caplog, capsys):
+    """A constant-IPC program's trace cannot tell a run cut at 90 % from a whole one: within the
+    run tolerance it is joined, and named as unverified wherever it came from a file this
+    workflow did not collect: in the log, the table's metadata, the counters summary, the run
+    summary and the command's output. A run the workflow collected (its program's exit status
+    checked) is joined and not named."""
+    whole = _flat(tmp_path / "g0.csv", 20)
+    cut = _flat(tmp_path / "g1.csv", 20, keep=18, event="b")
+    settings = _run_settings(None, run_tolerance=0.2)
+    table, runs = join_runs([whole, cut], settings.postprocess)
+    assert len(table) == 20 and [(r.file, r.longest) for r in runs] == [(cut, whole)]
+    assert runs[0].share == pytest.approx(0.9)
+    # whole runs, or a run short by less than the coverage tolerance: nothing unverified
+    assert join_runs([whole, _flat(tmp_path / "w.csv", 20, event="b")],
+                     settings.postprocess)[1] == []
+    assert join_runs([_flat(tmp_path / "l.csv", 50), _flat(tmp_path / "s.csv", 50, keep=49,
+                                                           event="b")],
+                     settings.postprocess)[1] == []
+    with caplog.at_level(logging.INFO, logger="perfcast.counters"):
+        for backend in (None, "import", "perf", "simulate"):
+            caplog.clear()
+            out = tmp_path / f"{backend}.parquet"
+            postprocess_files(_run_settings(backend, run_tolerance=0.2), [whole, cut], out)
+            listed = parquet_metadata(out)["unverified_runs"]
+            warned = [r for r in caplog.records if r.levelno == logging.WARNING]
+            if backend in (None, "import"):
+                assert listed == [{"file": str(cut), "instructions_share": 0.9,
+                                   "longest": str(whole)}]
+                assert len(warned) == 1 and f"{cut} retired 90.0% of the instructions of " \
+                    f"{whole}" in warned[0].getMessage()
+                assert "cannot tell whether it covers the whole" in warned[0].getMessage()
+            else:
+                assert listed == [] and warned == []
+                assert "it was collected here, and its program finished" in caplog.text
+        caplog.clear()
+        csv = tmp_path / "summary.csv"
+        runs_table = summary_file(CountersSummarySettings(runs=(("g2", "mcf"), ("g3", "mcf"))),
+                                  [tmp_path / "import.parquet", tmp_path / "perf.parquet"], csv)
+    assert runs_table["unverified_group_runs"].tolist() == [1, 0]
+    assert f"g2/mcf: group run {cut} retired 90.0 %" in caplog.text
+    warnings = build_summary(counters=csv)["warnings"]
+    assert len(warnings) == 1 and "g2/mcf: a group run retired fewer instructions" in warnings[0]
+    # the command line reads the user's files (here with software events in the base roles)
+    sw_whole = _flat(tmp_path / "s0.csv", 20, base=SOFTWARE)
+    sw_cut = _flat(tmp_path / "s1.csv", 20, keep=18, event="b", base=SOFTWARE)
+    code, out, err = _cli(capsys, "postprocess", sw_whole, sw_cut, "--events", "a,b",
+                          "--instructions-event", "task-clock", "--cycles-event", "cpu-clock",
+                          "-o", tmp_path / "cli.parquet")
+    assert code == 0 and json.loads(out)["unverified_runs"] == [
+        {"file": str(sw_cut), "instructions_share": 0.9, "longest": str(sw_whole)}]
+
+
+@pytest.mark.live
+def test_a_real_perf_run_killed_half_way_is_reported_unverified(tmp_path):
+    """Real ``perf stat -I`` of a CPU-time loop with software events in the base roles (this
+    host has no hardware PMU), the second group's program killed part-way (``timeout -s
+    KILL``): task-clock against cpu-clock is flat, so only the totals show the cut, and the
+    run is joined with the file named as unverified."""
+    if shutil.which("perf") is None:
+        pytest.skip("perf is not installed on this host")
+    loop = "import time\nc = time.process_time()\nwhile time.process_time() - c < 0.8: pass"
+    files = []
+    for k, (event, cmd) in enumerate([("page-faults", []),
+                                      ("context-switches", ["timeout", "-s", "KILL", "0.4"])]):
+        files.append(tmp_path / f"g{k}.csv")
+        subprocess.run(["perf", "stat", "-I", "100", "-x,", "-e", f"task-clock,cpu-clock,{event}",
+                        "-o", str(files[-1]), "--", *cmd, sys.executable, "-c", loop],
+                       check=False, capture_output=True)
+    pp = from_section(PostprocessSettings, {
+        "events": ["page-faults", "context-switches"],
+        "base_events": {"instructions": "task-clock", "cycles": "cpu-clock"},
+        "software_run_tolerance": 10.0}, "counters_postprocess")
+    table, runs = join_runs(files, pp)
+    assert len(table) >= 5 and [r.file for r in runs] == [files[1]]
+    assert 0.05 < runs[0].share < 0.9  # 0.4 s of a 0.8 s loop, whatever the host's load
 
 
 # ---------------------------------------------- counts a counter cannot hold, refused at the line

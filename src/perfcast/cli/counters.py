@@ -91,6 +91,7 @@ def _postprocess(args: argparse.Namespace) -> int:
     from perfcast.counters.events import split_event_list
     from perfcast.counters.rules import postprocess_files
     from perfcast.counters.settings import PostprocessRunSettings, PostprocessSettings
+    from perfcast.io import parquet_metadata
     from perfcast.settings import from_section
 
     require_new_output(args.output, args.groups)
@@ -109,6 +110,7 @@ def _postprocess(args: argparse.Namespace) -> int:
     table = postprocess_files(settings, args.groups, args.output)
     print(json.dumps({"intervals": len(table),
                       "multiplexed_intervals": int(table["multiplexed"].sum()),
+                      "unverified_runs": parquet_metadata(args.output)["unverified_runs"],
                       "output": args.output}))
     return 0
 

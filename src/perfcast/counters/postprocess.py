@@ -24,12 +24,14 @@ run's own instructions over the same stretch; ``row`` joins by interval index as
 did (truncated to the shortest run). Runs whose totals differ by more than the run tolerance are
 refused: they did not run the same work (:func:`run_tolerance`: tight for hardware instruction
 counts, wide where a software event stands in). A run cut short by less is caught by its cycle
-trace (:func:`check_coverage`). See docs/methods/counters.md.
+trace (:func:`check_coverage`); where the trace cannot tell, a run short of the longest by more
+than the coverage tolerance is joined and reported as unverified. See docs/methods/counters.md.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -132,7 +134,9 @@ def postprocess(group_files: list[str | Path], settings: PostprocessSettings) ->
     Returns
     -------
     pandas.DataFrame
-        the table of the module docstring, one row per interval of the reference run.
+        the table of the module docstring, one row per interval of the reference run. A run
+        whose coverage of the program neither its trace nor its totals confirm is joined with a
+        warning in the log (:func:`join_runs` returns them).
 
     Raises
     ------
@@ -168,6 +172,17 @@ def postprocess(group_files: list[str | Path], settings: PostprocessSettings) ->
     >>> table[["ipc", "a_pki", "b_pki"]].values.tolist()
     [[2.0, 1.0, 3.0], [2.0, 2.0, 3.0]]
     """
+    table, unverified = join_runs(group_files, settings)
+    for r in unverified:
+        log.warning("%s", r.describe())
+    return table
+
+
+def join_runs(group_files: list[str | Path],
+              settings: PostprocessSettings) -> tuple[pd.DataFrame, list[UnverifiedRun]]:
+    """:func:`postprocess`'s table, and the group runs whose coverage of the program nothing
+    verified (:func:`check_coverage`), for a caller that knows more about them (the workflow
+    knows which runs it collected itself)."""
     base, join = settings.base_events, settings.join
     if join not in ("instructions", "row"):
         raise ValueError(f"join must be 'instructions' or 'row', not {join!r}")
@@ -175,7 +190,7 @@ def postprocess(group_files: list[str | Path], settings: PostprocessSettings) ->
     groups = [read_group(p, base, wanted, settings.read) for p in group_files]
     group_files = [origin(p) for p in group_files]  # imported copies: the user's files
     check_run_totals(group_files, groups, base, run_tolerance(settings))
-    check_coverage(group_files, groups, base, settings.coverage_tolerance)
+    unverified = check_coverage(group_files, groups, base, settings.coverage_tolerance)
     ref = groups[0]
     if join == "row":
         n = min(len(g) for g in groups)
@@ -230,7 +245,7 @@ def postprocess(group_files: list[str | Path], settings: PostprocessSettings) ->
         out[f"{ev}_pct_running"] = found[ev][1]
     out["pct_running_min"] = pct
     out["multiplexed"] = pct < settings.min_pct_running
-    return out
+    return out, unverified
 
 
 def _lowest_over(cum_src: np.ndarray, values: np.ndarray, cum_ref: np.ndarray) -> np.ndarray:
@@ -346,14 +361,54 @@ def coverage(ref: tuple[np.ndarray, np.ndarray],
     return best[1], best[2], best[0], _mismatch(ref, run, 1.0, False)
 
 
+@dataclass(frozen=True)
+class UnverifiedRun:
+    """A group run that retired less than ``1 - coverage_tolerance`` of the longest run's
+    instructions and whose cycle trace could not tell whether it covers the whole program (too
+    flat: constant IPC, or software events in the base roles; or no part of the program fits it
+    decisively better than the whole). It is joined, within the run tolerance; were it cut
+    short, its counts would be stretched over the whole program.
+
+    Attributes
+    ----------
+    file : Path
+        the run's file (the user's, for an imported copy).
+    share : float
+        its total instructions over the longest run's.
+    longest : Path
+        the longest run's file.
+    """
+
+    file: Path
+    share: float
+    longest: Path
+    instructions: str
+    cycles: str
+
+    def describe(self) -> str:
+        """What is unverified, in one sentence for the log."""
+        return (f"{self.file} retired {self.share:.1%} of the {self.instructions} of "
+                f"{self.longest}, and its trace ({self.cycles} against {self.instructions}) "
+                "cannot tell whether it covers the whole program")
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON form (Parquet metadata)."""
+        return {"file": str(self.file), "instructions_share": round(self.share, 6),
+                "longest": str(self.longest)}
+
+
 def check_coverage(files: list[str | Path], groups: list[pd.DataFrame], base: BaseEvents,
-                   tolerance: float) -> None:
+                   tolerance: float) -> list[UnverifiedRun]:
     """Refuse a group run that covers less of the program than the longest run (the one that
     retired the most instructions), whatever the run tolerance: its cycle trace matches a part
     of the program (:func:`coverage`) of at most ``1 - tolerance``, :data:`FIT_RATIO` times
-    better than the whole program, which misfits by more than :data:`MIN_MISFIT` (a trace
-    without that much shape, such as a program of constant IPC or software events in the base
-    roles, cannot tell, and is left to the run tolerance).
+    better than the whole program, which misfits by more than :data:`MIN_MISFIT`.
+
+    A trace without that much shape (a program of constant IPC, software events in the base
+    roles) cannot tell a run cut short from a whole one; nor can a trace whose best part is
+    not decisively better than the whole. Such a run is left to the run tolerance, and returned
+    when it retired less than ``1 - tolerance`` of the longest run's instructions: whether it
+    covers the whole program is then unverified, which the caller reports.
 
     Parameters
     ----------
@@ -366,19 +421,29 @@ def check_coverage(files: list[str | Path], groups: list[pd.DataFrame], base: Ba
     tolerance : float
         ``counters.coverage_tolerance``.
 
+    Returns
+    -------
+    list of UnverifiedRun
+        the runs short of the longest by more than ``tolerance`` that the trace could not
+        judge, in file order (empty when every run is judged whole or is within it).
+
     Raises
     ------
     InputError
         naming the run, the part of the program it covers and the longest run.
     """
     if len(groups) < 2:
-        return
+        return []
     traces = [_trace(g, base) for g in groups]
     longest = int(np.argmax([t[0][-1] for t in traces]))
+    unverified = []
     for k, tr in enumerate(traces):
-        if k == longest or len(tr[0]) < 3:
+        if k == longest:
             continue
-        c, at_end, fit, whole = coverage(traces[longest], tr)
+        share = float(tr[0][-1] / traces[longest][0][-1])
+        # fewer than two intervals: no trace to judge (c = 1, no shape)
+        c, at_end, fit, whole = (coverage(traces[longest], tr) if len(tr[0]) >= 3
+                                 else (1.0, False, 0.0, 0.0))
         if c <= 1.0 - tolerance and whole > max(FIT_RATIO * fit, MIN_MISFIT):
             part = "last" if at_end else "first"
             raise InputError(
@@ -388,3 +453,8 @@ def check_coverage(files: list[str | Path], groups: list[pd.DataFrame], base: Ba
                 expected="group runs of the whole program (a run stopped early, or started "
                          f"late, is refused whatever counters.run_tolerance; "
                          f"counters.coverage_tolerance {tolerance:g})")
+        judged_whole = c > 1.0 - tolerance and whole > MIN_MISFIT
+        if share < 1.0 - tolerance and not judged_whole:
+            unverified.append(UnverifiedRun(Path(files[k]), share, Path(files[longest]),
+                                            base.instructions, base.cycles))
+    return unverified

@@ -24,6 +24,8 @@ from perfcast.counters.settings import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from perfcast.counters.postprocess import UnverifiedRun
+
 log = logging.getLogger(__name__)
 
 
@@ -165,17 +167,50 @@ def postprocess_files(settings: PostprocessRunSettings, group_files: Sequence[st
     ([2.0, 2.0], [2.0, 3.0], 'instructions')
     """
     from perfcast.checks import input_file
-    from perfcast.counters.postprocess import postprocess
+    from perfcast.counters.postprocess import join_runs
     from perfcast.io import write_parquet
 
     pp = settings.postprocess
-    table = postprocess([input_file(f) for f in group_files], pp)
+    table, runs = join_runs([input_file(f) for f in group_files], pp)
     log.info("%d intervals, %d counters, join=%s, %d multiplexed intervals", len(table),
              len(pp.events), pp.join, int(table["multiplexed"].sum()))
     provenance = dataclasses.asdict(settings.provenance) if settings.provenance else {}
+    unverified = unverified_runs(runs, settings)
     write_parquet(table, out, metadata={**provenance, "join": pp.join,
-                                        "groups": len(group_files)})
+                                        "groups": len(group_files),
+                                        "unverified_runs": unverified})
     return table
+
+
+#: backends whose group runs are known to be whole: the collect job fails a program that does not
+#: finish (its exit status, or a missing one), and the simulator runs every program to its end
+COLLECTED = ("perf", "simulate")
+
+
+def unverified_runs(runs: Sequence[UnverifiedRun],
+                    settings: PostprocessRunSettings) -> list[dict[str, object]]:
+    """Of ``runs`` (group runs short of the longest by more than ``counters.coverage_tolerance``
+    whose trace cannot tell whether they cover the whole program:
+    :func:`perfcast.counters.postprocess.check_coverage`), those nothing verified, each logged as
+    a warning: imported files and the command line's. A run this workflow collected is whole,
+    since its collect job fails a program that does not finish: said at INFO level, and not
+    returned.
+
+    Not refused: a shortfall beyond the coverage tolerance is also what whole runs show where a
+    software event stands in for instructions (CPU time varies with the host's load) and in the
+    simulator (``run_variation``: in 19 of 128 joins of its whole runs tried, a run was 2.0-3.6 %
+    short with a trace that could not judge it).
+    """
+    pp = settings.postprocess
+    collected = settings.provenance is not None and settings.provenance.backend in COLLECTED
+    for r in runs:
+        if collected:
+            log.info("%s; it was collected here, and its program finished", r.describe())
+        else:
+            log.warning("%s: if it was cut short, its counts are stretched over the whole "
+                        "program. Check that its program finished (counters.coverage_tolerance "
+                        "%g)", r.describe(), pp.coverage_tolerance)
+    return [] if collected else [r.as_dict() for r in runs]
 
 
 def ipc_figure(settings: CountersFigureSettings, counter_files: Sequence[str | Path],
@@ -226,9 +261,10 @@ SIMULATED_NOTE = "SIMULATED data"
 
 def summary_file(settings: CountersSummarySettings, counter_files: Sequence[str | Path],
                  out: str | Path) -> pd.DataFrame:
-    """Rule ``counters_summary``: per run, its intervals, totals, mean IPC and multiplexed
-    intervals (sorted by generation and benchmark); a warning in the log for each run perf
-    multiplexed.
+    """Rule ``counters_summary``: per run, its intervals, totals, mean IPC, multiplexed
+    intervals and unverified group runs (sorted by generation and benchmark); a warning in the
+    log for each run perf multiplexed and each group run whose coverage of the program nothing
+    verified (:func:`unverified_runs`).
 
     Parameters
     ----------
@@ -262,22 +298,28 @@ def summary_file(settings: CountersSummarySettings, counter_files: Sequence[str 
     """
     import pandas as pd
 
-    from perfcast.io import read_parquet, write_csv
+    from perfcast.io import parquet_metadata, read_parquet, write_csv
 
     rows = []
     for (gen, bench), path in zip(settings.runs, counter_files, strict=True):
         t = read_parquet(path, ["instructions", "cycles", "pct_running_min", "multiplexed"])
+        unverified = parquet_metadata(path).get("unverified_runs") or []
         rows.append({"generation": gen, "benchmark": bench, "intervals": len(t),
                      "instructions": float(t["instructions"].sum()),
                      "cycles": float(t["cycles"].sum()),
                      "mean_ipc": float(t["instructions"].sum() / t["cycles"].sum()),
                      "multiplexed_intervals": int(t["multiplexed"].sum()),
-                     "lowest_pct_running": float(t["pct_running_min"].min())})
+                     "lowest_pct_running": float(t["pct_running_min"].min()),
+                     "unverified_group_runs": len(unverified)})
         if rows[-1]["multiplexed_intervals"]:
             log.warning("%s/%s: %d of %d intervals multiplexed (lowest %.1f %% running): their "
                         "counts are perf's scaled estimates", gen, bench,
                         rows[-1]["multiplexed_intervals"], len(t),
                         rows[-1]["lowest_pct_running"])
+        for r in unverified:
+            log.warning("%s/%s: group run %s retired %.1f %% of the instructions of %s, and its "
+                        "trace cannot tell whether it covers the whole program", gen, bench,
+                        r["file"], 100 * r["instructions_share"], r["longest"])
     table = pd.DataFrame(rows).sort_values(["generation", "benchmark"], ignore_index=True)
     write_csv(table, out)
     return table
