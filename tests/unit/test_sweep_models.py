@@ -232,6 +232,24 @@ def test_add_derived_chains():
         add_derived(df, {"b": "zz"})
 
 
+def test_same_model_means_the_same_design_not_the_same_fitted_values():
+    """A law is "the same model" as an ARPE candidate only when their designs span the same
+    space on the data: a constant y is fitted exactly by every candidate, which makes none of
+    them the same as another; on an exact line the law p is poly[p]^1, and only it."""
+    p = np.array([1.0, 2, 4, 8, 16, 32])
+    for y, same in ((np.full(6, 5.0), []), (3 + 2 * p, ["pmnf:p is the same model as "
+                                                        "poly[p]^1 (another family's name for "
+                                                        "it)"])):
+        df = pd.DataFrame({"p": np.repeat(p, 2), "t": np.repeat(y, 2)})
+        res = selection.fit_effect(df, "t", "t", ["p"], fit=FIT,
+                                   groups=[f"{v:g}" for v in df["p"]])
+        assert [n for n in res.notes if "same model" in n] == same
+    assert selection.same_span(np.c_[np.ones(4), [1.0, 2, 3, 4]],
+                               np.c_[np.ones(4), [2.0, 4, 6, 8]])
+    assert not selection.same_span(np.c_[np.ones(4), [1.0, 2, 3, 4]],
+                                   np.c_[np.ones(4), [1.0, 4, 9, 16]])
+
+
 # --- perfcast fit -----------------------------------------------------------------------------
 
 

@@ -573,15 +573,33 @@ def _best(cands: Sequence[Candidate], by_smape: bool = False,
     return min(chosen, key=lambda c: c.fit.metrics()["mse"]) if chosen else None
 
 
+def same_span(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two design matrices of the same rows span the same column space: every model of one is
+    a model of the other, whatever ``y`` (rank of each equals the rank of both side by side,
+    columns scaled to unit length so that the rank's tolerance treats them alike)."""
+    if a.shape[0] != b.shape[0]:
+        return False
+
+    def unit(m: np.ndarray) -> np.ndarray:
+        norm = np.linalg.norm(m, axis=0)
+        return m[:, norm > 0] / norm[norm > 0]
+
+    a, b = unit(np.asarray(a, dtype=float)), unit(np.asarray(b, dtype=float))
+    ra, rb = np.linalg.matrix_rank(a), np.linalg.matrix_rank(b)
+    return ra == rb == np.linalg.matrix_rank(np.hstack([a, b]))
+
+
 def _same_models(arpe: Sequence[Candidate], laws: Sequence[Candidate]) -> list[str]:
     """Notes on normal-form laws that are an ARPE candidate under another name (the same
-    number of coefficients and the same fitted values: ``a + b + a * b`` is the interaction
-    form); both stay listed, each in its family, with its statistics."""
+    number of coefficients and designs that span the same space on the data: ``a + b + a * b``
+    is the interaction form); both stay listed, each in its family, with its statistics. Equal
+    fitted values alone do not make two models the same: on data that one law fits exactly
+    (a constant, a straight line) many do."""
     notes = []
     for law in laws:
         for c in arpe:
-            if c.fit.k == law.fit.k and np.allclose(c.fit.fitted, law.fit.fitted,
-                                                    rtol=1e-9, atol=1e-12):
+            if c.fit.k == law.fit.k and same_span(c.fit.result.model.exog,
+                                                  law.fit.result.model.exog):
                 law.extra["same_as"] = c.model
                 notes.append(f"{law.model} is the same model as {c.model} (another family's "
                              "name for it)")
