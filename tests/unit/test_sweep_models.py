@@ -475,6 +475,44 @@ def test_non_finite_derived_values_are_missing_with_a_note_naming_the_rows():
     assert res.n == 5 and res.best.formula("t") == "t = 2 + 1 * lp"
 
 
+def test_no_prediction_is_written_where_the_model_is_not_finite(tmp_path):
+    """A config point where the law is undefined (log2 at p = 0) or overflows fails naming the
+    campaign, the point and the model; a measured configuration whose derived regressor is not
+    finite (a missing value of the fit, noted) is not predicted: no NaN leaves as an answer."""
+    p = np.repeat([1.0, 2, 4, 8, 16, 32], 3)
+    df = pd.DataFrame({"p": p, "t": 3 + 0.5 * p * np.log2(p) + np.tile([0.0, 0.1, -0.1], 6),
+                       "status": "ok", "point": [f"p~{v:g}" for v in p]})
+    models = [{"name": "t", "y": "t", "x": ["p"]}]
+    for point, shown in (({"p": 0}, "0"), ({"p": -4}, "-4"), ({"p": 1e300}, "1e\\+300")):
+        with pytest.raises(InputError, match=r"campaign 'c', predict: effect 't': the model "
+                                             r"t = 3 \+ 0\.5 \* p \* log2\(p\) has no finite "
+                                             rf"prediction at p={shown} "):
+            analyse(df, campaign="c", parameters=["p"], fit=FIT, analysis=build(
+                Analysis, {"derived": {}, "models": models, "predict": [point]}))
+    zero = pd.concat([df, df.iloc[:3].assign(p=0.0, t=3.0, point="p~0")], ignore_index=True)
+    out = analyse(zero, campaign="c", parameters=["p"], fit=FIT, analysis=build(Analysis, {
+        "derived": {"lp": "log2(p)"}, "models": [{"name": "t~lp", "y": "t", "x": ["lp"]}],
+        "predict": [{"p": 64}]}))
+    pred = out["predictions"]
+    assert np.isfinite(pred[["mean", "obs_ci_lower", "obs_ci_upper"]].to_numpy()).all()
+    assert 0.0 not in pred["p"].tolist() and 64.0 in pred["p"].tolist()
+    assert any("column 'lp': non-finite value(s)" in n
+               for n in out["summary"]["effects"][0]["notes"])
+
+
+@pytest.mark.parametrize("point, why", [
+    ("p=0", "has no finite prediction at p=0"), ("p=1e300", "no finite prediction at p=1e+300"),
+    ("p=nan", "each number finite"), ("p=inf", "each number finite"),
+    ("p=128,p=256", "each name once")])
+def test_cli_fit_refuses_a_point_it_cannot_predict(perfcast_cli, tmp_path, point, why):
+    p = np.repeat([2.0, 4, 8, 16, 32, 64], 2)
+    csv = tmp_path / "t.csv"
+    pd.DataFrame({"p": p, "t": 3 + 0.5 * p * np.log2(p)}).to_csv(csv, index=False)
+    proc = perfcast_cli("fit", str(csv), "--y", "t", "--x", "p", "--predict", point)
+    assert proc.returncode == 2 and why in proc.stderr and "--predict" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not proc.stdout
+
+
 def test_cli_fit_predicts_with_intervals_draws_the_model_and_reads_extrap_text(perfcast_cli,
                                                                                tmp_path):
     lines = ["PARAMETER p", "POINTS " + " ".join(f"( {2 ** k} )" for k in range(1, 7)),

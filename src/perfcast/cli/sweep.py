@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -165,7 +166,8 @@ def parse_points(items: list[str]) -> list[dict[str, float]]:
     Raises
     ------
     InputError
-        an item that is not NAME=NUMBER pairs separated by commas.
+        an item that is not NAME=NUMBER pairs separated by commas, names a parameter twice or
+        gives a value that is not a finite number.
 
     Examples
     --------
@@ -177,13 +179,17 @@ def parse_points(items: list[str]) -> list[dict[str, float]]:
         point = {}
         for pair in item.split(","):
             name, sep, value = pair.partition("=")
+            name = name.strip()
             try:
-                point[name.strip()] = float(value)
+                number = float(value)
             except ValueError:
                 sep = ""
-            if not sep or not name.strip():
+            if not sep or not name or name in point or not math.isfinite(number):
                 raise InputError(None, f"--predict {item!r}",
-                                 expected="NAME=NUMBER[,NAME=NUMBER...] per point, e.g. p=128")
+                                 expected="NAME=NUMBER[,NAME=NUMBER...] per point, each name "
+                                          "once and each number finite, e.g. p=128 or "
+                                          "p=128,n=5 (several points: p=128 p=256)")
+            point[name] = number
         points.append(point)
     return points
 
@@ -331,7 +337,7 @@ def _fit(args: argparse.Namespace) -> int:
         if lacking:
             raise InputError(None, f"--predict points lack {lacking}",
                              expected=f"a value for each of {list(need)}")
-        pred = selection.predict_frame(res, extra, fit.alpha)
+        pred = selection.predict_frame(res, extra, fit.alpha, source="--predict")
         if not pred.empty and (df[y] > 0).all():  # a positive quantity: no interval below 0
             for c in ("mean_ci_lower", "obs_ci_lower"):
                 pred[c] = pred[c].clip(lower=0)

@@ -131,11 +131,15 @@ def prediction_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[s
     -------
     tuple of pandas.DataFrame and list of str
         The points (``source`` is ``measured`` or ``predict``) and notes (the extra points
-        skipped when a regressor depends on measurements).
+        skipped when a regressor depends on measurements). A measured configuration whose
+        regressor is not finite (a missing value of the fit, with its note) is left out.
     """
     measured = [c for c in dict.fromkeys(x) if c not in parameters]
     grid = df.groupby(list(parameters), sort=True)[measured].mean().reset_index() if measured \
         else df[list(parameters)].drop_duplicates().sort_values(list(parameters))
+    # a configuration whose regressor is not finite (log2 of 0) was a missing value of the fit,
+    # with its note: nothing to predict there
+    grid = grid[np.isfinite(grid[list(x)].to_numpy(dtype=float)).all(axis=1)]
     grid = grid.reset_index(drop=True)
     grid.insert(0, "source", "measured")
     if not extra:
@@ -161,7 +165,8 @@ def curve_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[str],
     ``curve``): where the figures draw the model as a smooth curve, one colour per
     combination, without a table that grows with the product of the levels. Empty when a
     regressor depends on measurements (it is then unknown between the measured levels) or
-    there is no parameter.
+    there is no parameter; points where a derived regressor is not finite (log2 of 0) are
+    left out.
 
     Parameters
     ----------
@@ -202,6 +207,7 @@ def curve_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[str],
             pts = add_derived(pts, {name: expr})
     if any(c not in pts.columns for c in x):
         return pd.DataFrame()
+    pts = pts[np.isfinite(pts[list(x)].to_numpy(dtype=float)).all(axis=1)]  # log2(0): no curve
     pts.insert(0, "source", "curve")
     return pts[["source", *parameters, *[c for c in dict.fromkeys(x) if c not in parameters]]]
 
@@ -293,7 +299,8 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
                 curve = curve_points(sub, numeric, x, derived, analysis.predict)
                 points = pd.concat([points, curve], ignore_index=True) if len(curve) \
                     else points
-                preds.append(selection.predict_frame(res, points, fit.alpha))
+                preds.append(selection.predict_frame(
+                    res, points, fit.alpha, source=f"campaign {campaign!r}, predict"))
     status = df["status"].value_counts().sort_index().to_dict() if "status" in df else {}
     summary = {
         "campaign": campaign, "parameters": list(parameters), "n_runs": int(len(df)),

@@ -666,7 +666,8 @@ def fitted_frame(result: SpecResult, df: pd.DataFrame, id_columns: Sequence[str]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float) -> pd.DataFrame:
+def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
+                  source: str | None = None) -> pd.DataFrame:
     """The best model's prediction at each row of ``points`` (which must hold the model's
     regressors).
 
@@ -678,6 +679,8 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float) -> pd.
         Where to predict.
     alpha : float
         Intervals at level 1 - ``alpha`` (``sweep.fit.alpha``).
+    source : str, default=None
+        Where the points come from, named in an error (``--predict``, a config key).
 
     Returns
     -------
@@ -687,11 +690,28 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float) -> pd.
         ``mean_ci_lower``/``upper`` (confidence interval of the mean) and
         ``obs_ci_lower``/``upper`` (prediction interval of a new run), at level 1 - ``alpha``.
         Empty without a best model.
+
+    Raises
+    ------
+    InputError
+        naming the first point where the prediction or an interval bound is not a finite
+        number: a term undefined there (a logarithm below 1, a fractional or negative power at
+        or below 0) or a value beyond floating point. No prediction is written as NaN.
     """
     if result.best is None or points.empty:
         return pd.DataFrame()
     c = result.best
-    frame = c.fit.predict(points[c.x].to_numpy(dtype=float), alpha=alpha)
+    with np.errstate(all="ignore"):  # found below, naming the point
+        frame = c.fit.predict(points[c.x].to_numpy(dtype=float), alpha=alpha)
+    finite = np.isfinite(frame.to_numpy(dtype=float)).all(axis=1)
+    if not finite.all():
+        k = int(np.flatnonzero(~finite)[0])
+        where = ", ".join(f"{n}={v:g}" for n, v in points[c.x].iloc[k].items())
+        raise InputError(source, f"effect {result.name!r}: the model {c.formula(result.y)} has no "
+                               f"finite prediction at {where}",
+                         expected="points where every term of the model is defined (a "
+                                  "logarithm needs values >= 1, a fractional or negative power "
+                                  "values > 0) and its value and intervals are finite")
     out = points.reset_index(drop=True).copy()
     out.insert(0, "model", c.model)
     out.insert(0, "effect", result.name)
