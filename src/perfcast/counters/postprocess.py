@@ -377,6 +377,8 @@ class UnverifiedRun:
         its total instructions over the longest run's.
     longest : Path
         the longest run's file.
+    instructions, cycles : str
+        the events in the two base roles (for the message).
     """
 
     file: Path

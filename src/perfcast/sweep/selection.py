@@ -695,8 +695,8 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
     ------
     InputError
         naming the first point where the prediction or an interval bound is not a finite
-        number: a term undefined there (a logarithm below 1, a fractional or negative power at
-        or below 0) or a value beyond floating point. No prediction is written as NaN.
+        number: a term undefined there (a logarithm, a fractional or a negative power at or
+        below 0) or a value beyond floating point. No prediction is written as NaN.
     """
     if result.best is None or points.empty:
         return pd.DataFrame()
@@ -710,8 +710,8 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
         raise InputError(source, f"effect {result.name!r}: the model {c.formula(result.y)} has no "
                                f"finite prediction at {where}",
                          expected="points where every term of the model is defined (a "
-                                  "logarithm needs values >= 1, a fractional or negative power "
-                                  "values > 0) and its value and intervals are finite")
+                                  "logarithm, a fractional or a negative power needs values "
+                                  "> 0) and its value and intervals are finite")
     out = points.reset_index(drop=True).copy()
     out.insert(0, "model", c.model)
     out.insert(0, "effect", result.name)
