@@ -500,6 +500,28 @@ def test_no_prediction_is_written_where_the_model_is_not_finite(tmp_path):
                for n in out["summary"]["effects"][0]["notes"])
 
 
+def test_a_line_through_two_runs_predicts_without_intervals_and_says_so():
+    """Two runs and two coefficients leave no residual degree of freedom: the prediction is the
+    line's, its standard error and intervals do not exist (NaN), and a note says why; a point
+    where even the line is not finite still fails."""
+    df = pd.DataFrame({"x": [1.0, 3.0], "t": [5.0, 9.0], "status": "ok",
+                       "point": ["x~1", "x~3"]})
+    out = analyse(df, campaign="two", parameters=["x"], fit=FIT, analysis=build(Analysis, {
+        "derived": {}, "models": [{"name": "t", "y": "t", "x": ["x"]}],
+        "predict": [{"x": 2}]}))
+    pred = out["predictions"].set_index("x")
+    assert pred.loc[2.0, "mean"] == pytest.approx(7.0)
+    assert pred[["mean_se", "obs_ci_lower", "obs_ci_upper"]].isna().all().all()
+    notes = out["summary"]["effects"][0]["notes"]
+    assert [n for n in notes if "no residual degree of freedom" in n] == [
+        f"{out['summary']['effects'][0]['best']}: 2 runs for 2 coefficients, no residual degree "
+        "of freedom: its predictions have no standard error and no intervals"]
+    with pytest.raises(InputError, match="no finite prediction at x=1e"):
+        analyse(df, campaign="two", parameters=["x"], fit=FIT, analysis=build(Analysis, {
+            "derived": {}, "models": [{"name": "t", "y": "t", "x": ["x"]}],
+            "predict": [{"x": 1e308}, {"x": -1e308}]}))
+
+
 @pytest.mark.parametrize("point, why", [
     ("p=0", "has no finite prediction at p=0"), ("p=1e300", "no finite prediction at p=1e+300"),
     ("p=nan", "each number finite"), ("p=inf", "each number finite"),

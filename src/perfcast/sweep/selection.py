@@ -696,14 +696,24 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
     InputError
         naming the first point where the prediction or an interval bound is not a finite
         number: a term undefined there (a logarithm, a fractional or a negative power at or
-        below 0) or a value beyond floating point. No prediction is written as NaN.
+        below 0) or a value beyond floating point. No prediction is written as NaN; a model
+        without a residual degree of freedom (as many runs as coefficients) has no standard
+        error and no intervals (NaN), which a note on ``result`` says.
     """
     if result.best is None or points.empty:
         return pd.DataFrame()
     c = result.best
     with np.errstate(all="ignore"):  # found below, naming the point
         frame = c.fit.predict(points[c.x].to_numpy(dtype=float), alpha=alpha)
-    finite = np.isfinite(frame.to_numpy(dtype=float)).all(axis=1)
+    intervals = c.fit.n > c.fit.k  # a residual degree of freedom to estimate the scatter from
+    if not intervals:
+        note = (f"{c.model}: {c.fit.n} runs for {c.fit.k} coefficients, no residual degree of "
+                "freedom: its predictions have no standard error and no intervals")
+        if note not in result.notes:
+            result.notes.append(note)
+        frame.loc[:, frame.columns != "mean"] = np.nan  # not inf here and NaN there
+    checked = frame if intervals else frame[["mean"]]
+    finite = np.isfinite(checked.to_numpy(dtype=float)).all(axis=1)
     if not finite.all():
         k = int(np.flatnonzero(~finite)[0])
         where = ", ".join(f"{n}={v:g}" for n, v in points[c.x].iloc[k].items())
