@@ -514,8 +514,9 @@ def test_a_line_through_two_runs_predicts_without_intervals_and_says_so():
     assert pred[["mean_se", "obs_ci_lower", "obs_ci_upper"]].isna().all().all()
     notes = out["summary"]["effects"][0]["notes"]
     assert [n for n in notes if "no residual degree of freedom" in n] == [
-        f"{out['summary']['effects'][0]['best']}: 2 runs for 2 coefficients, no residual degree "
-        "of freedom: its predictions have no standard error and no intervals"]
+        f"{out['summary']['effects'][0]['best']}: fitted on 2 observations for 2 coefficients, "
+        "no residual degree of freedom: its predictions have no standard error and no "
+        "intervals"]
     with pytest.raises(InputError, match="no finite prediction at x=1e"):
         analyse(df, campaign="two", parameters=["x"], fit=FIT, analysis=build(Analysis, {
             "derived": {}, "models": [{"name": "t", "y": "t", "x": ["x"]}],

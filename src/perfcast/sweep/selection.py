@@ -697,8 +697,9 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
         naming the first point where the prediction or an interval bound is not a finite
         number: a term undefined there (a logarithm, a fractional or a negative power at or
         below 0) or a value beyond floating point. No prediction is written as NaN; a model
-        without a residual degree of freedom (as many runs as coefficients) has no standard
-        error and no intervals (NaN), which a note on ``result`` says.
+        without a residual degree of freedom (as many observations as coefficients: runs, or
+        configuration medians) has no standard error and no intervals (NaN), which a note on
+        ``result`` says.
     """
     if result.best is None or points.empty:
         return pd.DataFrame()
@@ -707,8 +708,9 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
         frame = c.fit.predict(points[c.x].to_numpy(dtype=float), alpha=alpha)
     intervals = c.fit.n > c.fit.k  # a residual degree of freedom to estimate the scatter from
     if not intervals:
-        note = (f"{c.model}: {c.fit.n} runs for {c.fit.k} coefficients, no residual degree of "
-                "freedom: its predictions have no standard error and no intervals")
+        note = (f"{c.model}: fitted on {c.fit.n} observations for {c.fit.k} coefficients, no "
+                "residual degree of freedom: its predictions have no standard error and no "
+                "intervals")
         if note not in result.notes:
             result.notes.append(note)
         frame.loc[:, frame.columns != "mean"] = np.nan  # not inf here and NaN there
