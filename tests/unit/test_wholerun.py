@@ -94,6 +94,28 @@ def test_refusals_name_the_file(tmp_path):
         read_wholerun(interval, benchmark="x", machine="m", base=SOFT, events=[], clock_ghz=1)
 
 
+@pytest.mark.parametrize("row, why", [
+    ("mcf,m,3e11,3.6e11,-2e9,122.9,", r"branch-misses = -2e\+09 of benchmark 'mcf' on machine "
+                                      r"'m' \(expected a finite count >= 0"),
+    ("mcf,m,3e11,3.6e11,inf,122.9,", r"branch-misses = inf .*\(expected a finite count >= 0"),
+    ("mcf,m,3e11,3.6e11,2e9,0,", r"time_s = 0 .*\(expected a positive wall time"),
+    ("mcf,m,3e11,3.6e11,2e9,-5,3", r"time_s = -5 .*\(expected a positive wall time"),
+    ("mcf,m,3e11,3.6e11,2e9,,0", r"clock_ghz = 0 .*\(expected a positive clock in GHz"),
+    ("mcf,m,3e11,3.6e11,2e9,,inf", r"clock_ghz = inf .*\(expected a positive clock in GHz"),
+    ("mcf,m,3e11,3.6e11,2e9,,1e400", r"clock_ghz = '1e400' .* is not a number"),
+])
+def test_a_wrong_count_time_or_clock_in_a_table_is_refused_naming_its_row(tmp_path, row, why):
+    """A negative or infinite count gave a negative or infinite PKI; a time_s or clock_ghz of 0
+    or below was replaced silently by cycles / clock or the config's clock. Only an empty cell
+    falls back (not counted; the other source of the time)."""
+    f = tmp_path / "runs.csv"
+    f.write_text("benchmark,machine,instructions,cycles,branch-misses,time_s,clock_ghz\n"
+                 f"lbm,m,1e11,1e11,1e8,50,\n{row}\n")
+    with pytest.raises(InputError, match=rf"runs\.csv, line 3: {why}"):
+        read_wholerun(f, benchmark="mcf", machine="m", base=BaseEvents("instructions", "cycles"),
+                      events=["branch-misses"], clock_ghz=2.5)
+
+
 def test_wholerun_file_metadata(tmp_path):
     out = tmp_path / "t.parquet"
     pp = from_section(PostprocessSettings, {"events": ["page-faults"],

@@ -45,6 +45,11 @@ log = logging.getLogger(__name__)
 
 #: the CSV table's optional columns besides the events
 TABLE_KEYS = ("benchmark", "machine", "time_s", "clock_ghz")
+#: the table's columns that must be positive where given, and what an empty one means
+POSITIVE_KEYS = {
+    "time_s": "a positive wall time in seconds (or empty: cycles / clock)",
+    "clock_ghz": "a positive clock in GHz (or empty: counters.clock_ghz)",
+}
 _PERF_VALUE = re.compile(r"\s*(<not counted>|<not supported>|[0-9][0-9.eE+-]*)(?P<sep>.)")
 
 
@@ -163,6 +168,13 @@ def table_counts(path: str | Path, text: str, *, benchmark: str,
         if pd.isna(value) and not pd.isna(raw):
             raise InputError(path, f"{col} = {raw!r} of {where} is not a number",
                              row=int(rows.index[0]) + 2, expected="a number (or empty)")
+        positive = col in POSITIVE_KEYS
+        if not pd.isna(value) and not (math.isfinite(value) and (value > 0 if positive
+                                                                   else value >= 0)):
+            shown = raw if isinstance(raw, str) else f"{float(raw):g}"
+            raise InputError(path, f"{col} = {shown} of {where}", row=int(rows.index[0]) + 2,
+                             expected=POSITIVE_KEYS[col] if positive
+                             else "a finite count >= 0 (or empty: not counted)")
         out[col] = float(value)
     return out
 
@@ -199,7 +211,9 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
     ------
     InputError
         naming the file: an unknown form, a missing row or event, instructions or cycles not
-        positive, no time and no clock.
+        positive, no time and no clock; in a table, naming the row: a count that is negative
+        or not finite, a ``time_s`` or ``clock_ghz`` that is given but not positive (an empty
+        one falls back as documented; a wrong one is never replaced silently).
 
     Examples
     --------
