@@ -109,9 +109,10 @@ def test_a_wrong_count_time_or_clock_in_a_table_is_refused_naming_its_row(tmp_pa
     or below was replaced silently by cycles / clock or the config's clock. Only an empty cell
     falls back (not counted; the other source of the time)."""
     f = tmp_path / "runs.csv"
-    f.write_text("benchmark,machine,instructions,cycles,branch-misses,time_s,clock_ghz\n"
-                 f"lbm,m,1e11,1e11,1e8,50,\n{row}\n")
-    with pytest.raises(InputError, match=rf"runs\.csv, line 3: {why}"):
+    f.write_text("# one row per benchmark and machine\n\n"
+                 "benchmark,machine,instructions,cycles,branch-misses,time_s,clock_ghz\n"
+                 f"lbm,m,1e11,1e11,1e8,50,\n# the next row is wrong\n{row}\n")
+    with pytest.raises(InputError, match=rf"runs\.csv, line 6: {why}"):
         read_wholerun(f, benchmark="mcf", machine="m", base=BaseEvents("instructions", "cycles"),
                       events=["branch-misses"], clock_ghz=2.5)
 

@@ -159,6 +159,9 @@ def table_counts(path: str | Path, text: str, *, benchmark: str,
         raise InputError(path, f"{len(rows)} rows of {where}",
                          expected="exactly one row per benchmark and machine (columns benchmark "
                                   "and machine, or a path that names them)")
+    # the row's line in the file: pandas skips blank and comment lines without counting them
+    read = [i for i, ln in enumerate(text.splitlines(), 1) if ln.split("#", 1)[0].strip()]
+    line = read[int(rows.index[0]) + 1] if int(rows.index[0]) + 1 < len(read) else None
     out = {}
     for col in rows.columns:
         if col in ("benchmark", "machine"):
@@ -167,12 +170,12 @@ def table_counts(path: str | Path, text: str, *, benchmark: str,
         value = pd.to_numeric(pd.Series([raw]), errors="coerce").iloc[0]
         if pd.isna(value) and not pd.isna(raw):
             raise InputError(path, f"{col} = {raw!r} of {where} is not a number",
-                             row=int(rows.index[0]) + 2, expected="a number (or empty)")
+                             row=line, expected="a number (or empty)")
         positive = col in POSITIVE_KEYS
         if not pd.isna(value) and not (math.isfinite(value) and (value > 0 if positive
                                                                    else value >= 0)):
             shown = raw if isinstance(raw, str) else f"{float(raw):g}"
-            raise InputError(path, f"{col} = {shown} of {where}", row=int(rows.index[0]) + 2,
+            raise InputError(path, f"{col} = {shown} of {where}", row=line,
                              expected=POSITIVE_KEYS[col] if positive
                              else "a finite count >= 0 (or empty: not counted)")
         out[col] = float(value)
