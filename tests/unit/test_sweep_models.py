@@ -475,7 +475,7 @@ def test_non_finite_derived_values_are_missing_with_a_note_naming_the_rows():
     assert res.n == 5 and res.best.formula("t") == "t = 2 + 1 * lp"
 
 
-def test_no_prediction_is_written_where_the_model_is_not_finite(tmp_path):
+def test_no_prediction_is_written_where_the_model_is_not_finite():
     """A config point where the law is undefined (log2 at p = 0) or overflows fails naming the
     campaign, the point and the model; a measured configuration whose derived regressor is not
     finite (a missing value of the fit, noted) is not predicted: no NaN leaves as an answer."""

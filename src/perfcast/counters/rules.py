@@ -122,7 +122,9 @@ def collect_groups(settings: CollectGroupsSettings, outs: Sequence[str | Path], 
 def postprocess_files(settings: PostprocessRunSettings, group_files: Sequence[str | Path],
                       out: str | Path) -> pd.DataFrame:
     """Rule ``counters_postprocess`` (and ``perfcast postprocess``): join one run's group CSVs
-    into its per-interval table (:func:`perfcast.counters.postprocess.postprocess`).
+    into its per-interval table (:func:`perfcast.counters.postprocess.join_runs`); the group
+    runs whose coverage nothing verified go into its metadata as ``unverified_runs``
+    (:func:`unverified_runs`).
 
     Parameters
     ----------

@@ -137,10 +137,7 @@ def prediction_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[s
     measured = [c for c in dict.fromkeys(x) if c not in parameters]
     grid = df.groupby(list(parameters), sort=True)[measured].mean().reset_index() if measured \
         else df[list(parameters)].drop_duplicates().sort_values(list(parameters))
-    # a configuration whose regressor is not finite (log2 of 0) was a missing value of the fit,
-    # with its note: nothing to predict there
-    grid = grid[np.isfinite(grid[list(x)].to_numpy(dtype=float)).all(axis=1)]
-    grid = grid.reset_index(drop=True)
+    grid = _finite_regressors(grid, x).reset_index(drop=True)
     grid.insert(0, "source", "measured")
     if not extra:
         return grid, []
@@ -154,6 +151,12 @@ def prediction_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[s
     pts.insert(0, "source", "predict")
     cols = ["source", *[c for c in (*parameters, *measured) if c in pts.columns]]
     return pd.concat([grid, pts[cols]], ignore_index=True), []
+
+
+def _finite_regressors(points: pd.DataFrame, x: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``points`` whose regressors are all finite: where a derived one is not
+    (log2 of 0) the fit had a missing value, with its note, and there is nothing to predict."""
+    return points[np.isfinite(points[list(x)].to_numpy(dtype=float)).all(axis=1)]
 
 
 def curve_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[str],
@@ -207,7 +210,7 @@ def curve_points(df: pd.DataFrame, parameters: Sequence[str], x: Sequence[str],
             pts = add_derived(pts, {name: expr})
     if any(c not in pts.columns for c in x):
         return pd.DataFrame()
-    pts = pts[np.isfinite(pts[list(x)].to_numpy(dtype=float)).all(axis=1)]  # log2(0): no curve
+    pts = _finite_regressors(pts, x)
     pts.insert(0, "source", "curve")
     return pts[["source", *parameters, *[c for c in dict.fromkeys(x) if c not in parameters]]]
 

@@ -528,6 +528,10 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
     if best is not None and not np.isfinite(best.cv_mse):
         notes.append(f"best model {best.model!r} by training MSE: no candidate could be "
                      "cross-validated")
+    if best is not None and not has_intervals(best):
+        notes.append(f"{best.model}: fitted on {best.fit.n} observations for {best.fit.k} "
+                     "coefficients, no residual degree of freedom: its predictions have no "
+                     "standard error and no intervals")
     if not cands and not notes:  # never an empty model list without a reason
         notes.append("no candidate model could be fitted")
     return SpecResult(name=name, y=y, x=list(x), candidates=cands, best=best, n=len(Y),
@@ -666,6 +670,13 @@ def fitted_frame(result: SpecResult, df: pd.DataFrame, id_columns: Sequence[str]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def has_intervals(c: Candidate) -> bool:
+    """The model keeps a residual degree of freedom to estimate its scatter from (more
+    observations, runs or configuration medians, than coefficients): its predictions have a
+    standard error and intervals."""
+    return c.fit.n > c.fit.k
+
+
 def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
                   source: str | None = None) -> pd.DataFrame:
     """The best model's prediction at each row of ``points`` (which must hold the model's
@@ -697,22 +708,16 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
         naming the first point where the prediction or an interval bound is not a finite
         number: a term undefined there (a logarithm, a fractional or a negative power at or
         below 0) or a value beyond floating point. No prediction is written as NaN; a model
-        without a residual degree of freedom (as many observations as coefficients: runs, or
-        configuration medians) has no standard error and no intervals (NaN), which a note on
-        ``result`` says.
+        without a residual degree of freedom (:func:`has_intervals`) has no standard error and
+        no intervals (NaN), which the effect's notes say (:func:`fit_effect`).
     """
     if result.best is None or points.empty:
         return pd.DataFrame()
     c = result.best
     with np.errstate(all="ignore"):  # found below, naming the point
         frame = c.fit.predict(points[c.x].to_numpy(dtype=float), alpha=alpha)
-    intervals = c.fit.n > c.fit.k  # a residual degree of freedom to estimate the scatter from
+    intervals = has_intervals(c)
     if not intervals:
-        note = (f"{c.model}: fitted on {c.fit.n} observations for {c.fit.k} coefficients, no "
-                "residual degree of freedom: its predictions have no standard error and no "
-                "intervals")
-        if note not in result.notes:
-            result.notes.append(note)
         frame.loc[:, frame.columns != "mean"] = np.nan  # not inf here and NaN there
     checked = frame if intervals else frame[["mean"]]
     finite = np.isfinite(checked.to_numpy(dtype=float)).all(axis=1)
