@@ -284,6 +284,32 @@ def test_wps_prediction_error_is_the_residual_se_over_the_mean_duration():
     assert wps_of(w, t2, max_prediction_error=0.9).warning is None
 
 
+def test_a_wps_speed_ci_without_upper_bound_is_flagged_not_just_null():
+    """Six rounds whose durations scatter more than the work explains (merged into 3 block
+    means): the slope's CI reaches 0, so no speed is too high, and v_upper is infinite. JSON
+    has no infinity, so it is written as null; the flag and the warning say why (an empty cell
+    alone reads as a lost number). A fit with a bounded CI has the flag false and no
+    warning."""
+    from perfcast.warmup.figures import throughput_table
+
+    w = np.array([1000.0, 2000, 3000, 4000, 5000, 6000])
+    t = np.array([6.6, 1.1, 4.3, 2.9, 3.6, 4.6])
+    res = wps_of(w, t, max_prediction_error=10.0)
+    assert (res.q, res.blocks) == (2, 3)
+    assert res.v > 0 and math.isinf(res.v_upper) and res.v_upper_unbounded
+    d = res.to_dict()
+    assert d["v_upper"] is None and d["v_width"] is None and d["v_upper_unbounded"] is True
+    assert "no upper bound" in d["warning"] and "3 block means" in d["warning"]
+    table = throughput_table({"scatter": {"wps": d}, "none": {}})
+    assert table.set_index("workload")["wps_v_upper_unbounded"].to_dict() == {
+        "none": None, "scatter": True}
+    rng = np.random.default_rng(15)
+    w = rng.uniform(1000, 10000, size=40).round()
+    fine = wps_of(w, 2.0 + w / 500.0 + rng.normal(0, 0.3, size=40))
+    assert not fine.v_upper_unbounded and fine.to_dict()["v_upper_unbounded"] is False
+    assert fine.warning is None
+
+
 def test_wps_refuses_what_it_cannot_fit():
     with pytest.raises(NotEnoughDataError, match="WPS needs 3"):
         wps_of([1, 2], [1.0, 2.0])

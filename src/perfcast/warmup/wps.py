@@ -12,7 +12,7 @@ stable time their work would have taken), ``v`` is the stable speed. Here:
 3. OLS on the ``h`` block means gives ``alpha`` and the slope ``b = 1 / v`` with
    ``SE(b) = sqrt(SSR / (h - 2) / Sxx)``; the CI of ``b`` is ``b +- t(h - 2) SE(b)`` (Pilot
    uses a fixed 2 SE) and maps to ``v`` in ``[1 / (b + d), 1 / (b - d)]`` (unbounded above when
-   ``b - d <= 0``);
+   ``b - d <= 0``: :attr:`WpsResult.v_upper_unbounded`, and a warning);
 4. rounds whose work is below the work ``alpha`` stands for (``alpha * v``) are dropped and the
    fit repeated until none is (Pilot's rule for work amounts shorter than ``alpha``), unless
    fewer than 3 rounds would remain;
@@ -107,14 +107,27 @@ class WpsResult:
         return self.v_width / self.v if self.v > 0 else math.inf
 
     @property
+    def v_upper_unbounded(self) -> bool:
+        """The slope's CI reaches 0 (``b - d <= 0``): no speed is too high for these rounds,
+        so ``v_upper`` (and the CI's width) is infinite, written as null in JSON."""
+        return math.isinf(self.v_upper)
+
+    @property
     def warning(self) -> str | None:
         """Why the fit should not be trusted, or None."""
+        reasons = []
         if self.prediction_error > self.max_prediction_error:
-            return (f"prediction error {self.prediction_error:.1%} of the mean round duration "
-                    f"is above {self.max_prediction_error:.1%}: t = alpha + w / v does not fit "
-                    "these rounds (durations not linear in the work, or non-stable phases that "
-                    "vary from round to round)")
-        return None
+            reasons.append(
+                f"prediction error {self.prediction_error:.1%} of the mean round duration "
+                f"is above {self.max_prediction_error:.1%}: t = alpha + w / v does not fit "
+                "these rounds (durations not linear in the work, or non-stable phases that "
+                "vary from round to round)")
+        if self.v_upper_unbounded:
+            reasons.append(
+                f"the speed's {self.confidence:.0%} CI has no upper bound (v_upper null): the "
+                f"CI of the slope 1 / v reaches 0 with {self.blocks} block means; more rounds, "
+                "or work amounts further apart, narrow it")
+        return "; ".join(reasons) or None
 
     @property
     def alpha_work(self) -> float:
@@ -124,6 +137,7 @@ class WpsResult:
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d.update(v_width=self.v_width, relative_width=self.relative_width,
+                 v_upper_unbounded=self.v_upper_unbounded,
                  alpha_work=self.alpha_work, rounds_used_count=len(self.rounds_used),
                  warning=self.warning)
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
