@@ -277,6 +277,24 @@ def test_pilot_mode_warns_before_a_long_run(tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().err == ""
 
 
+def test_a_harmonic_mean_refuses_a_zero_rate_naming_its_line(tmp_path, capsys):
+    """A harmonic mean needs every reading above 0: a 0 (or, with --allow-negative, a negative
+    reading) is refused naming the line it is on, counting the header, comment and blank
+    lines, and the flag that asked for it; without the flag the same file is read."""
+    f = tmp_path / "rates.txt"
+    f.write_text("ops_per_s\n# warm machine\n\n" + "".join(f"{100 + i % 7}\n" for i in range(60))
+                 + "0\n" + "".join(f"{100 + i % 5}\n" for i in range(40)))
+    for argv, flag in ((["ci", "--harmonic"], "--harmonic"), (["stable", "--rates"], "--rates")):
+        assert main([*argv, str(f)]) == 2
+        err = capsys.readouterr().err
+        assert "line 64: reading 0 is not positive" in err and flag in err, err
+    assert main(["ci", str(f)]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == 101
+    f.write_text("50\n-5\n" + "50\n" * 60)
+    assert main(["stable", "--rates", "--allow-negative", str(f)]) == 2
+    assert "line 2: reading -5 is not positive" in capsys.readouterr().err
+
+
 def test_every_reader_takes_a_header_and_negative_readings_on_request(tmp_path, capsys):
     rng = np.random.default_rng(6)
     x = rng.normal(size=400)

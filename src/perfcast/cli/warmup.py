@@ -161,11 +161,9 @@ def cmd_ci(args: argparse.Namespace) -> int:
     settings = _settings(args, preset=args.preset, ac_limit=args.ac_limit, confidence=args.cl,
                          target_relative_width=args.target, harmonic=args.harmonic,
                          min_samples=args.min_samples)
-    x = read_readings(args.file, allow_negative=_allow_negative(args))
-    if settings.harmonic and (x <= 0).any():
-        i = int((x <= 0).argmax())
-        raise InputError(args.file, f"reading {x[i]} is not positive",
-                         expected="positive readings for the harmonic mean")
+    x = read_readings(args.file, allow_negative=_allow_negative(args),
+                      positive_for="the harmonic mean (--harmonic)" if settings.harmonic
+                      else None)
     try:
         ci = mean_ci(x, ac_limit=settings.limit, confidence=settings.confidence,
                      harmonic=settings.harmonic,
@@ -229,11 +227,9 @@ def cmd_stable(args: argparse.Namespace) -> int:
                          ac_limit=args.ac_limit,
                          min_samples=args.min_samples, confidence=args.cl,
                          target_relative_width=args.target, rates=args.rates)
-    x = read_readings(args.file, allow_negative=_allow_negative(args))
-    if settings.rates and (x <= 0).any():
-        i = int((x <= 0).argmax())
-        raise InputError(args.file, f"reading {x[i]} is not positive",
-                         expected="positive rates for the harmonic mean (--rates)")
+    x = read_readings(args.file, allow_negative=_allow_negative(args),
+                      positive_for="the harmonic mean of rates (--rates)" if settings.rates
+                      else None)
     phases = _phases(args)
     res = stable_throughput(x, settings, phases)
     if res.note:

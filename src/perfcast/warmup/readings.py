@@ -167,7 +167,8 @@ def is_header(line: str) -> bool:
     return bool(_HEADER.fullmatch(s)) and _parse_float(s) is None
 
 
-def read_readings(path: str | Path, *, allow_negative: bool) -> np.ndarray:
+def read_readings(path: str | Path, *, allow_negative: bool,
+                  positive_for: str | None = None) -> np.ndarray:
     """One reading per line (blank lines and ``#`` comments skipped, a first line that is one
     column name is a header, :func:`is_header`); every other line must be a finite number
     (>= 0 unless ``allow_negative``; :func:`parse_reading`).
@@ -178,6 +179,9 @@ def read_readings(path: str | Path, *, allow_negative: bool) -> np.ndarray:
         The file, or ``-`` for stdin.
     allow_negative : bool
         Accept readings below 0 (``perfcast``'s ``--allow-negative``).
+    positive_for : str or None, default=None
+        What needs every reading above 0 (a harmonic mean): a reading of 0 or below is then
+        refused, naming its line and this.
 
     Returns
     -------
@@ -207,6 +211,9 @@ def read_readings(path: str | Path, *, allow_negative: bool) -> np.ndarray:
             if is_header(line):
                 continue
         v = parse_reading(line, name, lineno, allow_negative=allow_negative)
+        if v is not None and positive_for is not None and not v > 0:
+            raise InputError(name, f"reading {line.strip()} is not positive", row=lineno,
+                             expected=f"positive readings for {positive_for}")
         if v is not None:
             values.append(v)
     if not values:
