@@ -464,6 +464,37 @@ def test_cli_sensitivity_eval(perfcast_cli, arcp_csv):
     assert bad.returncode == 2 and "no rows for program 'nope'" in bad.stderr
 
 
+def test_cells_without_a_measurement_are_named_not_silently_failed(perfcast_cli, tmp_path,
+                                                                    arcp_csv):
+    """A cell without a row is a failed run (sensitivity 0), as the paper's data need (NPB at
+    little memory). A level mistyped (3.5 cores for 3) makes a column of such cells: the
+    output counts and lists them, the replay table has the count, and stderr says so. The
+    paper's own table: Data Caching misses 2 of its 280 cells, ft.c.4 63 of 91."""
+    rows = [f"p,{c},{m},runtime_s,{8 / c + 1 / m}" for c in (1, 2, 4, 8) for m in (1, 2)]
+    good = tmp_path / "good.csv"
+    good.write_text("program,cpu_cores,mem_gb,metric,value\n" + "\n".join(rows) + "\n")
+    data = ("sensitivity-eval", "--epsilon", "0.1", "--program", "p", "--ceiling", "none")
+    out = perfcast_cli(*data, "--data", str(good))
+    assert out.returncode == 0 and "no measurement" not in out.stderr, out.stderr
+    j = json.loads(out.stdout)
+    assert (j["failed_cells"], j["failed_points"], j["grid_points"]) == (0, [], 8)
+    typo = tmp_path / "typo.csv"
+    typo.write_text(good.read_text().replace("p,4,1,", "p,3.5,1,"))
+    out = perfcast_cli(*data, "--data", str(typo))
+    assert out.returncode == 0, out.stderr
+    j = json.loads(out.stdout)
+    assert j["grid_points"] == 10 and j["failed_cells"] == 2
+    assert j["failed_points"] == [{"cpu_cores": 3.5, "mem_gb": 2.0},
+                                  {"cpu_cores": 4.0, "mem_gb": 1.0}]
+    assert "2 of 10 grid cells of 'p' have no measurement" in out.stderr
+    g = load_grids(typo, ["p"], {})["p"]
+    assert evaluate_program(g, 0.1, peaks=None, lhs_repeats=1, seed=0).rows()[0][
+        "failed_cells"] == 2
+    for program, failed, cells in (("Data Caching", 2, 280), ("ft.c.4", 63, 91)):
+        grid = load_grids(arcp_csv, [program], {})[program]
+        assert (len(grid.failed_points()), grid.values.size) == (failed, cells)
+
+
 # --------------------------------------------------------------------------- programs
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from perfcast.settings import help_default
 
@@ -65,5 +66,16 @@ def _eval(args: argparse.Namespace) -> int:
     out = evaluate_campaign(settings, data=args.data, program=args.program,
                             epsilon=args.epsilon, sampling=section["sampling"],
                             budget=section["budget"])
+    if out["failed_cells"]:  # a failed run, or a level mistyped: the user must see which
+        print(f"perfcast sensitivity-eval: warning: {args.data}: {out['failed_cells']} of "
+              f"{out['grid_points']} grid cells of {args.program!r} have no measurement and "
+              f"count as failed runs (sensitivity 0): "
+              f"{_some(out['failed_points'])}", file=sys.stderr)
     print(json.dumps(out, indent=2, sort_keys=True))
     return 0
+
+
+def _some(points: list[dict], shown: int = 5) -> str:
+    """The first ``shown`` points, and how many more."""
+    text = ", ".join(str(p) for p in points[:shown])
+    return text + (f" and {len(points) - shown} more" if len(points) > shown else "")

@@ -122,6 +122,7 @@ class ProgramEval:
                 "higher_is_better": self.grid.higher_is_better,
                 "epsilon": self.binary.epsilon, "grid_points": int(truth.size),
                 "ceiling_points": int(self.binary.region_mask().sum()),
+                "failed_cells": len(self.grid.failed_points()),
                 "dimensions": ",".join(self.grid.model.names)}
 
     def rows(self) -> list[dict]:
@@ -238,6 +239,7 @@ def evaluate_fixed(grid: MeasuredGrid, *, peaks: Mapping | None,
     common = {"program": grid.program, "metric": grid.metric,
               "higher_is_better": grid.higher_is_better, "epsilon": float("nan"),
               "grid_points": int(truth.size), "ceiling_points": int(brute.region_mask().sum()),
+              "failed_cells": len(grid.failed_points()),
               "dimensions": ",".join(grid.model.names)}
     rows = [_row(common, "brute", brute, truth)]
     full = _campaign(grid, peaks, "adaptive", 0.0, budget=None)
@@ -276,8 +278,10 @@ def evaluate_campaign(settings: EvaluationSettings, *, data: str | Path, program
     -------
     dict
         Steps, whole-grid and in-box average absolute error, worst error, chosen levels, where
-        the ceiling comes from, and the paper's Table 4 steps and Table 5 error for the program
-        (None where it gives none).
+        the ceiling comes from, the cells without a measurement (``failed_cells``,
+        ``failed_points``: counted as failed runs, :meth:`MeasuredGrid.failed_points`), and
+        the paper's Table 4 steps and Table 5 error for the program (None where it gives
+        none).
 
     Raises
     ------
@@ -307,6 +311,7 @@ def evaluate_campaign(settings: EvaluationSettings, *, data: str | Path, program
                           lhs_repeats=settings.lhs_repeats if sampling == "lhs" else 1,
                           seed=settings.seed)
     row = next(r for r in ev.rows() if r["sampling"] == sampling)
+    failed = grid.failed_points()
     if sampling == "adaptive" and budget is not None:
         row = next(r for r in evaluate_fixed(grid, peaks=peaks, budget=budget)
                    if r["sampling"] == "adaptive_paper")
@@ -322,6 +327,7 @@ def evaluate_campaign(settings: EvaluationSettings, *, data: str | Path, program
         "average_absolute_error_in_box": row["mae_box"],
         "max_abs_error": row["max_abs_error"],
         "grid_points": row["grid_points"], "ceiling_points": row["ceiling_points"],
+        "failed_cells": len(failed), "failed_points": failed,
         "chosen": json.loads(row["chosen"]),
         "paper": {"steps_table4": published.TABLE4_STEPS.get(program),
                   "mae_table5": published.TABLE5_MAE.get(program)},
@@ -578,7 +584,7 @@ def comparison_table(results: pd.DataFrame) -> pd.DataFrame:
             "program": prog, "epsilon": eps, "ceiling": b["ceiling"],
             "probes_1d": int(b["probes_1d"]), "product_points": int(b["product_points"]),
             "runs_total": int(b["runs_total"]), "grid_points": int(b["grid_points"]),
-            "ceiling_points": int(b["ceiling_points"]),
+            "ceiling_points": int(b["ceiling_points"]), "failed_cells": int(b["failed_cells"]),
             "paper_steps": p_steps, "paper_ceiling_steps":
                 float(published.TABLE4_CEILING_STEPS.get(prog, np.nan)),
             "mae_binary": float(b["mae_grid"]), "mae_binary_box": float(b["mae_box"]),

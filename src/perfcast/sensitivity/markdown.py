@@ -58,6 +58,7 @@ def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame) -> str:
     >>> table = pd.DataFrame({
     ...     "program": ["mg.c.8"], "epsilon": [0.3], "ceiling": ["table4"], "probes_1d": [6],
     ...     "product_points": [12], "grid_points": [91], "ceiling_points": [35],
+    ...     "failed_cells": [14],
     ...     "paper_steps": [12.0], "mae_binary": [0.01234], "mae_binary_box": [0.01],
     ...     "mae_lhs": [0.05], "mae_lhs_range": ["0.0400-0.0600"], "mae_adaptive": [0.02],
     ...     "adaptive_paper_runs": [12], "mae_adaptive_paper": [0.02], "brute_runs": [35],
@@ -129,5 +130,8 @@ def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame) -> str:
             "paper_mae", "verdict"]
     lines += _md(table[cols])
     lines += ["## Where the ceiling comes from", ""]
-    lines += _md(t[["program", "ceiling_points", "grid_points", "ceiling_source"]])
+    lines += ["`failed_cells`: grid cells without a measurement, counted as failed runs "
+              "(sensitivity 0).", ""]
+    lines += _md(t[["program", "ceiling_points", "grid_points", "failed_cells",
+                    "ceiling_source"]])
     return "\n".join(lines)

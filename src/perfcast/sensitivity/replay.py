@@ -115,6 +115,19 @@ class MeasuredGrid:
         """Performance with the most of every resource (the unrestricted run)."""
         return float(self.values[tuple(len(d) - 1 for d in self.model.dims)])
 
+    def failed_points(self) -> list[dict[str, float]]:
+        """The cells without a measurement (a failed run, or a level of one axis never measured
+        with some level of another), in grid order: they count as failed runs, sensitivity 0.
+
+        >>> table = pd.DataFrame({"program": "p", "cpu_cores": [1.0, 2.0, 2.0],
+        ...                       "mem_gb": [1.0, 1.0, 2.0], "metric": "runtime_s",
+        ...                       "value": [4.0, 2.0, 1.0]})
+        >>> MeasuredGrid.from_frame(table, "p", AS_MEASURED).failed_points()
+        [{'cpu_cores': 1.0, 'mem_gb': 2.0}]
+        """
+        return [self.model.point(list(idx)) for idx in zip(*np.nonzero(np.isnan(self.values)),
+                                                            strict=True)]
+
     def index(self, point: Mapping[str, float]) -> tuple[int, ...]:
         """The grid index of ``point`` (level per axis name)."""
         return tuple(d.index(point[d.name]) for d in self.model.dims)
