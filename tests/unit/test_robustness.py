@@ -207,8 +207,11 @@ def _one_line_error(code: int, err: str, *needles: str) -> None:
         assert n in lines[0], (n, lines[0])
 
 
-@pytest.mark.parametrize("clock", ["-1", "0", "nan", "inf"])
+@pytest.mark.parametrize("clock", ["-1", "0", "nan", "inf", "2400"])
 def test_predict_clock_is_checked_by_the_counters_schema(runs, tmp_path, capsys, clock):
+    """A clock of 0 or below or not finite, or one in MHz (2400 for 2.4 GHz: every runtime
+    1,000 times too short), is refused by the schema's rule for the config's clock, and the
+    whole-run tables refuse the same bound (their own test)."""
     code, out, err = _cli(capsys, "predict", runs / "counters/g2/mcf.parquet", "--model",
                           runs / "model.parquet", f"--clock-ghz={clock}", "-o",
                           tmp_path / "p.parquet")
@@ -218,6 +221,16 @@ def test_predict_clock_is_checked_by_the_counters_schema(runs, tmp_path, capsys,
     with pytest.raises(InputError, match=r"counters\.clock_ghz\.g3"):
         validate({"counters": {"generations": {"old": "g2", "new": "g3"}, "benchmarks": ["a"],
                                "events": ["x"], "clock_ghz": {"g3": float(clock)}}}, "config")
+
+
+def test_the_whole_run_tables_clock_bound_is_the_schemas():
+    import yaml
+
+    from perfcast.counters.wholerun import CLOCK_MAX_GHZ
+    from perfcast.settings import schema_path
+
+    schema = yaml.safe_load(schema_path("counters").read_text())
+    assert schema["properties"]["clock_ghz"]["additionalProperties"]["maximum"] == CLOCK_MAX_GHZ
 
 
 @pytest.mark.parametrize("radius", ["-5", "0"])

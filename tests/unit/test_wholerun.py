@@ -103,6 +103,8 @@ def test_refusals_name_the_file(tmp_path):
     ("mcf,m,3e11,3.6e11,2e9,,0", r"clock_ghz = 0 .*\(expected a positive clock in GHz"),
     ("mcf,m,3e11,3.6e11,2e9,,inf", r"clock_ghz = inf .*\(expected a positive clock in GHz"),
     ("mcf,m,3e11,3.6e11,2e9,,1e400", r"clock_ghz = '1e400' .* is not a number"),
+    ("mcf,m,3e11,3.6e11,2e9,,2400", r"clock_ghz = 2400 .*\(expected a positive clock in GHz, "
+                                    r"at most 20"),
 ])
 def test_a_wrong_count_time_or_clock_in_a_table_is_refused_naming_its_row(tmp_path, row, why):
     """A negative or infinite count gave a negative or infinite PKI; a time_s or clock_ghz of 0

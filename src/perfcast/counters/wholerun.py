@@ -43,13 +43,20 @@ from perfcast.errors import InputError
 
 log = logging.getLogger(__name__)
 
+#: the highest core clock taken for one, in GHz (the schema's ``counters.clock_ghz`` maximum):
+#: the fastest shipped cores run below 7 GHz and overclocking records below 10; a clock given
+#: in MHz (2400 for 2.4) would make every runtime 1,000 times too short
+CLOCK_MAX_GHZ = 20.0
 #: the CSV table's optional columns besides the events
 TABLE_KEYS = ("benchmark", "machine", "time_s", "clock_ghz")
 #: the table's columns that must be positive where given, and what an empty one means
 POSITIVE_KEYS = {
     "time_s": "a positive wall time in seconds (or empty: cycles / clock)",
-    "clock_ghz": "a positive clock in GHz (or empty: counters.clock_ghz)",
+    "clock_ghz": f"a positive clock in GHz, at most {CLOCK_MAX_GHZ:g} (or empty: "
+                 "counters.clock_ghz)",
 }
+#: the largest value a column may hold where one is given
+HIGHEST = {"clock_ghz": CLOCK_MAX_GHZ}
 _PERF_VALUE = re.compile(r"\s*(<not counted>|<not supported>|[0-9][0-9.eE+-]*)(?P<sep>.)")
 
 
@@ -173,7 +180,8 @@ def table_counts(path: str | Path, text: str, *, benchmark: str,
                              row=line, expected="a number (or empty)")
         positive = col in POSITIVE_KEYS
         if not pd.isna(value) and not (math.isfinite(value) and (value > 0 if positive
-                                                                   else value >= 0)):
+                                                                   else value >= 0)
+                                       and value <= HIGHEST.get(col, math.inf)):
             shown = raw if isinstance(raw, str) else f"{float(raw):g}"
             raise InputError(path, f"{col} = {shown} of {where}", row=line,
                              expected=POSITIVE_KEYS[col] if positive
