@@ -7,9 +7,10 @@ Both tools fit the same training configurations and predict the held-out ones:
   held-out configurations are those where some parameter takes its largest value; the rest is
   the training set. Error: the prediction against the measured mean, in percent.
 * **Synthetic cases with known truth**: log, p log p, fractional, negative exponent, additive
-  and multiplicative two-parameter laws, with 0, 5 and 10 % multiplicative Gaussian noise
-  (5 repetitions; ``--seeds`` draws of each, 6 by default, their errors averaged), fitted on
-  the smaller levels and scored against the true law at larger ones.
+  and multiplicative two-parameter laws, and a law rising to a plateau (saturating), with 0,
+  5 and 10 % multiplicative Gaussian noise (5 repetitions; ``--seeds`` draws of each, 6 by
+  default, their errors averaged), fitted on the smaller levels and scored against the true
+  law at larger ones.
 
 Per case the score is the mean absolute relative error over its held-out points (and its
 series). For the synthetic laws the "true form" column re-fits the true law's terms (and a
@@ -148,6 +149,7 @@ TRUE_TERMS = {
     "strong scaling": [lambda p: p ** -0.5 * np.log2(p)],
     "multiplicative": [lambda n, p: n ** 1.5 / p],
     "additive": [lambda n, p: np.log2(p), lambda n, p: n ** 2],
+    "saturating": [lambda p: p ** -0.5],
 }
 
 
@@ -186,6 +188,9 @@ def synthetic_cases(seed: int) -> list[dict]:
          lambda n, p: 5 + 2 * np.log2(p) + 0.001 * n ** 2,
          [[n, p] for n in (16.0, 32, 64, 128, 256) for p in (2.0, 4, 8, 16, 32)],
          [[512.0, 64.0], [512.0, 8.0], [128.0, 64.0]]),
+        # last, so that the draws of the laws above stay what they were
+        ("saturating: 20 - 15 p^-0.5", ["p"], lambda p: 20 - 15 * p ** -0.5,
+         [[v] for v in two], [[128.0], [256.0]]),
     ]
     cases = []
     for name, params, law, train, held in laws:

@@ -64,7 +64,8 @@ exponent sets and SMAPE-based leave-one-out selection).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -83,6 +84,10 @@ REL_GAIN_SECOND_TERM = 0.5
 ABS_GAIN = 0.05
 #: ... and only while the simpler one's CV SMAPE exceeds this many times the noise floor
 NOISE_FACTOR = 2.0
+#: a law that rises by a negative exponent must lower the best other law's CV SMAPE by more
+#: than this many times the noise floor (:func:`choose`): 1, the scatter the repetitions alone
+#: give a correct law (measured against 0.5, 2 and 4 in docs/methods/sweep.md)
+RISE_MARGIN = 1.0
 #: weight of the forward (extrapolating) validation in a hypothesis' CV SMAPE, the rest being
 #: leave-one-configuration-out: equal weights, the one value measured
 FORWARD_WEIGHT = 0.5
@@ -225,6 +230,33 @@ class Hypothesis:
     def key(self) -> tuple[Term, ...]:
         return tuple(sorted(self.terms))
 
+    def rises_by_a_negative_exponent(self, xmax: Mapping[int, float]) -> bool:
+        """Whether a term of one factor with a negative exponent makes the law rise over the
+        data: saturating, ``- c p^(-a)`` (``c > 0``), or a hump ``+ c p^(-a) log2(p)^j`` whose
+        maximum, at ``p = e^(j / a)``, lies beyond the largest value measured, ``xmax[var]``.
+
+        Such a law grows over the data as a non-negative power or logarithm does, and bends
+        down beyond it: among noisy measurements one of them often fits the levels as well as
+        the growth law they come from (:func:`choose` asks it for more).
+
+        >>> f = Factor(0, Fraction(-1, 4), 2)  # p^(-1/4) log2(p)^2 peaks at p = e^8, 2981
+        >>> h = Hypothesis(((f,),), "single", coef=np.array([1.0, 2.0]))
+        >>> h.rises_by_a_negative_exponent({0: 64}), h.rises_by_a_negative_exponent({0: 4096})
+        (True, False)
+        >>> sat = Hypothesis(((Factor(0, Fraction(-1), 0),),), "single",
+        ...                  coef=np.array([10.0, -8.0]))  # 10 - 8 / p
+        >>> sat.rises_by_a_negative_exponent({0: 64})
+        True
+        """
+        for c, t in zip(self.coef[1:], self.terms, strict=True):
+            if len(t) != 1 or t[0].i >= 0 or t[0].var not in xmax:
+                continue
+            f = t[0]
+            # d/dp p^(-a) log2(p)^j has the sign of j - a ln(p): rising below p = e^(j / a)
+            if (c > 0) == (xmax[f.var] < math.exp(f.j / float(-f.i))):
+                return True
+        return False
+
 
 def smape(pred: np.ndarray, y: np.ndarray) -> np.ndarray:
     """200 |f - y| / (|f| + |y|) per value, in percent (0 where both are 0)."""
@@ -362,14 +394,20 @@ def first_lowest(scores: Sequence[float], tie: float) -> int | None:
 
 
 def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
-           gain: Callable[[Hypothesis, Hypothesis], float] | None = None) -> Hypothesis | None:
+           gain: Callable[[Hypothesis, Hypothesis], float] | None = None,
+           xmax: Mapping[int, float] | None = None) -> Hypothesis | None:
     """The simplest hypothesis that no larger one beats by more than ``gain(smaller, larger)``
     (default ``REL_GAIN``) and ``ABS_GAIN`` of CV SMAPE, a larger one being considered only
     while the simpler one's CV SMAPE exceeds ``NOISE_FACTOR`` times ``floor``
     (:func:`noise_floor`: what the scatter of the repetitions alone explains); None without a
     scored hypothesis. Of one size, the lowest CV SMAPE; scores within ``TIE_SMAPE`` tie, and
     the kind first in ``KIND_ORDER`` wins (additive before a product term;
-    :func:`first_lowest`).
+    :func:`first_lowest`). Of one size too, a law that rises over the data by a negative
+    exponent (:meth:`Hypothesis.rises_by_a_negative_exponent`) is taken over the best law
+    without one only when its CV SMAPE is lower by more than ``RISE_MARGIN`` times
+    ``floor``: what the repetitions' scatter can give a law that fits the noisy levels as
+    well as the growth law they come from (without repetitions, ``floor`` 0, the lower score
+    wins as before).
 
     Parameters
     ----------
@@ -380,6 +418,9 @@ def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
     gain : callable, optional, default=None
         ``gain(smaller, larger)``: the relative CV SMAPE gain a larger hypothesis must bring;
         None: ``REL_GAIN``.
+    xmax : mapping, optional, default=None
+        The largest value measured of each regressor (by column); None: no law is taken for
+        one that rises by a negative exponent.
 
     Returns
     -------
@@ -394,6 +435,12 @@ def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
         size = sorted((h for h in scored if h.n_terms == k),
                       key=lambda h: KIND_ORDER.get(h.kind, len(KIND_ORDER)))
         top = size[first_lowest([h.cv_smape for h in size], TIE_SMAPE)]
+        if xmax is not None and floor > 0 and top.rises_by_a_negative_exponent(xmax):
+            plain = [h for h in size if not h.rises_by_a_negative_exponent(xmax)]
+            if plain:
+                other = plain[first_lowest([h.cv_smape for h in plain], TIE_SMAPE)]
+                if not other.cv_smape - top.cv_smape > RISE_MARGIN * floor:
+                    top = other
         rel = REL_GAIN if gain is None or best is None else gain(best, top)
         if best is None or (best.cv_smape > NOISE_FACTOR * floor
                             and top.cv_smape < best.cv_smape * (1 - rel)
@@ -572,7 +619,7 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
     if d == 1:
         hyps = single_parameter_hypotheses(Xc[:, 0], space)
         cv_scores(hyps, Xc, yc, folds)
-        best = choose(hyps, floor, _second_term_gain)
+        best = choose(hyps, floor, _second_term_gain, {0: float(Xc[:, 0].max())})
         return Search(list(names), _listed(hyps, best), best, len(hyps), notes,
                       {names[0]: best.formula(names) if best else ""})
     per_param: dict[int, list[Hypothesis]] = {}
@@ -596,7 +643,7 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
             continue
         hyps = single_parameter_hypotheses(xv, space)
         cv_scores(hyps, xv.reshape(-1, 1), yv, make_folds([(x,) for x in xv]))
-        best = choose(hyps, floor, _second_term_gain)
+        best = choose(hyps, floor, _second_term_gain, {0: float(xv.max())})
         if best is None or best.n_terms == 0:
             described[names[v]] = "constant"
             continue
@@ -618,7 +665,7 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
     cands = list(unique.values())
     cands = [h for h in cands if all(np.isfinite(term_values(t, Xc)).all() for t in h.terms)]
     cv_scores(cands, Xc, yc, folds)
-    best = choose(cands, floor)
+    best = choose(cands, floor, xmax={v: float(Xc[:, v].max()) for v in range(d)})
     return Search(list(names), _listed(cands, best), best, len(cands), notes, described)
 
 
