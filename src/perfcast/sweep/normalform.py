@@ -231,9 +231,10 @@ class Hypothesis:
         return tuple(sorted(self.terms))
 
     def rises_by_a_negative_exponent(self, xmax: Mapping[int, float]) -> bool:
-        """Whether a term of one factor with a negative exponent makes the law rise over the
-        data: saturating, ``- c p^(-a)`` (``c > 0``), or a hump ``+ c p^(-a) log2(p)^j`` whose
-        maximum, at ``p = e^(j / a)``, lies beyond the largest value measured, ``xmax[var]``.
+        """Whether a term of one factor with a negative exponent rises at the largest value
+        measured, ``xmax[var]`` (its slope there is positive): saturating, ``- c p^(-a)``
+        (``c > 0``); a hump ``+ c p^(-a) log2(p)^j`` whose maximum, at ``p = e^(j / a)``, lies
+        beyond it; or ``- c p^(-a) log2(p)^j`` past that point, where it turns to rise.
 
         Such a law grows over the data as a non-negative power or logarithm does, and bends
         down beyond it: among noisy measurements one of them often fits the levels as well as
