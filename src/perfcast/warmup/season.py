@@ -283,7 +283,7 @@ def _refined(d: np.ndarray, f: float, harmonics: int) -> float:
     dc = d - d.mean()
     dd = float(dc @ dc)
 
-    def rss(fr: float) -> float:  # by the normal equations: 2 h + 1 columns, m >> 2 h + 1
+    def rss(fr: float) -> float:  # by the normal equations: 2 h columns (centred), m >> 2 h
         design = _difference_design(fr, m + 1, harmonics)
         design -= design.mean(axis=0)  # the constant, by centring
         b = design.T @ dc
@@ -345,7 +345,7 @@ def component(x: np.ndarray, cycle: Season) -> np.ndarray | None:
     halves = np.column_stack([np.ones(m), trig * first, trig * ~first])
     q = int(np.count_nonzero(np.abs(trig).max(axis=0)))  # the sine at Nyquist is no column
     dof = m - 1 - 2 * q
-    if dof > 0:
+    if dof > 0 and q > 0:
         fitted, *_ = np.linalg.lstsq(halves, d, rcond=None)
         rss_halves = float(np.sum((d - halves @ fitted) ** 2))
         # an exact fit (a noise-free cycle) is the same cycle in both halves; a test of
