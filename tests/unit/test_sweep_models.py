@@ -636,6 +636,33 @@ def test_cli_fit_reads_an_arpe_results_folder_one_level_at_a_time(perfcast_cli, 
     assert proc.returncode == 2 and "no row has video = 'c'" in proc.stderr
 
 
+def test_cli_fit_of_a_table_names_a_text_column_it_pools(perfcast_cli, tmp_path):
+    """A table whose text column (an input file) takes two values at every configuration: the
+    fit pools them as repetitions and finds the law of their mix (1 + 45 / p of 1 + 60 / p and
+    1 + 30 / p): it says so, naming the column, its values and --level, in the notes and on
+    stderr. A run id (a value per row) and a numeric column are not named, and with --level
+    the law of the one input is found without the note."""
+    rows = ["input,run,p,t,user_s"]
+    for video, work in (("a.y4m", 60), ("b.y4m", 30)):
+        for p in (1, 2, 4, 8, 16):
+            rows.append(f"{video},{video}-{p},{p},{1 + work / p},{work / p}")
+    table = tmp_path / "runs.csv"
+    table.write_text("\n".join(rows) + "\n")
+    proc = perfcast_cli("fit", str(table), "--y", "t", "--x", "p", "--predict", "p=32")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["predictions"][0]["mean"] == pytest.approx(1 + 45 / 32, rel=0.01)
+    named = [n for n in out["notes"] if n.startswith("column ")]
+    assert len(named) == 1 and "'input'" in named[0] and "'a.y4m', 'b.y4m'" in named[0]
+    assert "--level input=VALUE" in named[0] and named[0] in proc.stderr
+    proc = perfcast_cli("fit", str(table), "--y", "t", "--x", "p", "--level", "input=b.y4m",
+                        "--predict", "p=32")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["predictions"][0]["mean"] == pytest.approx(1 + 30 / 32, rel=0.01)
+    assert not [n for n in out["notes"] if n.startswith("column ")] and "warning" not in proc.stderr
+
+
 def test_matmul_sweep_over_two_worker_counts_finds_size_cubed_over_workers():
     """The workflow's own campaign: time ~ size^3 / workers at workers 1 and 2."""
     rng = np.random.default_rng(0)

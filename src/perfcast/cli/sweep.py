@@ -265,6 +265,7 @@ def _fit(args: argparse.Namespace) -> int:
         if not sep or not name.strip() or not expr.strip():
             raise InputError(None, f"--derived {item!r}", expected="NAME=EXPRESSION")
         derived[name.strip()] = expr.strip()
+    pooled: list[str] | None = []
     if Path(args.csv).is_dir():
         from perfcast.sweep.analysis import categorical_parameters
         from perfcast.sweep.arpe import import_arpe
@@ -309,6 +310,7 @@ def _fit(args: argparse.Namespace) -> int:
             needed.add(args.groups)
         df = load_table(args.csv, sorted(needed - ({args.groups} if args.groups else set())))
         df = _select_levels(df, args.level, args.csv)
+        pooled = None  # a table: its other columns are looked at once the derived ones exist
     repeated = sorted({c for c in x if list(x).count(c) > 1})
     if repeated:
         raise InputError(None, f"--x names {repeated[0]!r} twice", expected="each regressor once")
@@ -321,10 +323,15 @@ def _fit(args: argparse.Namespace) -> int:
         df = add_derived(df, derived)
     except InputError as exc:  # the expression's error, in the table it was evaluated on
         raise InputError(args.csv, str(exc).removeprefix("<input>: ")) from None
+    if pooled is None:
+        pooled = _pooled_categories(df, {y, *x, *derived, args.groups or "", "point"}, x)
     groups = df[args.groups].tolist() if args.groups else (
         df["point"].tolist() if "point" in df.columns else None)
     res = selection.fit_effect(df, y, y, x, fit=fit, groups=groups)
     out = selection.result_summary(res)
+    for note in pooled:
+        out["notes"] = [*out["notes"], note]
+        print(f"perfcast fit: warning: {args.csv}: {note}", file=sys.stderr)
     out["source"] = str(args.csv)
     out["derived"] = derived
     extra = pd.DataFrame(points)
@@ -404,6 +411,41 @@ def _import(args: argparse.Namespace) -> int:
     json.dump({"out": args.out, **summary}, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
+
+
+def _pooled_categories(df, used: set[str], x: list[str]) -> list[str]:
+    """A note per column of text (not a number) that is neither fitted nor fixed by ``--level``
+    and takes several values within one configuration of ``x``, but fewer values than half the
+    rows (a run id or a time stamp differs on every row: pooling over it is what repetitions
+    are). Such a column is a categorical parameter (an input file, a host, a compiler): the
+    fit pools its values as repetitions of each configuration, a law of none of them.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"input": ["a", "b"] * 4, "p": [1, 1, 2, 2, 4, 4, 8, 8],
+    ...                    "run": list("abcdefgh"), "t": range(8)})
+    >>> _pooled_categories(df, {"t", "p"}, ["p"])  # doctest: +ELLIPSIS
+    ["column 'input' (text, 2 values: 'a', 'b') varies within the configurations of ['p'] ...]
+    """
+    import pandas as pd
+
+    notes = []
+    for c in df.columns:
+        if c in used or c not in df or df[c].isna().all():
+            continue
+        values = df[c].dropna()
+        if pd.to_numeric(values, errors="coerce").notna().all():
+            continue  # a number: another effect, or a parameter the user left out on purpose
+        k = values.astype(str).nunique()
+        if not 2 <= k <= len(df) // 2:
+            continue
+        within = df.groupby([*x], dropna=False)[c].nunique().max() if x else k
+        if within > 1:
+            shown = ", ".join(repr(v) for v in sorted(values.astype(str).unique())[:4])
+            notes.append(f"column {c!r} (text, {k} values: {shown}{', ...' if k > 4 else ''}) "
+                         f"varies within the configurations of {list(x)} and is neither a "
+                         "regressor nor fixed: its rows are pooled as repetitions, so the law "
+                         f"is of their mix; --level {c}=VALUE models one value")
+    return notes
 
 
 def _select_levels(df, levels: list[str], path):
