@@ -265,7 +265,7 @@ def _fit(args: argparse.Namespace) -> int:
         if not sep or not name.strip() or not expr.strip():
             raise InputError(None, f"--derived {item!r}", expected="NAME=EXPRESSION")
         derived[name.strip()] = expr.strip()
-    pooled: list[str] | None = []
+    is_table = False
     if Path(args.csv).is_dir():
         from perfcast.sweep.analysis import categorical_parameters
         from perfcast.sweep.arpe import import_arpe
@@ -310,7 +310,7 @@ def _fit(args: argparse.Namespace) -> int:
             needed.add(args.groups)
         df = load_table(args.csv, sorted(needed - ({args.groups} if args.groups else set())))
         df = _select_levels(df, args.level, args.csv)
-        pooled = None  # a table: its other columns are looked at once the derived ones exist
+        is_table = True
     repeated = sorted({c for c in x if list(x).count(c) > 1})
     if repeated:
         raise InputError(None, f"--x names {repeated[0]!r} twice", expected="each regressor once")
@@ -323,14 +323,14 @@ def _fit(args: argparse.Namespace) -> int:
         df = add_derived(df, derived)
     except InputError as exc:  # the expression's error, in the table it was evaluated on
         raise InputError(args.csv, str(exc).removeprefix("<input>: ")) from None
-    if pooled is None:
-        pooled = _pooled_categories(df, {y, *x, *derived, args.groups or "", "point"}, x)
+    # a table's other columns, once the derived ones exist (ARPE folders refuse such columns)
+    pooled = _pooled_categories(df, {y, *x, *derived, args.groups, "point"}, x) if is_table else []
     groups = df[args.groups].tolist() if args.groups else (
         df["point"].tolist() if "point" in df.columns else None)
     res = selection.fit_effect(df, y, y, x, fit=fit, groups=groups)
     out = selection.result_summary(res)
+    out["notes"] = [*out["notes"], *pooled]
     for note in pooled:
-        out["notes"] = [*out["notes"], note]
         print(f"perfcast fit: warning: {args.csv}: {note}", file=sys.stderr)
     out["source"] = str(args.csv)
     out["derived"] = derived
@@ -413,7 +413,7 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pooled_categories(df, used: set[str], x: list[str]) -> list[str]:
+def _pooled_categories(df, used: set[str | None], x: list[str]) -> list[str]:
     """A note per column of text (not a number) that is neither fitted nor fixed by ``--level``
     and takes several values within one configuration of ``x``, but fewer values than half the
     rows (a run id or a time stamp differs on every row: pooling over it is what repetitions
@@ -430,17 +430,12 @@ def _pooled_categories(df, used: set[str], x: list[str]) -> list[str]:
 
     notes = []
     for c in df.columns:
-        if c in used or c not in df or df[c].isna().all():
-            continue
-        values = df[c].dropna()
-        if pd.to_numeric(values, errors="coerce").notna().all():
+        if c in used or pd.to_numeric(df[c].dropna(), errors="coerce").notna().all():
             continue  # a number: another effect, or a parameter the user left out on purpose
-        k = values.astype(str).nunique()
-        if not 2 <= k <= len(df) // 2:
-            continue
-        within = df.groupby([*x], dropna=False)[c].nunique().max() if x else k
-        if within > 1:
-            shown = ", ".join(repr(v) for v in sorted(values.astype(str).unique())[:4])
+        values = df[c].dropna().astype(str)
+        k = values.nunique()
+        if 2 <= k <= len(df) // 2 and df.groupby(list(x), dropna=False)[c].nunique().max() > 1:
+            shown = ", ".join(repr(v) for v in sorted(values.unique())[:4])
             notes.append(f"column {c!r} (text, {k} values: {shown}{', ...' if k > 4 else ''}) "
                          f"varies within the configurations of {list(x)} and is neither a "
                          "regressor nor fixed: its rows are pooled as repetitions, so the law "

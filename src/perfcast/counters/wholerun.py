@@ -49,14 +49,14 @@ log = logging.getLogger(__name__)
 CLOCK_MAX_GHZ = 20.0
 #: the CSV table's optional columns besides the events
 TABLE_KEYS = ("benchmark", "machine", "time_s", "clock_ghz")
-#: the table's columns that must be positive where given, and what an empty one means
-POSITIVE_KEYS = {
-    "time_s": "a positive wall time in seconds (or empty: cycles / clock)",
-    "clock_ghz": f"a positive clock in GHz, at most {CLOCK_MAX_GHZ:g} (or empty: "
-                 "counters.clock_ghz)",
+#: a table's column where given: (0 allowed, the highest value, what is expected and what an
+#: empty cell means); an event's count takes ``COUNT_LIMITS``
+LIMITS = {
+    "time_s": (False, math.inf, "a positive wall time in seconds (or empty: cycles / clock)"),
+    "clock_ghz": (False, CLOCK_MAX_GHZ, f"a positive clock in GHz, at most {CLOCK_MAX_GHZ:g} "
+                                        "(or empty: counters.clock_ghz)"),
 }
-#: the largest value a column may hold where one is given
-HIGHEST = {"clock_ghz": CLOCK_MAX_GHZ}
+COUNT_LIMITS = (True, math.inf, "a finite count >= 0 (or empty: not counted)")
 _PERF_VALUE = re.compile(r"\s*(<not counted>|<not supported>|[0-9][0-9.eE+-]*)(?P<sep>.)")
 
 
@@ -178,14 +178,11 @@ def table_counts(path: str | Path, text: str, *, benchmark: str,
         if pd.isna(value) and not pd.isna(raw):
             raise InputError(path, f"{col} = {raw!r} of {where} is not a number",
                              row=line, expected="a number (or empty)")
-        positive = col in POSITIVE_KEYS
-        if not pd.isna(value) and not (math.isfinite(value) and (value > 0 if positive
-                                                                   else value >= 0)
-                                       and value <= HIGHEST.get(col, math.inf)):
+        zero_ok, highest, expected = LIMITS.get(col, COUNT_LIMITS)
+        if not pd.isna(value) and not (math.isfinite(value) and value <= highest
+                                       and (value >= 0 if zero_ok else value > 0)):
             shown = raw if isinstance(raw, str) else f"{float(raw):g}"
-            raise InputError(path, f"{col} = {shown} of {where}", row=line,
-                             expected=POSITIVE_KEYS[col] if positive
-                             else "a finite count >= 0 (or empty: not counted)")
+            raise InputError(path, f"{col} = {shown} of {where}", row=line, expected=expected)
         out[col] = float(value)
     return out
 
