@@ -266,6 +266,7 @@ def _fit(args: argparse.Namespace) -> int:
             raise InputError(None, f"--derived {item!r}", expected="NAME=EXPRESSION")
         derived[name.strip()] = expr.strip()
     is_table = False
+    status: str | None = None  # a table's runs left out by their status
     if Path(args.csv).is_dir():
         from perfcast.sweep.analysis import categorical_parameters
         from perfcast.sweep.arpe import import_arpe
@@ -308,7 +309,8 @@ def _fit(args: argparse.Namespace) -> int:
             needed |= expression_names(expr, where=f"--derived {name}") - set(derived)
         if args.groups:
             needed.add(args.groups)
-        df = load_table(args.csv, sorted(needed - ({args.groups} if args.groups else set())))
+        df, status = load_table(args.csv,
+                                sorted(needed - ({args.groups} if args.groups else set())))
         df = _select_levels(df, args.level, args.csv)
         is_table = True
     repeated = sorted({c for c in x if list(x).count(c) > 1})
@@ -325,9 +327,13 @@ def _fit(args: argparse.Namespace) -> int:
         raise InputError(args.csv, str(exc).removeprefix("<input>: ")) from None
     # a table's other columns, once the derived ones exist (ARPE folders refuse such columns)
     pooled = _pooled_categories(df, {y, *x, *derived, args.groups, "point"}, x) if is_table else []
+    pooled = [status, *pooled] if status else pooled
     groups = df[args.groups].tolist() if args.groups else (
         df["point"].tolist() if "point" in df.columns else None)
-    res = selection.fit_effect(df, y, y, x, fit=fit, groups=groups)
+    try:
+        res = selection.fit_effect(df, y, y, x, fit=fit, groups=groups)
+    except InputError as exc:  # a column's error, in the table it comes from
+        raise InputError(args.csv, str(exc).removeprefix("<input>: ")) from None
     out = selection.result_summary(res)
     out["notes"] = [*out["notes"], *pooled]
     for note in pooled:
@@ -344,10 +350,9 @@ def _fit(args: argparse.Namespace) -> int:
         if lacking:
             raise InputError(None, f"--predict points lack {lacking}",
                              expected=f"a value for each of {list(need)}")
-        pred = selection.predict_frame(res, extra, fit.alpha, source="--predict")
-        if not pred.empty and (df[y] > 0).all():  # a positive quantity: no interval below 0
-            for c in ("mean_ci_lower", "obs_ci_lower"):
-                pred[c] = pred[c].clip(lower=0)
+        _check_points(points, df, y, x, derived)
+        pred = selection.predict_frame(res, extra, fit.alpha, source="--predict",
+                                       positive=selection.positive_effect(df, y, x))
         out["alpha"] = fit.alpha
         out["predictions"] = pred.to_dict(orient="records")
     if args.plot:
@@ -359,6 +364,32 @@ def _fit(args: argparse.Namespace) -> int:
     json.dump(json_safe(out), sys.stdout, indent=2, default=_num)
     sys.stdout.write("\n")
     return 0
+
+
+def _check_points(points: list[dict[str, float]], df, y: str, x: list[str],
+                  derived: dict[str, str]) -> None:
+    """Refuse a ``--predict`` point that names no regressor (a typo would be echoed back
+    and ignored) or sets one the data do not vary (measured at one value, it is not in the
+    model, which then says nothing of another value)."""
+    import numpy as np
+
+    from perfcast.sweep.selection import usable_rows
+
+    rows = df[usable_rows(df, y, x)]
+    for point in points:
+        text = ",".join(f"{k}={v:g}" for k, v in point.items())
+        for name, value in point.items():
+            if name not in x and name not in derived:
+                raise InputError(None, f"--predict {text}: {name!r} is not a regressor",
+                                 expected=f"values of the regressors {list(x)}")
+            if name in x:
+                seen = np.unique(rows[name].to_numpy(dtype=float))
+                if len(seen) == 1 and value != seen[0]:
+                    raise InputError(None, f"--predict {text}: {name} was measured at "
+                                           f"{seen[0]:g} only, so the model leaves it out and "
+                                           f"says nothing of {name}={value:g}",
+                                     expected=f"{name}={seen[0]:g} (or measurements at "
+                                              f"other values of {name})")
 
 
 def import_settings(args: argparse.Namespace):

@@ -303,7 +303,8 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
                 points = pd.concat([points, curve], ignore_index=True) if len(curve) \
                     else points
                 preds.append(selection.predict_frame(
-                    res, points, fit.alpha, source=f"campaign {campaign!r}, predict"))
+                    res, points, fit.alpha, source=f"campaign {campaign!r}, predict",
+                    positive=selection.positive_effect(sub, spec.y, x)))
     status = df["status"].value_counts().sort_index().to_dict() if "status" in df else {}
     summary = {
         "campaign": campaign, "parameters": list(parameters), "n_runs": int(len(df)),

@@ -153,7 +153,7 @@ def plot_fits(results: Sequence[SpecResult], data: pd.DataFrame, path: str | Pat
                 ax.axis("off")
                 continue
             model_curves(ax, res.best, sub, res.y, res.x[j], alpha)
-            formula = res.best.formula(res.y, digits=3)
+            formula = res.best.formula(res.y)
             ax.set_title(f"{res.name}: {FAMILY[res.best.kind]}\n{formula[:70]}", fontsize=8)
             if ax.get_legend_handles_labels()[1]:
                 ax.legend(fontsize=7)
@@ -191,7 +191,7 @@ def plot_model(res: SpecResult, data: pd.DataFrame, path: str | Path, alpha: flo
             model_curves(axes[0][j], res.best, data, res.y, col, alpha, extra=extra)
             if axes[0][j].get_legend_handles_labels()[1]:
                 axes[0][j].legend(fontsize=7)
-        fig.suptitle(f"{FAMILY[res.best.kind]}: {res.best.formula(res.y, digits=4)}",
+        fig.suptitle(f"{FAMILY[res.best.kind]}: {res.best.formula(res.y)}",
                      fontsize=9)
     save_figure(fig, path)
 

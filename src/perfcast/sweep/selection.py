@@ -22,6 +22,7 @@ the OLS fits and their statistics are statsmodels'
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,14 @@ FAMILY = {"polynomial": "ARPE polynomial", "ols": "ARPE OLS form",
 #: about 1e-30 of it, and which of two exact fits rounds lower depends on the BLAS, not on the
 #: data; a real difference is many orders of magnitude larger
 TIE_MSE = 1e-20
+#: a printed formula reproduces the model's value at each fitted configuration within this
+#: relative error (:meth:`Candidate.formula_digits`): 4 significant digits round each
+#: coefficient by at most 5e-4 of itself, so a formula whose terms do not cancel always
+#: meets it with 4; where they cancel, more digits are printed
+FORMULA_RTOL = 1e-3
+#: what a regressor's name may be (:func:`check_regressor_names`)
+REGRESSOR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+RESERVED_NAMES = frozenset({"const"})
 
 
 def make_folds(groups: Sequence[Any], n_folds: int) -> Folds:
@@ -177,16 +186,64 @@ class Candidate:
     chosen: bool = True  # polynomial rows: the order CV chose; normal form: the search's pick
     extra: dict[str, Any] = field(default_factory=dict)
     cv_smape: float = float("nan")  # % over configurations (with the normal-form search)
+    #: the regressor rows (columns in ``x`` order) the model was fitted on; the formula's
+    #: printed digits are checked against them (:meth:`formula_digits`)
+    data: np.ndarray | None = field(default=None, repr=False)
 
-    def formula(self, y: str = "", digits: int = 4) -> str:
-        """The fitted model as one line, ``y = 3 + 0.5 * p * log2(p)``."""
+    def raw_design(self, X: np.ndarray) -> np.ndarray:
+        """The model's columns at raw regressor rows ``X`` (``x`` order), the intercept's
+        included: ``raw_design(X) @ coef`` is the model's value, ``coef`` as
+        :meth:`LinearFit.coefficients` lists them."""
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        if isinstance(self.fit, DesignFit):
+            return self.fit.design(X)
+        return dz.design(X, self.fit.terms)
+
+    def _is_constant(self) -> list[bool]:
+        """Which coefficient is the intercept (by its term, not its name: a regressor may
+        be called ``const``)."""
+        if isinstance(self.fit, DesignFit):
+            return [i == 0 for i in range(self.fit.k)]
+        return [not any(t) for t in self.fit.terms]
+
+    def formula_digits(self, lowest: int = 4, rtol: float = FORMULA_RTOL) -> int:
+        """The fewest significant digits (at least ``lowest``) with which the formula,
+        evaluated as printed, reproduces the model at every configuration it was fitted on
+        within ``rtol`` of the value there: coefficients that nearly cancel (a quadratic in
+        p = 1000..1010, ``1.244e+06 - 2478 p + 1.235 p^2``) need more than 4 digits, or the
+        printed formula gives 991 where the model gives 52."""
+        if self.data is None or not len(self.data):
+            return lowest
+        with np.errstate(all="ignore"):
+            D = self.raw_design(self.data)
+            coef = np.array([c["coef"] for c in self.fit.coefficients()], dtype=float)
+            exact = D @ coef
+            tol = rtol * np.maximum(np.abs(exact), 1e-6 * np.max(np.abs(exact), initial=0.0))
+            for d in range(lowest, 18):
+                rounded = np.array([float(f"{c:.{d}g}") for c in coef])
+                if np.all(np.abs(D @ rounded - exact) <= tol):
+                    return d
+        return 17
+
+    def formula(self, y: str = "", digits: int | None = None) -> str:
+        """The fitted model as one line, ``y = 3 + 0.5 * p * log2(p)``.
+
+        Parameters
+        ----------
+        y : str, default=""
+            The effect's name (``y = `` before the formula when given).
+        digits : int, optional, default=None
+            Significant digits of the coefficients; None: :meth:`formula_digits`, at
+            least 4, as many as the formula needs to give the model's values.
+        """
+        d = self.formula_digits() if digits is None else digits
         parts = []
-        for c in self.fit.coefficients():
-            if c["term"] == "const":
-                parts.append(f"{c['coef']:.{digits}g}")
+        for c, const in zip(self.fit.coefficients(), self._is_constant(), strict=True):
+            if const:
+                parts.append(f"{c['coef']:.{d}g}")
             else:
                 sign = "-" if c["coef"] < 0 else "+"
-                parts.append(f"{sign} {abs(c['coef']):.{digits}g} * {c['term']}")
+                parts.append(f"{sign} {abs(c['coef']):.{d}g} * {c['term']}")
         text = " ".join(parts).lstrip("+ ") or "0"
         return f"{y} = {text}" if y else text
 
@@ -465,6 +522,7 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
     if missing:
         raise InputError(None, f"model {name!r}: no column(s) {missing}",
                          expected=f"some of {list(df.columns)}")
+    check_regressor_names(x, name)
     data = df[[y, *x]].apply(pd.to_numeric, errors="coerce")
     notes = []
     for col in dict.fromkeys((y, *x)):
@@ -523,6 +581,8 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
             else:
                 notes.append(f"{n_conf} configurations: no normal-form search (a law with a "
                              "constant and one term needs 3 to be cross-validated)")
+    for c in cands:
+        c.data = X[:, [list(x).index(v) for v in c.x]]
     best = _best(cands, by_smape=normal_form.enabled,
                  scale=float(np.mean(Y ** 2)) if len(Y) else 0.0)
     if best is not None and not np.isfinite(best.cv_mse):
@@ -536,6 +596,33 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
         notes.append("no candidate model could be fitted")
     return SpecResult(name=name, y=y, x=list(x), candidates=cands, best=best, n=len(Y),
                       n_configurations=n_conf, notes=notes)
+
+
+def check_regressor_names(x: Sequence[str], name: str = "") -> None:
+    """Refuse a regressor whose name cannot stand in a formula: the models' ids and formulas
+    (``pmnf:p * log2(p)``, ``3 + 2 * p^2``) and ``--predict p=128,n=5`` write the names
+    as they are, so a name with an operator, a space, ``=`` or ``,`` reads as something
+    else, and ``const`` is the intercept's name.
+
+    Raises
+    ------
+    InputError
+        naming the first such regressor and what a name may hold.
+
+    Examples
+    --------
+    >>> check_regressor_names(["p", "n_ranks", "size.kb"])
+    >>> check_regressor_names(["p^2"])
+    Traceback (most recent call last):
+    ...
+    perfcast.errors.InputError: <input>: regressor 'p^2' ...
+    """
+    for col in x:
+        if not REGRESSOR_NAME.fullmatch(str(col)) or str(col) in RESERVED_NAMES:
+            where = f" (model {name!r})" if name else ""
+            raise InputError(None, f"regressor {col!r}{where} cannot stand in a formula",
+                             expected="a name of letters, digits, '_' and '.', starting with "
+                                      "a letter or '_', and not 'const': rename the column")
 
 
 def _best(cands: Sequence[Candidate], by_smape: bool = False,
@@ -677,8 +764,18 @@ def has_intervals(c: Candidate) -> bool:
     return c.fit.n > c.fit.k
 
 
+def positive_effect(df: pd.DataFrame, y: str, x: Sequence[str]) -> bool:
+    """Every value of ``y`` on the rows a model of ``y`` on ``x`` is fitted on
+    (:func:`usable_rows`) is positive: a time, an energy, a rate. Its predictions must then
+    be positive and their intervals never reach below zero (:func:`predict_frame`); a
+    missing value elsewhere in the column does not change that."""
+    rows = usable_rows(df, y, x)
+    values = pd.to_numeric(df.loc[rows, y], errors="coerce").to_numpy(dtype=float)
+    return bool(len(values)) and bool((values > 0).all())
+
+
 def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
-                  source: str | None = None) -> pd.DataFrame:
+                  source: str | None = None, positive: bool = False) -> pd.DataFrame:
     """The best model's prediction at each row of ``points`` (which must hold the model's
     regressors).
 
@@ -692,6 +789,11 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
         Intervals at level 1 - ``alpha`` (``sweep.fit.alpha``).
     source : str, default=None
         Where the points come from, named in an error (``--predict``, a config key).
+    positive : bool, default=False
+        The effect is a positive quantity (:func:`positive_effect`): a point asked for
+        (``points`` without a ``source`` column, or its rows of source ``predict``) where
+        the model gives 0 or less is refused, and the lower bounds of the intervals of every
+        positive prediction are clipped at 0.
 
     Returns
     -------
@@ -709,7 +811,9 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
         number: a term undefined there (a logarithm, a fractional or a negative power at or
         below 0) or a value beyond floating point. No prediction is written as NaN; a model
         without a residual degree of freedom (:func:`has_intervals`) has no standard error and
-        no intervals (NaN), which the effect's notes say (:func:`fit_effect`).
+        no intervals (NaN), which the effect's notes say (:func:`fit_effect`). With
+        ``positive``, naming the first point asked for where the model gives 0 or less, with
+        the range each regressor was measured over.
     """
     if result.best is None or points.empty:
         return pd.DataFrame()
@@ -729,6 +833,25 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
                          expected="points where every term of the model is defined (a "
                                   "logarithm, a fractional or a negative power needs values "
                                   "> 0) and its value and intervals are finite")
+    if positive:
+        asked = (points["source"].to_numpy() == "predict") if "source" in points.columns \
+            else np.ones(len(points), dtype=bool)
+        bad = np.flatnonzero(asked & (frame["mean"].to_numpy(dtype=float) <= 0))
+        if len(bad):
+            k = int(bad[0])
+            where = ", ".join(f"{n}={v:g}" for n, v in points[c.x].iloc[k].items())
+            measured = ", ".join(f"{n} {lo:g} to {hi:g}" for n, lo, hi in zip(
+                c.x, np.min(c.data, axis=0), np.max(c.data, axis=0), strict=True)) \
+                if c.data is not None and len(c.data) else "unknown"
+            raise InputError(source, f"effect {result.name!r}: the model {c.formula(result.y)} "
+                                     f"predicts {frame['mean'].iloc[k]:.4g} at {where}, where "
+                                     f"every measured {result.y} is positive",
+                             expected=f"points where the model stays positive (measured: "
+                                      f"{measured}); far outside the measured range a law "
+                                      "fitted to it does not hold")
+        up = frame["mean"].to_numpy(dtype=float) > 0
+        for col in ("mean_ci_lower", "obs_ci_lower"):
+            frame.loc[up, col] = frame.loc[up, col].clip(lower=0)
     out = points.reset_index(drop=True).copy()
     out.insert(0, "model", c.model)
     out.insert(0, "effect", result.name)

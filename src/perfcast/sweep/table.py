@@ -128,9 +128,23 @@ def summary(df: pd.DataFrame, parameters: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def load_table(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
+def not_ok_counts(df: pd.DataFrame) -> dict[str, int]:
+    """Rows per ``status`` other than ok (the runs :func:`ok_rows` leaves out), sorted; empty
+    without a ``status`` column.
+
+    >>> not_ok_counts(pd.DataFrame({"status": ["ok", "failed", "timeout", "failed"]}))
+    {'failed': 2, 'timeout': 1}
+    """
+    if "status" not in df.columns:
+        return {}
+    other = df.loc[df["status"] != "ok", "status"].astype(str)
+    return {str(k): int(v) for k, v in other.value_counts().sort_index().items()}
+
+
+def load_table(path: str | Path, columns: Sequence[str]) -> tuple[pd.DataFrame, str | None]:
     """A CSV (or Parquet) table to fit: the named columns must exist and hold numbers; rows of
-    a run table whose ``status`` is not ok are left out (failed runs have no timings).
+    a run table whose ``status`` is not ok are left out (failed runs have no timings), which
+    :func:`not_ok_counts` of the table counts.
 
     Parameters
     ----------
@@ -141,14 +155,15 @@ def load_table(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
 
     Returns
     -------
-    pandas.DataFrame
-        The ok rows, ``columns`` as numbers.
+    tuple of pandas.DataFrame and str or None
+        The ok rows, ``columns`` as numbers, and the note counting the rows left out by
+        their status (:func:`status_note`; None when none was).
 
     Raises
     ------
     InputError
-        an unreadable table, a column named twice or missing, or a cell that is not a finite
-        number (file, row and column named).
+        an unreadable table, a column named twice or missing, a cell that is not a finite
+        number (file, row and column named), or a ``status`` column without an ok run.
 
     Examples
     --------
@@ -156,8 +171,11 @@ def load_table(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
     >>> from pathlib import Path
     >>> with tempfile.TemporaryDirectory() as d:
     ...     _ = Path(d, "t.csv").write_text("p,t,status\\n2,1.5,ok\\n4,9,failed\\n8,3.5,ok\\n")
-    ...     load_table(Path(d, "t.csv"), ["p", "t"])[["p", "t"]].values.tolist()
+    ...     df, note = load_table(Path(d, "t.csv"), ["p", "t"])
+    >>> df[["p", "t"]].values.tolist()
     [[2.0, 1.5], [8.0, 3.5]]
+    >>> note
+    "1 row(s) left out by their status, only status 'ok' is modelled: 'failed' 1"
     """
     path = input_file(path)
     if path.suffix == ".parquet":
@@ -186,4 +204,23 @@ def load_table(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
         require_values(values.to_numpy()[given], path, f"column {c!r} value",
                        lines=np.flatnonzero(given) + 2)
         df[c] = values
-    return ok_rows(df).reset_index(drop=True)
+    ok = ok_rows(df)
+    if "status" in df.columns and ok.empty and len(df):
+        raise InputError(path, f"no row has status 'ok' ({_counts_text(not_ok_counts(df))})",
+                         row=1, expected="a run table's status column, whose rows of status "
+                                         "ok are modelled, or no column named status")
+    return ok.reset_index(drop=True), status_note(df)
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k!r} {v}" for k, v in counts.items())
+
+
+def status_note(df: pd.DataFrame) -> str | None:
+    """The note saying how many runs of a run table ``df`` are not modelled, per status;
+    None when all are ok."""
+    counts = not_ok_counts(df)
+    if not counts:
+        return None
+    return (f"{sum(counts.values())} row(s) left out by their status, only status 'ok' is "
+            f"modelled: {_counts_text(counts)}")
