@@ -133,3 +133,26 @@ def test_a_point_cannot_set_an_unknown_or_unvaried_regressor(tmp_path, perfcast_
     r = perfcast_cli(*base, "p=8,n=10")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["predictions"][0]["mean"] == pytest.approx(19.0)
+
+
+def test_the_workflows_predict_point_below_zero_is_refused():
+    """The workflow's models job (``analyse``) holds the config's ``predict`` points to the
+    same rule: a falling time extrapolated below 0 fails the job naming the point."""
+    from perfcast.errors import InputError
+    from perfcast.sweep.analysis import analyse
+    from perfcast.sweep.campaign import Analysis, ModelSpec
+
+    fit = from_section(SweepSettings, {"fit": {"normal_form": {"enabled": False}}}, "sweep").fit
+    n = [1, 1, 2, 2, 4, 4, 8, 8]
+    df = pd.DataFrame({"point": [f"n~{v}" for v in n], "n": n, "status": "ok",
+                       "wall_s": [20.0 - 2 * v + d for v, d in zip(n, [0, 0.1] * 4, strict=True)]})
+
+    def run(point):
+        return analyse(df, campaign="demo", parameters=["n"], fit=fit,
+                       analysis=Analysis({}, (ModelSpec("t", "wall_s", ("n",)),), (point,)))
+
+    ok = run({"n": 9})["predictions"]
+    assert float(ok.loc[ok["source"] == "predict", "mean"].iloc[0]) == pytest.approx(2.05)
+    with pytest.raises(InputError, match=r"campaign 'demo', predict: effect 't': .* predicts "
+                                         r"-19.95 at n=20"):
+        run({"n": 20})
