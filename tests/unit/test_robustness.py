@@ -605,6 +605,71 @@ def test_a_damaged_model_file_is_refused_naming_it(runs, tmp_path, capsys, damag
     assert out == "" and not (tmp_path / "p.parquet").exists()
 
 
+@pytest.mark.parametrize("damage, needle", [
+    ("extra key", "calibration has an unknown key 'note'"),
+    ("no coverage", "calibration lacks the key 'coverage'"),
+    ("empty", "calibration.cycles holds no benchmark"),
+    ("all NaN", "calibration.cycles['gcc'] nan"),
+    ("huge", "calibration.cycles['gcc'] 1e+308"),
+    ("string score", "calibration.cycles['gcc'] '0.1'"),
+    ("coverage 2", "calibration.coverage 2"),
+    ("coverage true", "calibration.coverage True"),
+    ("runtime of others", "calibration.runtime names the benchmarks ['x']"),
+    ("not an object", "calibration [0.1]"),
+    ("unknown top key", "model metadata has an unknown key 'extra'"),
+])
+def test_a_damaged_calibration_is_refused_naming_the_file_and_key(runs, tmp_path, capsys,
+                                                                    damage, needle):
+    """The calibration stored in a model file is checked when the model is loaded: a key too
+    many or too few, a score that is not a finite number of plausible size (1e308 overflowed
+    exp in the interval's bounds), no score at all, or a coverage outside (0, 1) is refused
+    naming the file and the key, never a TypeError, ValueError or OverflowError."""
+    from perfcast.io import parquet_metadata
+
+    meta = parquet_metadata(runs / "model.parquet")
+    cal = meta["calibration"]
+    if damage == "extra key":
+        cal["note"] = "x"
+    elif damage == "no coverage":
+        del cal["coverage"]
+    elif damage == "empty":
+        cal["cycles"], cal["runtime"] = {}, {}
+    elif damage == "all NaN":
+        cal["cycles"] = dict.fromkeys(cal["cycles"], float("nan"))
+    elif damage == "huge":
+        cal["cycles"] = dict.fromkeys(cal["cycles"], 1e308)
+    elif damage == "string score":
+        cal["cycles"]["gcc"] = "0.1"
+    elif damage == "coverage 2":
+        cal["coverage"] = 2
+    elif damage == "coverage true":
+        cal["coverage"] = True
+    elif damage == "runtime of others":
+        cal["runtime"] = {"x": 0.1}
+    elif damage == "not an object":
+        meta["calibration"] = [0.1]
+    else:
+        meta["extra"] = 1
+    bad = tmp_path / "bad.model"
+    write_parquet(read_parquet(runs / "model.parquet"), bad, metadata=meta)
+    code, out, err = _cli(capsys, "predict", runs / "counters/g2/mcf.parquet", "--model", bad,
+                          "--clock-ghz", "2.6", "-o", tmp_path / "p.parquet")
+    _one_line_error(code, err, f"{bad}: ", needle)
+    assert out == "" and not (tmp_path / "p.parquet").exists()
+
+
+def test_a_model_whose_metadata_is_not_an_object_is_refused(runs, tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(runs / "model.parquet")
+    bad = tmp_path / "bad.model"
+    pq.write_table(table.replace_schema_metadata({**table.schema.metadata,
+                                                  b"perfcast": b"[1, 2]"}), bad)
+    code, out, err = _cli(capsys, "predict", runs / "counters/g2/mcf.parquet", "--model", bad,
+                          "-o", tmp_path / "p.parquet")
+    _one_line_error(code, err, f"{bad}: not a perfcast model file")
+
+
 # ----------------------------------------------------- each value blamed on its own file and row
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfcast.checks import input_file, require_values
+from perfcast.checks import MAX_MAGNITUDE, input_file, require_values
 from perfcast.errors import InputError
 from perfcast.io import parquet_metadata, read_parquet, require_columns, write_parquet
 from perfcast.model.settings import KnnSettings
@@ -25,6 +25,16 @@ from perfcast.model.settings import KnnSettings
 MODEL_FORMAT = "perfcast-ipc-ratio-model"
 #: its version: a file of another version is refused, naming the one expected
 MODEL_FORMAT_VERSION = 1
+#: the keys of a model file's metadata (:func:`save_model` writes each; ``versions`` may be
+#: absent); another is refused: a file that has one was not written by this version
+META_KEYS = ("format", "format_version", "family", "features", "target", "params", "log1p",
+             "calibration", "versions")
+#: the keys of its calibration (:meth:`perfcast.model.conformal.Calibration.as_dict`)
+CALIBRATION_KEYS = ("cycles", "runtime", "coverage")
+#: the largest magnitude of a calibration score ``log(predicted / measured)``: a factor of
+#: MAX_MAGNITUDE (1e150), the largest a reading may have. A larger one is no measurement's, and
+#: the interval's bounds ``total * exp(+-q)`` would overflow or vanish
+MAX_LOG_ERROR = math.log(MAX_MAGNITUDE)
 
 
 def save_model(sel: Any, data: pd.DataFrame, features: list[str], settings: KnnSettings, *,
@@ -115,8 +125,9 @@ def load_model(path: str | Path) -> dict:
     ------
     InputError
         naming the file: unreadable, not a perfcast model, of another format version, or with
-        metadata or rows that do not make a model (a non-finite value, too few rows for its
-        number of neighbours).
+        metadata or rows that do not make a model (a metadata key unknown, missing or of the
+        wrong type, a calibration that does not make finite prediction intervals, a non-finite
+        value, too few rows for its number of neighbours; :func:`check_metadata`).
 
     Examples
     --------
@@ -143,25 +154,10 @@ def load_model(path: str | Path) -> dict:
         raise InputError(path, f"not a perfcast model file ({type(exc).__name__})",
                          expected=expected + "; a pickled model is never loaded: retrain "
                          "with this version") from None
-    if meta.get("format") != MODEL_FORMAT:
+    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
         raise InputError(path, "not a perfcast model file", expected=expected)
-    from perfcast.model.families import FAMILIES
-
-    if meta.get("family") not in FAMILIES:
-        raise InputError(path, f"model family {meta.get('family')!r}",
-                         expected=f"one of {list(FAMILIES)}")
-    if meta.get("format_version") != MODEL_FORMAT_VERSION:
-        raise InputError(path, f"model format version {meta.get('format_version')!r}",
-                         expected=f"version {MODEL_FORMAT_VERSION}: retrain with this version")
-    features, target = meta.get("features"), meta.get("target")
-    if (not isinstance(features, list) or not features
-            or not all(isinstance(f, str) for f in features) or not isinstance(target, str)
-            or not isinstance(meta.get("params"), dict) or not isinstance(meta.get("log1p"), bool)
-            or not all(isinstance(v, str | int | float | bool | None)
-                       for v in meta["params"].values())
-            or not isinstance(meta.get("calibration"), dict)):
-        raise InputError(path, "model metadata lacks or mistypes features, target, params, "
-                         "log1p or calibration", expected=expected)
+    check_metadata(meta, path)
+    features, target = meta["features"], meta["target"]
     rows = read_parquet(path)
     require_columns(rows, [*features, target], path)
     for col in (*features, target):
@@ -178,3 +174,118 @@ def load_model(path: str | Path) -> dict:
                          expected="at most as many neighbours as rows")
     return {"model": _refit(rows, meta, path), "family": meta["family"], "features": features,
             "calibration": meta["calibration"], "versions": meta.get("versions", {})}
+
+
+def check_metadata(meta: dict, path: str | Path) -> None:
+    """A model file's metadata has the keys :func:`save_model` writes, each of its type, and a
+    calibration that makes finite prediction intervals (:func:`check_calibration`).
+
+    A damaged file must end in an error naming it and the key, not in a TypeError of a
+    constructor or an overflow of the interval's bounds when ``perfcast predict`` uses it.
+
+    Raises
+    ------
+    InputError
+        naming the file and the first key that is unknown, missing or of the wrong type.
+    """
+    expected = "a model file written by perfcast's train rule (Parquet)"
+    unknown = [k for k in meta if k not in META_KEYS]
+    if unknown:
+        raise InputError(path, f"model metadata has an unknown key {unknown[0]!r}",
+                         expected=f"the keys {list(META_KEYS)}")
+    from perfcast.model.families import FAMILIES
+
+    if meta.get("family") not in FAMILIES:
+        raise InputError(path, f"model family {meta.get('family')!r}",
+                         expected=f"one of {list(FAMILIES)}")
+    version = meta.get("format_version")
+    if type(version) is not int or version != MODEL_FORMAT_VERSION:
+        raise InputError(path, f"model format version {version!r}",
+                         expected=f"version {MODEL_FORMAT_VERSION}: retrain with this version")
+    if "calibration" not in meta:
+        raise InputError(path, "has no interval calibration (written by an older perfcast)",
+                         expected="a model retrained by this version (rule model_train)")
+    features, target = meta.get("features"), meta.get("target")
+    if (not isinstance(features, list) or not features
+            or not all(isinstance(f, str) for f in features) or not isinstance(target, str)
+            or not isinstance(meta.get("params"), dict) or not isinstance(meta.get("log1p"), bool)
+            or not all(isinstance(v, str | int | float | bool | None)
+                       for v in meta["params"].values())):
+        raise InputError(path, "model metadata lacks or mistypes features, target, params "
+                         "or log1p", expected=expected)
+    versions = meta.get("versions", {})
+    if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
+        raise InputError(path, f"model metadata versions {_short(versions)}",
+                         expected="an object of library names and version strings")
+    check_calibration(meta["calibration"], path)
+
+
+def check_calibration(cal: Any, path: str | Path) -> None:
+    """The ``calibration`` of a model file (:meth:`perfcast.model.conformal.Calibration.as_dict`)
+    makes finite prediction intervals: exactly the keys ``cycles``, ``runtime`` and
+    ``coverage``; at least one benchmark's cycles log error, each a finite number of magnitude
+    at most :data:`MAX_LOG_ERROR`; a runtime log error of the same benchmarks, each such a
+    number or NaN (trained without a clock); a coverage strictly between 0 and 1.
+
+    Raises
+    ------
+    InputError
+        naming the file and the key (``calibration.cycles['mcf']``) and its value.
+
+    Examples
+    --------
+    >>> check_calibration({"cycles": {"mcf": 0.02}, "runtime": {"mcf": float("nan")},
+    ...                    "coverage": 0.9}, "model.parquet")
+    >>> check_calibration({"cycles": {"mcf": 1e308}, "runtime": {"mcf": float("nan")},
+    ...                    "coverage": 0.9}, "model.parquet")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    perfcast.errors.InputError: model.parquet: calibration.cycles['mcf'] 1e+308 ...
+    """
+    if not isinstance(cal, dict):
+        raise InputError(path, f"calibration {_short(cal)}",
+                         expected=f"an object of the keys {list(CALIBRATION_KEYS)}")
+    for key in cal:
+        if key not in CALIBRATION_KEYS:
+            raise InputError(path, f"calibration has an unknown key {_short(key)}",
+                             expected=f"the keys {list(CALIBRATION_KEYS)}")
+    for key in CALIBRATION_KEYS:
+        if key not in cal:
+            raise InputError(path, f"calibration lacks the key {key!r}",
+                             expected=f"the keys {list(CALIBRATION_KEYS)}")
+    coverage = cal["coverage"]
+    if not (_is_number(coverage) and 0 < coverage < 1):
+        raise InputError(path, f"calibration.coverage {_short(coverage)}",
+                         expected="a number strictly between 0 and 1")
+    benchmarks = None
+    for kind in ("cycles", "runtime"):
+        scores = cal[kind]
+        if not isinstance(scores, dict):
+            raise InputError(path, f"calibration.{kind} {_short(scores)}",
+                             expected="an object of benchmark names and log errors")
+        if not scores:
+            raise InputError(path, f"calibration.{kind} holds no benchmark",
+                             expected="the log error of at least one training benchmark")
+        if benchmarks is not None and sorted(scores) != benchmarks:
+            raise InputError(path, f"calibration.{kind} names the benchmarks "
+                             f"{_short(sorted(scores))}, calibration.cycles {benchmarks}",
+                             expected="the same training benchmarks in both")
+        benchmarks = sorted(scores)
+        for bench, value in scores.items():
+            nan_ok = kind == "runtime" and _is_number(value) and math.isnan(value)
+            if not nan_ok and not (_is_number(value) and math.isfinite(value)
+                                   and abs(value) <= MAX_LOG_ERROR):
+                raise InputError(path, f"calibration.{kind}[{_short(bench)}] {_short(value)}",
+                                 expected=f"a finite log error of magnitude at most "
+                                          f"{MAX_LOG_ERROR:.4g}"
+                                          + (" (or NaN: no clock)" if kind == "runtime" else ""))
+
+
+def _is_number(value: Any) -> bool:
+    """An int or a float of JSON, not a boolean (JSON's true is not a number)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters: a damaged file may hold anything."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -38,7 +38,7 @@ from perfcast.io import (
     write_text,
 )
 from perfcast.model.checks import check_alignable, check_prediction, require_readings
-from perfcast.model.modelfile import load_model, save_model
+from perfcast.model.modelfile import MAX_LOG_ERROR, load_model, save_model
 from perfcast.model.report import evaluation_markdown
 from perfcast.model.settings import (
     AlignRunSettings,
@@ -299,6 +299,14 @@ def train_files(settings: TrainSettings, trainset: str, old: Sequence[str], new:
                          f"benchmark {bad[0]}: its total cycles predicted without it are not "
                          "finite and positive, so it cannot calibrate the prediction intervals",
                          expected="counter tables with finite positive IPC and instructions")
+    for kind in ("cycles", "runtime"):  # what load_model accepts (check_calibration)
+        far = [b for b, e in getattr(cal, kind).items() if abs(e) > MAX_LOG_ERROR]
+        if far:
+            raise InputError(old[list(benchmarks).index(far[0])],
+                             f"benchmark {far[0]}: its total {kind} predicted without it is "
+                             f"exp({getattr(cal, kind)[far[0]]:.4g}) times the measured one",
+                             expected=f"a log error of magnitude at most {MAX_LOG_ERROR:.4g}: "
+                                      "counters that measure this run")
     card = model_card(sel, features, train, model)
     card["stable_only"] = parquet_metadata(trainset).get("stable_only", False)
     card["granularity"] = grain
@@ -477,10 +485,7 @@ def predict_files(settings: PredictRunSettings, model: str, counters: str, out: 
     if missing:
         raise InputError(counters, f"lacks the model's counters {missing}",
                          expected="the events the model was trained on")
-    if "calibration" not in bundle:
-        raise InputError(model, "has no interval calibration (written by an older perfcast)",
-                         expected="a model retrained by this version (rule model_train)")
-    cal = Calibration(**bundle["calibration"])
+    cal = Calibration(**bundle["calibration"])  # its keys and scores checked by load_model
     require_numeric(table, list(bundle["features"]), counters)
     for f in bundle["features"]:  # a missing reading (NaN) is imputed; any other is a number
         x = table[f].to_numpy(dtype=float)

@@ -1,0 +1,75 @@
+"""The model stage's rules on small hand-made tables whose right answers are known: what train,
+predict and align write, and what they refuse (naming the file, the row or key, and the value).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from perfcast.errors import InputError
+from perfcast.io import write_parquet
+from perfcast.model.rules import train_files
+from perfcast.model.settings import KnnSettings, TrainSettings
+from perfcast.settings import from_section
+
+
+def run(ipc: float, n: int = 3, *, cycles_factor: float = 1.0) -> pd.DataFrame:
+    """``n`` intervals of 1e9 instructions at IPC ``ipc`` (cycles times ``cycles_factor``)."""
+    return pd.DataFrame({"interval": range(n), "time": [0.1 * (k + 1) for k in range(n)],
+                         "duration_s": 0.1, "instructions": 1e9,
+                         "cycles": 1e9 / ipc * cycles_factor, "ipc": ipc / cycles_factor,
+                         "instructions_cumulative_sum": [1e9 * (k + 1) for k in range(n)],
+                         "x_pki": 2.0})
+
+
+def train(tmp: Path, ratios: dict[str, float] | None = None,
+          new_runs: dict[str, pd.DataFrame] | None = None) -> Path:
+    """A constant-ratio model of three benchmarks (1.2, 1.25, 1.3 times the old IPC)."""
+    ratios = ratios or {"a": 1.2, "b": 1.25, "c": 1.3}
+    old, new, rows = [], [], []
+    for b, r in ratios.items():
+        old.append(str(tmp / f"{b}.old.parquet"))
+        new.append(str(tmp / f"{b}.new.parquet"))
+        write_parquet(run(1.0), old[-1])
+        write_parquet((new_runs or {}).get(b, run(r)), new[-1])
+        rows.append(pd.DataFrame({"benchmark": b, "old_interval": [0, 1, 2],
+                                  "new_interval": [0, 1, 2], "ipc_ratio": r, "x_pki": 2.0}))
+    write_parquet(pd.concat(rows, ignore_index=True), tmp / "train.parquet")
+    settings = TrainSettings(from_section(KnnSettings, {"families": ["constant"]}, "model"),
+                             tuple(ratios), None)
+    train_files(settings, str(tmp / "train.parquet"), old, new, str(tmp / "model.parquet"),
+                str(tmp / "model.json"))
+    return tmp / "model.parquet"
+
+
+def test_train_refuses_a_calibration_score_predict_would_refuse(tmp_path):
+    """A benchmark whose new run measured 1e160 times the cycles its IPC says (a log error of
+    -368, beyond the 345 a model file may hold) is refused by train, naming its table, rather
+    than written into a model file that every prediction then refuses."""
+    far = run(1.3, cycles_factor=1e160)
+    with pytest.raises(InputError, match=r"c\.old\.parquet: benchmark c: its total cycles "
+                                         r"predicted without it is exp\(-368\.") as err:
+        train(tmp_path, new_runs={"c": far})
+    assert "magnitude at most 345.4" in str(err.value)
+    assert not (tmp_path / "model.parquet").exists()
+
+
+def test_the_toy_model_predicts_its_known_answer(tmp_path):
+    """Ten intervals of 1e9 instructions at IPC 1, ratio 1.25: 8e9 cycles, 4 s at 2 GHz."""
+    from perfcast.model.rules import predict_files
+    from perfcast.model.settings import PredictRunSettings, PredictSettings
+
+    model = train(tmp_path)
+    write_parquet(run(1.0, 10), tmp_path / "old.parquet")
+    settings = PredictRunSettings(from_section(PredictSettings, {}, "predict"), "old", 2.0)
+    info = predict_files(settings, str(model), str(tmp_path / "old.parquet"),
+                         str(tmp_path / "p.parquet"), str(tmp_path / "p.json"))
+    assert info["intervals"] == 10
+    assert info["predicted_new_total_cycles"] == pytest.approx(8e9)
+    assert info["predicted_new_runtime_s"] == pytest.approx(4.0)
+    assert json.loads((tmp_path / "p.json").read_text())["predicted_new_runtime_s"] == \
+        pytest.approx(4.0)
