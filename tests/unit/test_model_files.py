@@ -73,3 +73,17 @@ def test_the_toy_model_predicts_its_known_answer(tmp_path):
     assert info["predicted_new_runtime_s"] == pytest.approx(4.0)
     assert json.loads((tmp_path / "p.json").read_text())["predicted_new_runtime_s"] == \
         pytest.approx(4.0)
+
+
+def test_a_shrinking_cumulative_count_is_named_in_plain_numbers(tmp_path):
+    """The refusal prints the two counts as numbers (1000000000.0), not numpy's reprs
+    (np.float64(1000000000.0))."""
+    from perfcast.model.checks import check_alignable
+
+    t = run(1.0, 4)
+    t.loc[2, "instructions_cumulative_sum"] = 1e9
+    with pytest.raises(InputError) as err:
+        check_alignable(t, "old.parquet")
+    assert str(err.value) == ("old.parquet: cumulative instructions 1000000000.0 in interval 2 "
+                              "do not exceed the previous interval's 2000000000.0 (expected "
+                              "strictly growing cumulative instructions)")

@@ -36,8 +36,9 @@ def check_alignable(table: pd.DataFrame, path: str | Path) -> None:
     step = np.diff(cum)
     if (step <= 0).any():
         k = int(np.flatnonzero(step <= 0)[0]) + 1
-        raise InputError(path, f"cumulative instructions {cum[k]!r} in interval {labels[k]} do "
-                         f"not exceed the previous interval's {cum[k - 1]!r}",
+        raise InputError(path, f"cumulative instructions {float(cum[k])!r} in interval "
+                         f"{labels[k]} do not exceed the previous interval's "
+                         f"{float(cum[k - 1])!r}",
                          expected="strictly growing cumulative instructions")
 
 
