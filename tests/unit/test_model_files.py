@@ -87,3 +87,51 @@ def test_a_shrinking_cumulative_count_is_named_in_plain_numbers(tmp_path):
     assert str(err.value) == ("old.parquet: cumulative instructions 1000000000.0 in interval 2 "
                               "do not exceed the previous interval's 2000000000.0 (expected "
                               "strictly growing cumulative instructions)")
+
+
+def _predict(tmp: Path, table: pd.DataFrame, clock: float | None = 2.0) -> dict:
+    from perfcast.model.rules import predict_files
+    from perfcast.model.settings import PredictRunSettings, PredictSettings
+
+    model = tmp / "model.parquet" if (tmp / "model.parquet").exists() else train(tmp)
+    write_parquet(table, tmp / "old.parquet")
+    settings = PredictRunSettings(from_section(PredictSettings, {}, "predict"), "old", clock)
+    return predict_files(settings, str(model), str(tmp / "old.parquet"),
+                         str(tmp / "p.parquet"), str(tmp / "p.json"))
+
+
+def test_predict_refuses_two_runs_concatenated_as_align_does(tmp_path):
+    """One run's ten intervals written twice predicted 20 intervals and 8 s at 2 GHz, twice the
+    4 s of the run, where align refuses the same table: both refuse it now, naming the file, the
+    repeated interval and its rows."""
+    twice = pd.concat([run(1.0, 10)] * 2, ignore_index=True)
+    with pytest.raises(InputError, match=r"old\.parquet: interval 0 appears in rows 1 and 11 "
+                                         r"of 20 \(expected each interval once"):
+        _predict(tmp_path, twice)
+    assert not (tmp_path / "p.parquet").exists() and not (tmp_path / "p.json").exists()
+
+
+def test_predict_refuses_a_shrinking_cumulative_count(tmp_path):
+    t = run(1.0, 10)
+    t.loc[5, "instructions_cumulative_sum"] = 1e9
+    with pytest.raises(InputError, match=r"old\.parquet: cumulative instructions 1000000000\.0 "
+                                         r"in interval 5 do not exceed"):
+        _predict(tmp_path, t)
+
+
+def test_align_refuses_repeated_intervals_even_with_growing_counts(tmp_path):
+    """Interval labels repeated over a growing cumulative count: the pairs would name one old
+    interval for two (the training set joins on the label)."""
+    from perfcast.model.checks import check_alignable
+
+    t = run(1.0, 4).assign(interval=[0, 1, 1, 2])
+    with pytest.raises(InputError, match=r"t\.parquet: interval 1 appears in rows 2 and 3 of 4"):
+        check_alignable(t, "t.parquet")
+
+
+def test_a_missing_interval_label_is_named_by_its_row():
+    from perfcast.model.checks import check_alignable
+
+    t = run(1.0, 4).assign(interval=[0.0, 1.0, float("nan"), 3.0])
+    with pytest.raises(InputError, match=r"t\.parquet: interval label nan in row 3"):
+        check_alignable(t, "t.parquet")

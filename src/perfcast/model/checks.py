@@ -17,17 +17,31 @@ from perfcast.model.settings import PredictSettings
 
 
 def check_alignable(table: pd.DataFrame, path: str | Path) -> None:
-    """A run's table can be aligned: its instructions, cycles and IPC are finite and positive in
-    every interval, its cumulative instructions finite and strictly growing.
+    """A run's table can be aligned or predicted: each interval labelled once, its instructions,
+    cycles and IPC finite and positive in every interval, its cumulative instructions finite and
+    strictly growing.
+
+    A table of two runs written one after the other repeats its labels and restarts its count:
+    aligned, its pairs would name one interval for two; predicted, its totals would be those of
+    both runs.
 
     Raises
     ------
     InputError
-        naming the file, the interval and the value.
+        naming the file, the interval (or the rows of a repeated one) and the value.
     """
     labels = table["interval"].tolist()
     if table.empty:
         raise InputError(path, "no intervals", expected="a run of at least one interval")
+    require_values(table["interval"], path, "interval label", label="row",
+                   labels=range(1, len(table) + 1))
+    repeated = table["interval"].duplicated().to_numpy()
+    if repeated.any():  # the first row repeating a label, and that label's first row
+        again = int(np.flatnonzero(repeated)[0])
+        first = labels.index(labels[again])
+        raise InputError(path, f"interval {labels[again]} appears in rows {first + 1} and "
+                         f"{again + 1} of {len(table)}",
+                         expected="each interval once: one run per table")
     for col in ("instructions", "cycles"):  # this run's own counts, named as its own
         require_values(table[col], path, col, low=0, labels=labels)
     require_values(table["ipc"], path, "IPC", low=0, labels=labels)

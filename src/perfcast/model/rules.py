@@ -450,7 +450,9 @@ def predict_files(settings: PredictRunSettings, model: str, counters: str, out: 
     ------
     InputError
         an unreadable model or table, a table without the model's counters or with a counter
-        that has no reading in any interval, or a prediction that is not finite and plausible
+        that has no reading in any interval, a table align refuses (an interval repeated,
+        cumulative instructions not growing: :func:`~perfcast.model.checks.check_alignable`),
+        or a prediction that is not finite and plausible
         (:func:`~perfcast.model.checks.check_prediction`): nothing is written then.
 
     Examples
@@ -493,8 +495,9 @@ def predict_files(settings: PredictRunSettings, model: str, counters: str, out: 
         require_values(x[given], counters, f, low=0, low_inclusive=True,
                        labels=table["interval"].to_numpy()[given].tolist())
     require_readings(table, bundle["features"], counters)
-    for col in ("duration_s", "cycles", "instructions"):
-        require_values(table[col], counters, col, low=0, labels=table["interval"].tolist())
+    check_alignable(table, counters)  # one run: align's checks (a run twice is refused)
+    require_values(table["duration_s"], counters, "duration_s", low=0,
+                   labels=table["interval"].tolist())
     pred = predict_run(bundle["model"], table, bundle["features"], clock_new_ghz)
     if len(pred) and pred["imputed"].all():  # nothing to borrow a ratio from
         raise InputError(counters, f"none of its {len(pred)} intervals has a reading of every "
