@@ -135,3 +135,20 @@ def test_a_missing_interval_label_is_named_by_its_row():
     t = run(1.0, 4).assign(interval=[0.0, 1.0, float("nan"), 3.0])
     with pytest.raises(InputError, match=r"t\.parquet: interval label nan in row 3"):
         check_alignable(t, "t.parquet")
+
+
+def test_an_ipc_column_that_disagrees_with_its_counts_is_refused(tmp_path):
+    """IPC 3.0 in an interval of 1e9 instructions and 1e9 cycles: predict used it and gave a
+    third of the cycles; align and predict now refuse it, naming the file, the interval and
+    both values."""
+    t = run(1.0, 10)
+    t.loc[3, "ipc"] = 3.0
+    with pytest.raises(InputError, match=r"old\.parquet: IPC 3\.0 in interval 3 \(row 4\) is "
+                                         r"not instructions / cycles = 1\.0"):
+        _predict(tmp_path, t)
+
+
+def test_an_ipc_column_rounded_to_four_digits_is_accepted(tmp_path):
+    t = run(1.0, 10).assign(cycles=1e9 / 1.23456, ipc=1.235)
+    info = _predict(tmp_path, t, clock=None)
+    assert info["predicted_new_total_cycles"] == pytest.approx(1e10 / 1.235 / 1.25)

@@ -15,11 +15,17 @@ from perfcast.checks import require_values
 from perfcast.errors import InputError
 from perfcast.model.settings import PredictSettings
 
+#: how far (relative) a table's IPC may be from its instructions / cycles: a column written with
+#: four significant digits is within 0.05 %; one further off is another quantity, or another
+#: interval's, and would scale every ratio and prediction made from it
+IPC_TOLERANCE = 1e-3
+
 
 def check_alignable(table: pd.DataFrame, path: str | Path) -> None:
     """A run's table can be aligned or predicted: each interval labelled once, its instructions,
-    cycles and IPC finite and positive in every interval, its cumulative instructions finite and
-    strictly growing.
+    cycles and IPC finite and positive in every interval, its IPC that of its instructions and
+    cycles (within :data:`IPC_TOLERANCE`), its cumulative instructions finite and strictly
+    growing.
 
     A table of two runs written one after the other repeats its labels and restarts its count:
     aligned, its pairs would name one interval for two; predicted, its totals would be those of
@@ -45,6 +51,15 @@ def check_alignable(table: pd.DataFrame, path: str | Path) -> None:
     for col in ("instructions", "cycles"):  # this run's own counts, named as its own
         require_values(table[col], path, col, low=0, labels=labels)
     require_values(table["ipc"], path, "IPC", low=0, labels=labels)
+    ipc = table["ipc"].to_numpy(dtype=float)
+    counted = table["instructions"].to_numpy(dtype=float) / table["cycles"].to_numpy(dtype=float)
+    off = np.abs(ipc - counted) > IPC_TOLERANCE * counted
+    if off.any():  # the IPC column is what the ratio multiplies: it must be the counts' IPC
+        k = int(np.flatnonzero(off)[0])
+        raise InputError(path, f"IPC {float(ipc[k])!r} in interval {labels[k]} (row {k + 1}) is "
+                         f"not instructions / cycles = {float(counted[k])!r}",
+                         expected=f"the IPC of the interval's counts, within "
+                                  f"{IPC_TOLERANCE:.1%} (four significant digits)")
     cum = table["instructions_cumulative_sum"].to_numpy(dtype=float)
     require_values(cum, path, "cumulative instructions", low=0, labels=labels)
     step = np.diff(cum)
