@@ -347,12 +347,27 @@ def _ascending_range(predict: Mapping[str, Any] | None, name: str, where: str | 
                          expected="[lowest, highest] with lowest < highest")
 
 
+def _radius_needs_dtw(align: Mapping[str, Any] | None, name: str, where: str | None,
+                      prefix: str = "align.") -> None:
+    """A Sakoe-Chiba radius only with ``method: dtw``: the exact method finds the unconstrained
+    optimum and takes no band, so a radius given with it would be ignored (and recorded)."""
+    align = align or {}
+    radius, method = align.get("sakoe_chiba_radius"), align.get("method", "exact")
+    if radius is not None and method != "dtw":
+        raise InputError(where, f"{name}: {prefix}sakoe_chiba_radius: {radius} applies to "
+                         f"{prefix}method dtw only, not {method}",
+                         expected=f"{prefix}method: dtw with a radius, or no radius (exact "
+                                  "takes no band)")
+
+
 #: checks no JSON schema can express (one key against another), per schema name
 _CROSS_CHECKS: dict[str, tuple[Callable[[dict, str, str | None], None], ...]] = {
     "config": (lambda d, n, w: _distinct_generations(d.get("counters"), n, w),
-               lambda d, n, w: _ascending_range(d.get("predict"), n, w)),
+               lambda d, n, w: _ascending_range(d.get("predict"), n, w),
+               lambda d, n, w: _radius_needs_dtw(d.get("align"), n, w)),
     "counters": (lambda d, n, w: _distinct_generations(d, n, w, "generations"),),
     "predict": (lambda d, n, w: _ascending_range(d, n, w, "ipc_range"),),
+    "align": (lambda d, n, w: _radius_needs_dtw(d, n, w, ""),),
 }
 
 

@@ -241,6 +241,47 @@ def test_align_radius_is_checked_by_the_align_schema(runs, tmp_path, capsys, rad
     _one_line_error(code, err, "sakoe_chiba_radius", f"{radius} is less than the minimum of 1")
 
 
+@pytest.mark.parametrize("method", [[], ["--method", "exact"]])
+def test_align_refuses_a_radius_the_exact_method_would_ignore(runs, tmp_path, capsys, method):
+    """--radius 3 with the exact method (the default) was ignored, yet the pairs' metadata
+    recorded sakoe_chiba_radius 3: the combination is refused, naming both flags."""
+    out = tmp_path / "a.parquet"
+    code, stdout, err = _cli(capsys, "align", runs / "counters/g2/mcf.parquet",
+                             runs / "counters/g3/mcf.parquet", *method, "--radius", "3",
+                             "-o", out)
+    _one_line_error(code, err, "--radius 3", "--method dtw", "--method is exact")
+    assert stdout == "" and not out.exists()
+
+
+def test_align_records_the_radius_dtw_used_and_none_for_exact(runs, tmp_path, capsys):
+    from perfcast.io import parquet_metadata
+
+    old, new = runs / "counters/g2/mcf.parquet", runs / "counters/g3/mcf.parquet"
+    assert _cli(capsys, "align", old, new, "--method", "dtw", "--radius", "3", "-o",
+                tmp_path / "dtw.parquet")[0] == 0
+    assert parquet_metadata(tmp_path / "dtw.parquet")["sakoe_chiba_radius"] == 3
+    # built without the schema (the Python API), exact with a radius records none
+    align_files(AlignRunSettings(AlignSettings("exact", 3, 0.1), "mcf", ("g2", "g3")),
+                str(old), str(new), str(tmp_path / "exact.parquet"), None)
+    assert parquet_metadata(tmp_path / "exact.parquet")["sakoe_chiba_radius"] is None
+
+
+@pytest.mark.parametrize("name, section, keys", [
+    ("align", {"method": "exact", "sakoe_chiba_radius": 3},
+     ("align: sakoe_chiba_radius: 3", "method dtw")),
+    ("align", {"sakoe_chiba_radius": 3}, ("align: sakoe_chiba_radius: 3", "method dtw")),
+    ("config", {"align": {"sakoe_chiba_radius": 3}},
+     ("config: align.sakoe_chiba_radius: 3", "align.method dtw")),
+])
+def test_a_config_with_a_radius_for_the_exact_method_is_refused(name, section, keys):
+    with pytest.raises(InputError) as err:
+        validate(section, name, where="config.yaml")
+    for k in keys:
+        assert k in str(err.value), (k, str(err.value))
+    assert validate({"method": "dtw", "sakoe_chiba_radius": 3}, "align")["sakoe_chiba_radius"] \
+        == 3
+
+
 def test_postprocess_refuses_an_empty_event_list(runs, capsys, tmp_path):
     group = runs / "raw/g2/mcf/group0.csv"
     code, _, err = _cli(capsys, "postprocess", group, "--events", "", "-o", tmp_path / "x.pq")

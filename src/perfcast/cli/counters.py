@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=["exact", "dtw"],
                    help="exact: the DTW optimum in O(n + m); dtw: tslearn's dtw_path "
                    + help_default("align", "method"))
-    p.add_argument("--radius", type=int, default=None, help="Sakoe-Chiba radius (dtw) "
+    p.add_argument("--radius", type=int, default=None, help="Sakoe-Chiba radius (dtw only) "
                    + help_default("align", "sakoe_chiba_radius",
                                   lambda v: "full DTW" if v is None else str(v)))
     p.add_argument("--instruction-tolerance", type=float, help="largest relative difference of "
@@ -117,11 +117,18 @@ def _postprocess(args: argparse.Namespace) -> int:
 
 def _align(args: argparse.Namespace) -> int:
     from perfcast.cli import require_new_output
+    from perfcast.errors import InputError
     from perfcast.model.rules import align_files
     from perfcast.model.settings import AlignRunSettings, AlignSettings
-    from perfcast.settings import from_section
+    from perfcast.settings import from_section, schema_default
 
     require_new_output(args.output, [args.old, args.new])
+    method = args.method or schema_default("align", "method")
+    if args.radius is not None and method != "dtw":  # exact takes no band: it would be ignored
+        raise InputError(None, f"--radius {args.radius} applies to --method dtw only; the "
+                         f"--method is {method}" + ("" if args.method else " (the default)"),
+                         expected="--method dtw with --radius, or no --radius (exact finds the "
+                                  "unconstrained optimum and takes no band)")
 
     align = from_section(AlignSettings, _given(
         method=args.method, sakoe_chiba_radius=args.radius,

@@ -129,8 +129,9 @@ def align_files(settings: AlignRunSettings, old: str, new: str, out: str,
     require_values([cost], old, f"DTW cost of {old} and {new}", low=0, low_inclusive=True)
     log.info("%s: %d x %d intervals -> %d pairs, DTW cost %.6g (%s)", benchmark, len(o), len(n),
              len(pairs), cost, align.method)
+    radius = align.sakoe_chiba_radius if align.method == "dtw" else None  # the one used
     meta = {"benchmark": benchmark, "method": align.method,
-            "sakoe_chiba_radius": align.sakoe_chiba_radius, "dtw_cost": cost,
+            "sakoe_chiba_radius": radius, "dtw_cost": cost,
             "old": old, "new": new, "simulated": parquet_metadata(old).get("simulated", False)}
     write_parquet(pairs, out, metadata=meta)
     if figure:
