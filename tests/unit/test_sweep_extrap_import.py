@@ -101,3 +101,21 @@ def test_the_command_line_calls_the_rules_function(perfcast_cli, tmp_path):
     bad = perfcast_cli("sweep-import", str(STRONG), "--format", "extrap", "--parameters", "x",
                        "--metric", "energy", "-o", str(tmp_path / "bad.parquet"))
     assert bad.returncode == 2 and "'energy'" in bad.stderr and "time" in bad.stderr
+
+
+def test_a_file_parameter_named_like_a_reader_column_is_refused(perfcast_cli, tmp_path):
+    """``PARAMETER p repetition``: the reader's repetition column overwrote the parameter, so
+    the file seemed to declare only ``p`` and ``--parameters p`` imported 5 configurations of
+    25 (the repetition index taken for the second coordinate)."""
+    ps, ns = (2, 4, 8), (1, 2)
+    f = tmp_path / "rep.txt"
+    f.write_text("PARAMETER p repetition\nPOINTS "
+                 + " ".join(f"( {p} {n} )" for n in ns for p in ps)
+                 + "\nREGION main\nMETRIC time\n"
+                 + "".join(f"DATA {p * n} {p * n}\n" for n in ns for p in ps))
+    for params in (["p"], ["p", "repetition"]):
+        proc = perfcast_cli("sweep-import", str(f), "--format", "extrap", "--parameters",
+                            *params, "-o", str(tmp_path / "out.parquet"))
+        assert proc.returncode == 2
+        assert f"{f}, line 1: parameter name 'repetition' is reserved" in proc.stderr
+    assert not (tmp_path / "out.parquet").exists()

@@ -116,3 +116,21 @@ def test_bad_json_inputs_are_refused_naming_the_file_and_key(tmp_path, doc, word
     assert text.startswith(str(f))
     for w in words:
         assert w in text
+
+
+@pytest.mark.parametrize("name", ["value", "point", "repetition", "region", "metric"])
+def test_a_parameter_named_like_a_column_of_the_reader_is_refused_in_both_layouts(tmp_path,
+                                                                                  name):
+    """The table's own column would overwrite the parameter's values (a parameter
+    ``repetition`` became the repetition index): refused, naming the key."""
+    cur = current_layout()
+    cur["parameters"] = ["p", name]
+    with pytest.raises(InputError) as exc:
+        read_extrap_json(write(tmp_path, cur, "cur.json"))
+    assert f"parameters[1]: parameter name '{name}' is reserved" in str(exc.value)
+    old = id_layout()
+    old["parameters"][1]["name"] = name
+    with pytest.raises(InputError) as exc:
+        read_extrap_json(write(tmp_path, old, "old.json"))
+    assert f"parameters id 2 name: parameter name '{name}' is reserved" in str(exc.value)
+    assert "region, metric, repetition, value, point" in str(exc.value)

@@ -91,3 +91,33 @@ def test_bad_input_names_the_line(tmp_path, text, line, match):
 def test_no_data_is_refused(tmp_path):
     with pytest.raises(InputError, match="no DATA values"):
         read_extrap_text(write(tmp_path, "PARAMETER p\nPOINTS 1 2\n"))
+
+
+def _repetition_parameter(tmp_path):
+    """A parameter named ``repetition`` (values 1..5) beside p; value = p * repetition, two
+    repetitions each: the old reader overwrote the parameter with the repetition index (0, 1)
+    and perfcast fit answered value = 3 p."""
+    ps, ns = (2, 4, 8, 16, 32), (1, 2, 3, 4, 5)
+    lines = ["PARAMETER p repetition",
+             "POINTS " + " ".join(f"( {p} {n} )" for n in ns for p in ps),
+             "REGION main", "METRIC time"]
+    lines += [f"DATA {p * n} {p * n}" for n in ns for p in ps]
+    return write(tmp_path, "\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("name", ["value", "point", "repetition", "region", "metric"])
+def test_a_parameter_named_like_a_column_of_the_reader_is_refused(tmp_path, name):
+    f = write(tmp_path, f"# law\nPARAMETER p\nPARAMETER {name}\nPOINTS ( 1 2 )\nDATA 1\n")
+    with pytest.raises(InputError, match=f"parameter name '{name}' is reserved") as err:
+        read_extrap_text(f)
+    assert err.value.row == 3 and str(f) in str(err.value)
+    assert "region, metric, repetition, value, point" in str(err.value)
+
+
+def test_fit_refuses_a_parameter_the_reader_would_overwrite(tmp_path, capsys):
+    from perfcast.cli import main
+
+    f = _repetition_parameter(tmp_path)
+    assert main(["fit", str(f), "--predict", "p=64"]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}, line 1: parameter name 'repetition' is reserved" in err

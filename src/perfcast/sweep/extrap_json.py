@@ -13,7 +13,8 @@ JSON layouts (``*.json``):
   repetition each).
 
 The result has one row per measured value: the parameters, ``region`` (the call path),
-``metric``, ``repetition`` (0-based, in file order per point), ``value`` and ``point``.
+``metric``, ``repetition`` (0-based, in file order per point), ``value`` and ``point``; a
+parameter named like one of these columns is refused, as in the text format.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import pandas as pd
 
 from perfcast.checks import input_file, read_text
 from perfcast.errors import InputError
-from perfcast.sweep.extrap_text import measurement_frame
+from perfcast.sweep.extrap_text import check_parameter_names, measurement_frame
 
 
 def read_extrap_json(path: str | Path) -> pd.DataFrame:
@@ -49,8 +50,9 @@ def read_extrap_json(path: str | Path) -> pd.DataFrame:
     Raises
     ------
     InputError
-        not JSON, neither layout, a point of the wrong dimension, an unknown id, a value that
-        is not a finite number, or no values (the file and the key named).
+        not JSON, neither layout, a parameter named like one of the reader's columns, a point
+        of the wrong dimension, an unknown id, a value that is not a finite number, or no
+        values (the file and the key named).
 
     Examples
     --------
@@ -117,6 +119,8 @@ def _point(coords: Any, params: list[str], path: Path, where: str) -> tuple[floa
 def _current(doc: Mapping[str, Any], path: Path):
     """(parameters, [((region, metric, point, where), values)]) of the current layout."""
     params = _names(doc["parameters"], path, "parameters")
+    for i, name in enumerate(params):
+        check_parameter_names([name], path, key=f"parameters[{i}]")
     series = []
     for region, metrics in doc["measurements"].items():
         if not isinstance(metrics, dict):
@@ -150,6 +154,8 @@ def _by_ids(doc: Mapping[str, Any], path: Path):
     par = _table(doc, "parameters", path)
     ids = sorted(par, key=lambda k: (str(type(k)), k))
     params = _names([par[k].get("name") for k in ids], path, "parameters")
+    for k, name in zip(ids, params, strict=True):
+        check_parameter_names([name], path, key=f"parameters id {k!r} name")
     callpaths, metrics = _table(doc, "callpaths", path), _table(doc, "metrics", path)
     coords = {}
     for cid, c in _table(doc, "coordinates", path).items():

@@ -13,6 +13,8 @@ and its documentation of the text input) reads a line-oriented file:
 
 The result has one row per measured value: the parameters, ``region``, ``metric``,
 ``repetition`` (0-based), ``value`` and ``point`` (a configuration label for the CV folds).
+A parameter may therefore not take one of those five names (:data:`COLUMNS`): its column would
+be overwritten by the reader's own, and the model fitted on the wrong numbers.
 """
 
 from __future__ import annotations
@@ -27,6 +29,48 @@ from perfcast.checks import input_file, read_text
 from perfcast.errors import InputError
 
 FIELDS = ("PARAMETER", "POINTS", "REGION", "METRIC", "DATA")
+#: the columns the readers add beside the parameters; no parameter may take one of these names
+COLUMNS = ("region", "metric", "repetition", "value", "point")
+
+
+def check_parameter_names(names: list[str], path: Path, *, row: int | None = None,
+                          key: str | None = None) -> None:
+    """Refuse a parameter named like one of the columns the readers add (:data:`COLUMNS`).
+
+    Such a parameter's values would be overwritten in the table by the reader's own column (a
+    parameter ``repetition`` by the repetition index), so the fit would silently run on other
+    numbers than the file's.
+
+    Parameters
+    ----------
+    names : list of str
+        The parameter names, in file order.
+    path : Path
+        The file, for messages.
+    row : int, optional, default=None
+        The text format's PARAMETER line.
+    key : str, optional, default=None
+        The JSON key of the names.
+
+    Raises
+    ------
+    InputError
+        a name in :data:`COLUMNS` (the file, the line or key, and the reserved names named).
+
+    Examples
+    --------
+    >>> check_parameter_names(["p", "value"], Path("in.txt"), row=1)
+    Traceback (most recent call last):
+    ...
+    perfcast.errors.InputError: in.txt, line 1: parameter name 'value' is reserved for a \
+column the reader adds (expected a name other than region, metric, repetition, value, point)
+    """
+    clash = [n for n in names if n in COLUMNS]
+    if clash:
+        at = f"{key}: " if key else ""
+        raise InputError(path, f"{at}parameter name {clash[0]!r} is reserved for a column the "
+                               "reader adds", row=row,
+                         expected=f"a name other than {', '.join(COLUMNS)}")
 
 
 def _numbers(tokens: list[str], path: Path, line: int, what: str) -> list[float]:
@@ -77,8 +121,9 @@ def read_extrap_text(path: str | Path) -> pd.DataFrame:
     Raises
     ------
     InputError
-        an unknown field, POINTS before PARAMETER, a point of the wrong dimension, a
-        non-number, more DATA lines than points, or no data (file and line named).
+        an unknown field, POINTS before PARAMETER, a parameter named like one of the reader's
+        columns (:data:`COLUMNS`), a point of the wrong dimension, a non-number, more DATA
+        lines than points, or no data (file and line named).
 
     Examples
     --------
@@ -115,6 +160,7 @@ def read_extrap_text(path: str | Path) -> pd.DataFrame:
             dup = [p for p in names if p in params or names.count(p) > 1]
             if dup:
                 raise InputError(path, f"parameter {dup[0]!r} named twice", row=n)
+            check_parameter_names(names, path, row=n)
             params += names
         elif field == "POINTS":
             if not params:
@@ -160,8 +206,7 @@ def measurement_frame(rows: list[dict], params: list[str]) -> pd.DataFrame:
 def extrap_parameters(df: pd.DataFrame) -> list[str]:
     """The parameter columns of a table :func:`read_extrap_text` (or
     :func:`perfcast.sweep.extrap_json.read_extrap_json`) returned, in file order."""
-    return [c for c in df.columns
-            if c not in ("region", "metric", "repetition", "value", "point")]
+    return [c for c in df.columns if c not in COLUMNS]
 
 
 def select_series(df: pd.DataFrame, path: str | Path, region: str | None,
