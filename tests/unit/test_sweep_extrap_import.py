@@ -119,3 +119,14 @@ def test_a_file_parameter_named_like_a_reader_column_is_refused(perfcast_cli, tm
         assert proc.returncode == 2
         assert f"{f}, line 1: parameter name 'repetition' is reserved" in proc.stderr
     assert not (tmp_path / "out.parquet").exists()
+
+
+def test_a_point_without_values_is_refused_not_dropped(perfcast_cli, tmp_path):
+    """``"values": []`` at p = 4: the import wrote 3 configurations of 4 with rc 0."""
+    f = tmp_path / "ev.json"
+    f.write_text(json.dumps({"parameters": ["p"], "measurements": {"m": {"t": [
+        {"point": [p], "values": [] if p == 4 else [p + 1]} for p in (2, 4, 8, 16)]}}}))
+    proc = perfcast_cli("sweep-import", str(f), "--format", "extrap", "--parameters", "p",
+                        "-o", str(tmp_path / "ev.csv"))
+    assert proc.returncode == 2 and not (tmp_path / "ev.csv").exists()
+    assert "measurements['m']['t'][1].values is empty: point (p=4)" in proc.stderr

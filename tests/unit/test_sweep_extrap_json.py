@@ -101,6 +101,11 @@ def test_fit_of_a_json_input_recovers_a_known_law(tmp_path, capsys):
     ({"parameters": ["p"], "measurements": {"r": {"m": [{"point": [1], "values": ["x"]}]}}},
      ["measurements['r']['m'][0].values holds 'x'", "a finite number"]),
     ({"parameters": ["p"], "measurements": {"r": {"m": []}}}, ["no measured values"]),
+    # a point with no value: its configuration was left out of the table, unnoticed
+    ({"parameters": ["p"], "measurements": {"m": {"t": [
+        {"point": [2], "values": [3]}, {"point": [4], "values": []},
+        {"point": [8], "values": [9]}]}}},
+     ["measurements['m']['t'][1].values is empty: point (p=4) has no value"]),
     ({"parameters": [{"id": 1, "name": "p"}], "callpaths": [{"id": 1, "name": "r"}],
       "metrics": [{"id": 1, "name": "m"}],
       "coordinates": [{"id": 1, "parameter_value_pairs": [
@@ -134,3 +139,16 @@ def test_a_parameter_named_like_a_column_of_the_reader_is_refused_in_both_layout
         read_extrap_json(write(tmp_path, old, "old.json"))
     assert f"parameters id 2 name: parameter name '{name}' is reserved" in str(exc.value)
     assert "region, metric, repetition, value, point" in str(exc.value)
+
+
+def test_a_declared_coordinate_a_series_does_not_measure_is_refused(tmp_path):
+    """The older layout declares its coordinates, as the text format its POINTS: a call path
+    and metric without a value at one of them (Extra-P's own input_11.JSON, refused by
+    Extra-P) was read as if the coordinate did not exist."""
+    doc = id_layout()
+    doc["measurements"] = [m for m in doc["measurements"]
+                           if not (m["callpath_id"] == 2 and m["coordinate_id"] == 3)]
+    with pytest.raises(InputError) as exc:
+        read_extrap_json(write(tmp_path, doc))
+    assert ("callpath 'io' metric 'time' has no measurement at coordinates id 3 (p=2, s=20) "
+            "(1 of 4 coordinates unmeasured)") in str(exc.value)

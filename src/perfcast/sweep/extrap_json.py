@@ -12,6 +12,10 @@ JSON layouts (``*.json``):
   and ``measurements`` (``[{"callpath_id", "coordinate_id", "metric_id", "value"}]``, one
   repetition each).
 
+A point with no value (``"values": []``) is refused, and so is, in the older layout, a call path
+and metric with no measurement at one of the declared coordinates (Extra-P fails on both): the
+point would otherwise be left out of the table unnoticed.
+
 The result has one row per measured value: the parameters, ``region`` (the call path),
 ``metric``, ``repetition`` (0-based, in file order per point), ``value`` and ``point``; a
 parameter named like one of these columns is refused, as in the text format.
@@ -29,7 +33,7 @@ import pandas as pd
 
 from perfcast.checks import input_file, read_text
 from perfcast.errors import InputError
-from perfcast.sweep.extrap_text import check_parameter_names, measurement_frame
+from perfcast.sweep.extrap_text import check_parameter_names, describe_point, measurement_frame
 
 
 def read_extrap_json(path: str | Path) -> pd.DataFrame:
@@ -51,8 +55,9 @@ def read_extrap_json(path: str | Path) -> pd.DataFrame:
     ------
     InputError
         not JSON, neither layout, a parameter named like one of the reader's columns, a point
-        of the wrong dimension, an unknown id, a value that is not a finite number, or no
-        values (the file and the key named).
+        of the wrong dimension, an unknown id, a value that is not a finite number, a point
+        with no value, a declared coordinate a series does not measure, or no values (the
+        file and the key named).
 
     Examples
     --------
@@ -135,6 +140,10 @@ def _current(doc: Mapping[str, Any], path: Path):
                     raise InputError(path, f"{at}[{i}] is {e!r}",
                                      expected="an object with 'point' and 'values' lists")
                 point = _point(e.get("point"), params, path, f"{at}[{i}].point")
+                if not e["values"]:
+                    raise InputError(path, f"{at}[{i}].values is empty: point "
+                                           f"{describe_point(params, point)} has no value",
+                                     expected="the point's repetitions, one number or more")
                 series.append(((region, metric, point, f"{at}[{i}].values"), e["values"]))
     return params, series
 
@@ -167,6 +176,7 @@ def _by_ids(doc: Mapping[str, Any], path: Path):
                              expected=f"one value for each of {ids}")
         coords[cid] = _point([pairs[k] for k in ids], params, path, where)
     series = []
+    measured: dict[tuple[Any, Any], set[Any]] = {}  # (callpath, metric) -> coordinate ids
     for i, m in enumerate(doc["measurements"]):
         where = f"measurements[{i}]"
         if not isinstance(m, dict):
@@ -179,4 +189,14 @@ def _by_ids(doc: Mapping[str, Any], path: Path):
         series.append(((str(callpaths[m["callpath_id"]].get("name")),
                         str(metrics[m["metric_id"]].get("name")), coords[m["coordinate_id"]],
                         f"{where}.value"), [m.get("value")]))
+        measured.setdefault((m["callpath_id"], m["metric_id"]), set()).add(m["coordinate_id"])
+    for (cp, mt), have in measured.items():
+        missing = [cid for cid in coords if cid not in have]
+        if missing:
+            cid = missing[0]
+            raise InputError(path, f"callpath {callpaths[cp].get('name')!r} metric "
+                                   f"{metrics[mt].get('name')!r} has no measurement at "
+                                   f"coordinates id {cid!r} {describe_point(params, coords[cid])} "
+                                   f"({len(missing)} of {len(coords)} coordinates unmeasured)",
+                             expected="a measurement at every coordinate, as Extra-P requires")
     return params, series

@@ -8,7 +8,10 @@ and its documentation of the text input) reads a line-oriented file:
   also bare numbers ``POINTS 2 4 8``): the configurations, in order;
 * ``REGION name`` and ``METRIC name``: the call path and the metric of the ``DATA`` lines that
   follow (each resets the point counter);
-* ``DATA v1 v2 ...``: the repetitions measured at the next point;
+* ``DATA v1 v2 ...``: the repetitions measured at the next point; every series (the DATA
+  lines after a REGION or METRIC line) has one DATA line, with one value or more, for each
+  point, as Extra-P requires: a series that ends early or an empty DATA line is refused rather
+  than its points left out;
 * blank lines and lines starting with ``#`` are ignored.
 
 The result has one row per measured value: the parameters, ``region``, ``metric``,
@@ -104,6 +107,31 @@ def _points(text: str, n_params: int, path: Path, line: int) -> list[tuple[float
     return pts
 
 
+def describe_point(params: list[str], point: tuple[float, ...]) -> str:
+    """A point for messages, its coordinates named.
+
+    >>> describe_point(["p", "s"], (2.0, 10.0))
+    '(p=2, s=10)'
+    """
+    return "(" + ", ".join(f"{p}={v:g}" for p, v in zip(params, point, strict=True)) + ")"
+
+
+def _check_complete(k: int, points: list[tuple[float, ...]], params: list[str], region: str,
+                    metric: str, path: Path, line: int) -> None:
+    """Refuse a series (the DATA lines after a REGION or METRIC) that ends before the last
+    point: the points without a DATA line would otherwise be left out of the table unnoticed.
+    Extra-P refuses such a file too (its check that every call path and metric has one
+    measurement per coordinate). ``k`` = 0 is a REGION or METRIC line with no DATA of its
+    own (followed by the other one), not a series."""
+    if 0 < k < len(points):
+        missing = [describe_point(params, pt) for pt in points[k:]]
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        raise InputError(path, f"region {region!r} metric {metric!r} ends after {k} DATA "
+                               f"line(s) for {len(points)} POINTS: no data for point(s) "
+                               f"{', '.join(missing[:3])}{more}", row=line,
+                         expected="one DATA line per point, in POINTS order")
+
+
 def read_extrap_text(path: str | Path) -> pd.DataFrame:
     """The measurements of an Extra-P text input file as a run table (see module docstring).
 
@@ -122,8 +150,9 @@ def read_extrap_text(path: str | Path) -> pd.DataFrame:
     ------
     InputError
         an unknown field, POINTS before PARAMETER, a parameter named like one of the reader's
-        columns (:data:`COLUMNS`), a point of the wrong dimension, a non-number, more DATA
-        lines than points, or no data (file and line named).
+        columns (:data:`COLUMNS`), a point of the wrong dimension, a non-number, more or
+        fewer DATA lines than points in a series, an empty DATA line, or no data (file and
+        line named).
 
     Examples
     --------
@@ -141,7 +170,7 @@ def read_extrap_text(path: str | Path) -> pd.DataFrame:
     params: list[str] = []
     points: list[tuple[float, ...]] = []
     region, metric = "", ""
-    k = 0
+    k, last = 0, 0  # DATA lines of the current series, and the line of its last one
     rows: list[dict] = []
     for n, raw in enumerate(read_text(path).splitlines(), start=1):
         line = raw.strip()
@@ -167,6 +196,7 @@ def read_extrap_text(path: str | Path) -> pd.DataFrame:
                 raise InputError(path, "POINTS before any PARAMETER", row=n)
             points += _points(rest, len(params), path, n)
         elif field in ("REGION", "METRIC"):
+            _check_complete(k, points, params, region, metric, path, last)
             if field == "REGION":
                 region = rest
             else:
@@ -178,11 +208,16 @@ def read_extrap_text(path: str | Path) -> pd.DataFrame:
                 raise InputError(path, f"DATA line {k + 1} of region {region!r} metric "
                                        f"{metric!r} but only {len(points)} POINTS", row=n,
                                  expected="one DATA line per point, in POINTS order")
+            if not values:
+                raise InputError(path, f"DATA line of point {describe_point(params, points[k])} of "
+                                       f"region {region!r} metric {metric!r} holds no value",
+                                 row=n, expected="the point's repetitions, one number or more")
             base = dict(zip(params, points[k], strict=True))
             label = "_".join(f"{p}~{v:g}" for p, v in base.items())
             rows += [{**base, "region": region, "metric": metric, "repetition": r,
                       "value": v, "point": label} for r, v in enumerate(values)]
-            k += 1
+            k, last = k + 1, n
+    _check_complete(k, points, params, region, metric, path, last)
     if not rows:
         raise InputError(path, "no DATA values", expected="PARAMETER, POINTS and DATA lines")
     return measurement_frame(rows, params)
