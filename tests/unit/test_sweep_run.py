@@ -302,6 +302,30 @@ def test_arpe_import_refuses_mismatched_names(tmp_path):
     assert df.loc[0, "cpu_util"] == pytest.approx(0.82)
 
 
+def test_arpe_import_compares_values_with_the_directory_as_numbers(tmp_path):
+    """ARPE writes each value twice, in APRE_timed.txt and in the directory name, as the config
+    spelled it: ``2.50`` in both read as 2.5, which the old check, comparing text, took for a
+    disagreement with the directory '2.50'."""
+    for v in ("1.25", "2.50", "5.00", "10"):
+        for i in (1, 2):
+            d = tmp_path / v / str(i)
+            d.mkdir(parents=True)
+            (d / arpe.TIMED).write_text(f"2 1 0.1 {v}\n")
+    df = arpe.import_arpe(tmp_path, ["x"], "x")
+    assert sorted(df["x"].unique().tolist()) == [1.25, 2.5, 5.0, 10]
+    assert len(df) == 8 and (df["status"] == "ok").all()
+    root = tmp_path / "three"
+    d = root / "4-2,5-a.y4m" / "1"  # a decimal comma and a level in the name
+    d.mkdir(parents=True)
+    (d / arpe.TIMED).write_text("2 1 0.1 4.0 2.50 a.y4m\n")
+    df = arpe.import_arpe(root, ["p", "q", "r"], "x")
+    assert df[["p", "q", "r"]].values.tolist() == [[4.0, 2.5, "a.y4m"]]
+    for other in ("4.0 2.49 a.y4m", "4.0 2.50 b.y4m"):  # a different number or level
+        (d / arpe.TIMED).write_text(f"2 1 0.1 {other}\n")
+        with pytest.raises(InputError, match="disagree with directory '4-2,5-a.y4m'"):
+            arpe.import_arpe(root, ["p", "q", "r"], "x")
+
+
 def test_parse_time_p_and_pidstat():
     assert arpe.parse_time_p("real 1.50\nuser 1.00\nsys 0.25\n", Path("t")) == (1.5, 1.0, 0.25)
     assert arpe.parse_time_p("1.50\n1.00\n0.25\n", Path("t")) == (1.5, 1.0, 0.25)

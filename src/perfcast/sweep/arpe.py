@@ -49,6 +49,20 @@ def _value(token: str, path: Path) -> int | float | str:
     return int(v) if re.fullmatch(r"[+-]?\d+", token) else v
 
 
+def _same(a: int | float | str, b: int | float | str) -> bool:
+    """Whether a value of ``APRE_timed.txt`` and one of the directory name are the same: numbers
+    compared as numbers (``2.50``, ``2.5`` and ``2,5`` are one value; ARPE writes the value as
+    given in its config, once in the file and once in the directory name, not necessarily alike),
+    levels as text.
+
+    >>> _same(2.5, 2.5), _same(10, 10.0), _same("a.y4m", "a.y4m"), _same(2.5, "2.5x")
+    (True, True, True, False)
+    """
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
 def parse_time_p(text: str, path: Path) -> tuple[float, float, float]:
     """real, user, sys from ``time -p`` output (``real 1.00`` lines, or bare numbers)."""
     found: dict[str, float] = {}
@@ -119,9 +133,10 @@ def read_iteration(run_dir: Path, parameters: Sequence[str]) -> dict[str, Any]:
                              expected=f"{len(parameters)} values joined by '-' for "
                                       f"{list(parameters)}")
         values = [_value(t, config_dir) for t in from_name]
-    elif len(from_name) == len(parameters) and [str(v) for v in values] != from_name:
+    elif len(from_name) == len(parameters) and not all(
+            _same(v, _value(t, config_dir)) for v, t in zip(values, from_name, strict=True)):
         raise InputError(timed, f"values {values} disagree with directory {config_dir.name!r}",
-                         row=1)
+                         row=1, expected="the values the directory name gives, as numbers")
     point = dict(zip(parameters, values, strict=True))
     record.update(parameters=point, point=point_id(point), wall_s=real, user_s=user,
                   sys_s=sys_, cpu_s=user + sys_,
