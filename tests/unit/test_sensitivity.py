@@ -495,6 +495,41 @@ def test_cells_without_a_measurement_are_named_not_silently_failed(perfcast_cli,
         assert (len(grid.failed_points()), grid.values.size) == (failed, cells)
 
 
+def test_a_runtime_of_zero_is_refused_where_an_empty_cell_is_a_counted_failure(
+        perfcast_cli, tmp_path):
+    """A failed run is a cell without a value; a runtime of 0 read as a number scored S = 0
+    (Eq. 1 reads it as a failed run) while failed_cells said 0 and stderr said nothing.
+    sensitivity-eval, the workflow's replay evaluation and the replay backend all refuse it,
+    naming the line; an empty value is counted and named as before."""
+    head = "program,cpu_cores,metric,value\n"
+    zero = tmp_path / "zero.csv"
+    zero.write_text(head + "x,1,runtime_s,8\nx,2,runtime_s,4\nx,3,runtime_s,0\n"
+                           "x,4,runtime_s,2\n")
+    data = ("sensitivity-eval", "--program", "x", "--epsilon", "0.3", "--ceiling", "none")
+    out = perfcast_cli(*data, "--data", str(zero))
+    assert out.returncode == 2 and out.stdout == ""
+    want = f"{zero}, line 4: program 'x': runtime_s 0 at {{'cpu_cores': 3}}"
+    assert want in out.stderr
+    with pytest.raises(InputError) as err:  # the workflow's path (rules replay_evaluation)
+        replay_evaluation(_evaluation(1, epsilons=[0.3], ceiling="none"), data=zero,
+                          results=tmp_path / "r.parquet", table=tmp_path / "t.csv",
+                          summary=tmp_path / "s.csv", cells=tmp_path / "c.parquet",
+                          markdown=None)
+    assert want in str(err.value) and not (tmp_path / "r.parquet").exists()
+    empty = tmp_path / "empty.csv"
+    empty.write_text(zero.read_text().replace("x,3,runtime_s,0", "x,3,runtime_s,"))
+    out = perfcast_cli(*data, "--data", str(empty))
+    assert out.returncode == 0, out.stderr
+    j = json.loads(out.stdout)
+    assert (j["failed_cells"], j["failed_points"]) == (1, [{"cpu_cores": 3.0}])
+    assert "1 of 4 grid cells of 'x' have no measurement" in out.stderr
+    # a throughput of 0 is a measurement: S = P / P0 = 0 exactly, not a failure
+    tput = tmp_path / "tput.csv"
+    tput.write_text(head + "y,1,throughput,0\ny,2,throughput,4\ny,4,throughput,8\n")
+    g = load_grids(tput, ["y"], {})["y"]
+    assert g.failed_points() == [] and g.truth().tolist() == [0.0, 0.5, 1.0]
+
+
 # --------------------------------------------------------------------------- programs
 
 

@@ -4,9 +4,9 @@ A tidy measurement table (one measured cell a row, such as the paper's
 ``arcp_measurements.csv``: ``program, cpu_cores, mem_gb, net_code, io_mbps, metric, value``)
 becomes one :class:`MeasuredGrid` per program: the columns the program varies are its axes, their
 levels the values seen (plus levels the layout declares, e.g. the NPB runs that failed at low
-memory), a cell without a value is a failed run. :class:`ReplayBackend` then answers the
-profiler's runs from that grid, and the grid's own sensitivities are the dense truth the
-interpolated result is scored against.
+memory), a cell without a value is a failed run (a runtime or latency of 0 is refused, not
+read as one). :class:`ReplayBackend` then answers the profiler's runs from that grid, and the
+grid's own sensitivities are the dense truth the interpolated result is scored against.
 """
 
 from __future__ import annotations
@@ -160,8 +160,9 @@ class MeasuredGrid:
         ------
         InputError
             no rows for ``program``, several metrics, a direction unknown, a row leaving an
-            axis empty, a cell measured twice, or no unrestricted measurement (the most of
-            every resource).
+            axis empty, a cell measured twice, no unrestricted measurement (the most of
+            every resource), or a runtime-like (lower is better) value of 0: a failed run is a
+            cell without a value, and a measured 0 would score as one without being counted.
 
         Examples
         --------
@@ -206,6 +207,7 @@ class MeasuredGrid:
         model = ResourceModel.ordered(dims)  # interpolation order: CPU, memory, network, disk
         values = np.full(model.shape, np.nan)
         names = list(model.names)
+        zero: tuple[int, dict] | None = None  # the first runtime-like cell measured 0
         for i, r in rows.iterrows():
             if any(pd.isna(r[c]) for c in names):
                 raise InputError(path, f"program {program!r}: a row leaves an axis empty",
@@ -216,6 +218,8 @@ class MeasuredGrid:
                 raise InputError(path, f"program {program!r}: cell {cell} measured twice",
                                  row=int(i) + 2)
             values[idx] = r["value"]
+            if not hib and zero is None and r["value"] <= 0:
+                zero = (int(i) + 2, {n: r[n] for n in names})
         grid = cls(program, metric, bool(hib), model, values)
         top = model.point([len(d) - 1 for d in model.dims])
         if np.isnan(grid.baseline):
@@ -229,6 +233,12 @@ class MeasuredGrid:
                              f"{grid.baseline:g}", row=line,
                              expected=f"a positive {metric} of the unrestricted run: every "
                                       "sensitivity is relative to it")
+        if zero is not None:
+            # a run takes some time; Eq. 1 (S = P0 / P) would read 0 as a failed run (S = 0)
+            # without its being counted among the failed cells, which are left out instead
+            raise InputError(path, f"program {program!r}: {metric} 0 at {zero[1]}", row=zero[0],
+                             expected=f"a positive {metric} (lower is better: no run takes 0), "
+                                      "or no row or an empty value for a failed run")
         return grid
 
 
