@@ -371,6 +371,54 @@ _CROSS_CHECKS: dict[str, tuple[Callable[[dict, str, str | None], None], ...]] = 
 }
 
 
+def validate_flags(given: Mapping[str, Any], name: str, flags: Mapping[str, str]) -> dict:
+    """:func:`validate` of a section built from command-line flags, an error about a key a
+    flag set naming that flag, not the config key (the user typed the flag).
+
+    The same wording as ``perfcast fit``'s flags: ``--epsilon 5.0 is greater than the maximum
+    of 1 (sensitivity.replay.epsilons)``. A key of a list a flag fills (``replay.epsilons``) is
+    matched with its item's index (``replay.epsilons.0``).
+
+    Parameters
+    ----------
+    given : mapping of str to object
+        The section, the flags left out absent (the schema fills their defaults).
+    name : str
+        The schema (``perfcast/schemas/<name>.schema.yaml``).
+    flags : mapping of str to str
+        Key path in the section (``replay.lhs_repeats``) -> the flag that sets it.
+
+    Returns
+    -------
+    dict
+        As :func:`validate`.
+
+    Raises
+    ------
+    InputError
+        a value the schema refuses: naming the flag, the value, what is wrong and the config
+        key; a key no flag sets as :func:`validate` names it.
+
+    Examples
+    --------
+    >>> validate_flags({"replay": {"lhs_repeats": 0}}, "sensitivity",
+    ...                {"replay.lhs_repeats": "--lhs-repeats"})
+    Traceback (most recent call last):
+    perfcast.errors.InputError: <input>: --lhs-repeats 0 is less than the minimum of 1 \
+(sensitivity.replay.lhs_repeats)
+    """
+    try:
+        return validate(given, name)
+    except InputError as exc:
+        text = str(exc)
+        for key, flag in sorted(flags.items(), key=lambda kv: -len(kv[0])):
+            m = re.search(rf"{re.escape(name)}: {re.escape(key)}(?:\.\d+)?: ", text)
+            if m:
+                raise InputError(None, f"{flag} {text[m.end():].strip()} ({name}.{key})"
+                                 ) from None
+        raise
+
+
 def check_value(value: Any, name: str, pointer: str, *, flag: str, key: str) -> Any:
     """``value`` checked against the sub-schema at ``pointer`` (``/properties/...``) of schema
     ``name``: a command-line flag obeys the same rule as its config key ``key`` (one

@@ -40,6 +40,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_eval)
 
 
+#: the flag of each ``sensitivity`` key sensitivity-eval sets, to name flags in errors
+FLAGS = {"sampling": "--sampling", "budget": "--budget", "replay.epsilons": "--epsilon",
+         "replay.programs": "--program", "replay.ceiling": "--ceiling",
+         "replay.lhs_repeats": "--lhs-repeats"}
+#: the flag of each top-level config key it sets
+CONFIG_FLAGS = {"seed": "--seed"}
+
+
 def _given(options: dict) -> dict:
     """``options`` without the flags left out (None), nested mappings included: the schema
     fills those with its defaults."""
@@ -50,17 +58,15 @@ def _given(options: dict) -> dict:
 def _eval(args: argparse.Namespace) -> int:
     from perfcast.sensitivity.evaluation import evaluate_campaign
     from perfcast.sensitivity.settings import EvaluationSettings
-    from perfcast.settings import build, check_value, validate
+    from perfcast.settings import build, validate_flags
 
-    if args.budget is not None:  # named as the flag it came from
-        check_value(args.budget, "sensitivity", "/properties/budget", flag="--budget",
-                    key="sensitivity.budget")
-    # the same settings as the workflow's, through the same schemas (which fill the defaults)
+    # the same settings as the workflow's, through the same schemas (which fill the defaults);
+    # a value they refuse is named as the flag it came from
     given = {"sampling": args.sampling, "budget": args.budget,
              "replay": {"epsilons": [args.epsilon], "programs": [args.program],
                         "ceiling": args.ceiling, "lhs_repeats": args.lhs_repeats}}
-    section = validate(_given(given), "sensitivity")
-    top = validate(_given({"seed": args.seed}), "config")
+    section = validate_flags(_given(given), "sensitivity", FLAGS)
+    top = validate_flags(_given({"seed": args.seed}), "config", CONFIG_FLAGS)
     settings = build(EvaluationSettings, {**section["replay"], "seed": top["seed"]},
                      where="sensitivity.replay")
     out = evaluate_campaign(settings, data=args.data, program=args.program,
