@@ -353,6 +353,16 @@ def test_sensitivity_eval_budget_is_checked_by_the_schema(tmp_path, capsys, budg
                                "(sensitivity.budget)")
 
 
+def test_a_negative_seed_is_refused_as_the_flag_not_a_traceback(tmp_path, capsys):
+    """numpy's seed sequences take no negative number: --seed -1 ended in a ValueError trace;
+    the config's seed has the same bound."""
+    code, _, err = _cli(capsys, "sensitivity-eval", "--data", _grid(tmp_path), "--program", "p",
+                        "--epsilon", "0.3", "--seed", "-1")
+    _one_line_error(code, err, "--seed -1 is less than the minimum of 0 (config.seed)")
+    with pytest.raises(InputError, match="seed: -1 is less than the minimum of 0"):
+        validate({"seed": -1}, "config")
+
+
 def test_sensitivity_eval_ceiling_is_named_as_the_flag(tmp_path, capsys):
     code, _, err = _cli(capsys, "sensitivity-eval", "--data", _grid(tmp_path), "--program", "p",
                         "--epsilon", "0.3", "--ceiling", "table5")
