@@ -103,7 +103,7 @@ FLAGS = {"fit.max_order": "--max-order", "fit.cv_folds": "--cv-folds", "fit.form
 
 def fit_settings(args: argparse.Namespace):
     """The ``sweep.fit`` settings of ``perfcast fit``'s flags, checked and completed by the
-    sweep schema (:func:`perfcast.settings.from_section`), as the workflow's.
+    sweep schema (:func:`perfcast.settings.validate_flags`), as the workflow's.
 
     Parameters
     ----------
@@ -129,7 +129,7 @@ def fit_settings(args: argparse.Namespace):
     >>> fit.max_order, fit.cv_folds, fit.alpha, fit.normal_form.enabled
     (3, 10, 0.05, False)
     """
-    from perfcast.settings import from_section
+    from perfcast.settings import build, validate_flags
     from perfcast.sweep.settings import SweepSettings
 
     flags = {"max_order": args.max_order, "cv_folds": args.cv_folds, "forms": args.forms,
@@ -139,15 +139,7 @@ def fit_settings(args: argparse.Namespace):
     fit["normal_form"] = {k: v for k, v in nf.items() if v is not None}
     if args.no_normal_form:
         fit["normal_form"]["enabled"] = False
-    try:
-        return from_section(SweepSettings, {"fit": fit}, "sweep").fit
-    except InputError as exc:
-        text = str(exc)
-        for key, flag in sorted(FLAGS.items(), key=lambda kv: -len(kv[0])):
-            if f"sweep: {key}:" in text:
-                reason = text.split(f"sweep: {key}:", 1)[1].strip()
-                raise InputError(None, f"{flag} {reason} (sweep.{key})") from exc
-        raise
+    return build(SweepSettings, validate_flags({"fit": fit}, "sweep", FLAGS), where="sweep").fit
 
 
 def parse_points(items: list[str]) -> list[dict[str, float]]:
