@@ -768,7 +768,22 @@ def positive_effect(df: pd.DataFrame, y: str, x: Sequence[str]) -> bool:
     """Every value of ``y`` on the rows a model of ``y`` on ``x`` is fitted on
     (:func:`usable_rows`) is positive: a time, an energy, a rate. Its predictions must then
     be positive and their intervals never reach below zero (:func:`predict_frame`); a
-    missing value elsewhere in the column does not change that."""
+    missing value elsewhere in the column does not change that.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The data.
+    y : str
+        The effect's column.
+    x : sequence of str
+        The regressors' columns.
+
+    Returns
+    -------
+    bool
+        Whether every usable value of ``y`` is above 0 (False without a usable row).
+    """
     rows = usable_rows(df, y, x)
     values = pd.to_numeric(df.loc[rows, y], errors="coerce").to_numpy(dtype=float)
     return bool(len(values)) and bool((values > 0).all())
