@@ -309,3 +309,113 @@ def test_an_interval_where_the_program_did_not_run_is_not_counted(tmp_path, sep)
     assert long["time"].tolist() == [0.1, 0.2, 0.3]
     got = long["value"].tolist()
     assert got[0] == 50.0 and got[2] == 20.0 and math.isnan(got[1])
+
+
+# --- aggregation modes: one row per id of each event in every interval ---------------------------
+
+
+def _lines(name):
+    return (DATA / name).read_text().splitlines()
+
+
+def _per_cpu(rows, cpus=("CPU0", "CPU1"), intervals=4):
+    """A perf -A file: instructions 1e9, a 1e6, cycles 5e8 per CPU in each interval."""
+    return [f"{0.1 * (k + 1):16.9f},{c},{v},,{e},100000000,100.00,,"
+            for k in range(intervals)
+            for e, v in (("instructions", 10**9), ("a", 10**6), ("cycles", 5 * 10**8))
+            for c in cpus][: rows]
+
+
+def _repeat(lines, needle):
+    """Every line holding ``needle`` written twice (perf -e a,a -A)."""
+    return [x for ln in lines for x in ([ln, ln] if needle in ln else [ln])]
+
+
+@pytest.mark.parametrize(("name", "make", "line", "needle"), [
+    # perf killed while writing: the last interval has one CPU of two for its last event
+    ("cut.csv", lambda: _per_cpu(23), 23,
+     "event 'cycles' has no row for CPU1 in the interval at t=0.400000000s (lines 19-23): 1 of "
+     "the 2 ids it is reported on (CPU1 first at line 6)"),
+    ("no_aggr.csv", lambda: _lines("no_aggr.csv")[:-1], 55,
+     "event 'cpu-clock' has no row for CPU1 in the interval at t=0.728097534s (lines 49-55)"),
+    ("per_core.json", lambda: _lines("per_core.json")[:-1], 55,
+     "event 'cpu-clock' has no row for S0-D0-C1 in the interval at t=0.728097534s"),
+    # a CPU's row lost in the middle of the run
+    ("gap.csv", lambda: [ln for k, ln in enumerate(_lines("no_aggr.csv")) if k != 18], 23,
+     "event 'page-faults' has no row for CPU0 in the interval at t=0.303238712s"),
+    # perf -e a,a -A: the event twice per CPU
+    ("twice_a.csv", lambda: _repeat(_per_cpu(24), ",a,"), 4,
+     "a second row of event 'a' on CPU0 at t=0.100000000s (the first is line 3)"),
+    ("twice_pf.csv", lambda: _repeat(_lines("no_aggr.csv"), ",page-faults,"), 4,
+     "a second row of event 'page-faults' on CPU0"),
+    # a second run appended without a header (--log-fd, --append)
+    ("again.json", lambda: _lines("no_aggr.json") * 2, 57,
+     "a second row of event 'task-clock' on CPU0 at t=0.100185101s (the first is line 1)"),
+])
+def test_a_per_id_file_missing_or_repeating_a_row_is_refused_naming_the_line(tmp_path, name,
+                                                                             make, line,
+                                                                             needle):
+    """Summing whatever rows an interval has took a missing CPU as zero and a repeated row
+    twice: the cut file gave its last interval an IPC of 4.0 (cycles of one CPU of two), a
+    file with ``-e a,a`` an a_pki of 2.0 for 1.0. The aggregated form of the same damage was
+    already refused; now every form is, naming the line."""
+    f = tmp_path / name
+    f.write_text("\n".join(make()) + "\n")
+    with pytest.raises(InputError) as err:
+        parse_perf_stat(f)
+    msg = str(err.value)
+    assert msg.startswith(f"{f}, line {line}: ")
+    assert needle in msg
+    assert "one row per interval, event and id" in msg or "a row for each of an event's ids" \
+        in msg
+
+
+@pytest.mark.parametrize("name", ["no_aggr.csv", "aggregated.csv", "per_core.json"])
+def test_a_second_run_appended_to_the_file_is_refused_at_its_header(tmp_path, name):
+    """perf stat --append writes a second ``# started on`` header and a second run whose
+    intervals start again at zero: summed with the first, every count doubled."""
+    body = _lines(name)
+    f = tmp_path / name
+    f.write_text("\n".join(["# started on Mon Nov 23 10:00:00 2026", "", *body,
+                            "# started on Mon Nov 23 10:01:00 2026", "", *body]) + "\n")
+    with pytest.raises(InputError, match=rf"line {len(body) + 3}: a second '# started on' "
+                                         r"header after counter lines: .*perf stat --append"):
+        parse_perf_stat(f)
+
+
+def test_the_aggregated_forms_damage_names_the_line_too(tmp_path):
+    """Cut short or with a line repeated, perf's aggregated output was refused without a line."""
+    body = _lines("aggregated.csv")
+    f = tmp_path / "cut.csv"
+    f.write_text("\n".join(body[:-1]) + "\n")
+    with pytest.raises(InputError, match=r"line 27: interval at t=0.728097534s, ending at this "
+                                         r"line, has 3 of 4 events"):
+        to_wide(parse_perf_stat(f), f)
+    f.write_text("\n".join(_repeat(body, ",context-switches,")) + "\n")
+    with pytest.raises(InputError, match=r"line 4: interval times of event 'context-switches' "
+                                         "do not increase"):
+        parse_perf_stat(f)
+
+
+def test_each_event_keeps_its_own_ids_and_threads_may_come_and_go(tmp_path):
+    """The ids are checked per event (a hybrid PMU's event is reported on its own CPUs only);
+    thread ids only for repeats (a thread starts or ends during the run; system-wide
+    --per-thread leaves out a thread that counted nothing in an interval)."""
+    rows = [f"{0.1 * (k + 1):.9f},CPU{c},{v},,{e},100000000,100.00,,"
+            for k in range(3)
+            for e, v, cpus in (("cpu_core/instructions/", 100, (0, 1)),
+                               ("cpu_atom/instructions/", 10, (2, 3, 4)))
+            for c in cpus]
+    f = tmp_path / "hybrid.csv"
+    f.write_text("\n".join(rows) + "\n")
+    wide = to_wide(parse_perf_stat(f), f, required=["instructions"])
+    assert wide["instructions"].tolist() == [230.0] * 3
+    threads = ["0.1,python3-10,5,msec,task-clock,5000000,100.00,,",
+               "0.1,python3-11,7,msec,task-clock,7000000,100.00,,",
+               "0.2,python3-10,5,msec,task-clock,5000000,100.00,,"]
+    f.write_text("\n".join(threads) + "\n")
+    assert parse_perf_stat(f)["value"].tolist() == [12.0, 5.0]
+    f.write_text("\n".join([*threads, threads[-1]]) + "\n")
+    with pytest.raises(InputError, match="line 4: a second row of event 'task-clock' on "
+                                         "python3-10 at t=0.200000000s"):
+        parse_perf_stat(f)

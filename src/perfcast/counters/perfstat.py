@@ -15,8 +15,12 @@ without the ``# started on`` header):
 
 ``value`` is the count in that interval (a delta) or ``<not counted>`` / ``<not supported>``.
 Rows of one interval and event in an aggregation mode are summed (optionally over a chosen subset
-of ids, :func:`aggregate`); perf's counts are already scaled when the counter was multiplexed, so
-``pct_running`` is kept (the lowest over the summed rows) and flagged downstream.
+of ids, :func:`aggregate`) once each event is known to have one row per id in every interval
+(:func:`check_ids`: a row missing, as in a file cut short, or repeated, as with ``-e a,a`` or a
+second run appended, would be summed into a wrong count); perf's counts are already scaled when
+the counter was multiplexed, so ``pct_running`` is kept (the lowest over the summed rows) and
+flagged downstream. A second ``# started on`` header after counter lines (``--append``) is
+refused: two runs in one file.
 
 Forms that are not read get an error naming the form and the flag to use instead: the
 human-readable table (no ``-x``), output without ``-I``, and locale-formatted numbers.
@@ -46,7 +50,12 @@ if TYPE_CHECKING:
 FIELDS = "time[,id[,n]],value,unit,event,run_ns,pct_running,metric_value,metric_unit"
 NOT_COUNTED = "<not counted>"
 NOT_SUPPORTED = "<not supported>"
-LONG_COLUMNS = ["time", "event", "value", "status", "run_ns", "pct_running", "id"]
+LONG_COLUMNS = ["time", "event", "value", "status", "run_ns", "pct_running", "id", "line"]
+#: the columns of :func:`aggregate`'s table: one row per interval and event, no id; ``line`` is
+#: the file line of the row (the last of the rows summed), for errors
+AGG_COLUMNS = ["time", "event", "value", "status", "run_ns", "pct_running", "line"]
+#: the first line perf writes to a file (``-o``, and ``--append`` again before each run it adds)
+STARTED = "# started on"
 #: the largest count a 64-bit hardware or kernel counter holds
 COUNTER_MAX = 2**64 - 1
 #: a count of one interval this large is a counter that wrapped: perf prints the difference of
@@ -75,6 +84,7 @@ class Row(NamedTuple):
     run_ns: float
     pct_running: float
     id: str
+    line: int = 0
 
 
 def _number(s: str) -> float | None:
@@ -212,7 +222,7 @@ def _parse_sv(line: str, sep: str, path: Path, lineno: int) -> Row | None:
         raise InputError(path, "run time or percent-running is not a number", row=lineno,
                          expected=FIELDS)
     _check_running(run_ns, pct, path, lineno, given=(bool(run_s.strip()), bool(pct_s.strip())))
-    return Row(t, event, value, status, run_ns, pct, agg)
+    return Row(t, event, value, status, run_ns, pct, agg, lineno)
 
 
 def _check_running(run_ns: float, pct: float, path: Path, lineno: int,
@@ -261,7 +271,7 @@ def _parse_json(line: str, path: Path, lineno: int) -> Row | None:
                          expected="perf stat -j output") from exc
     _check_running(run_ns, pct, path, lineno, given=("event-runtime" in obj,
                                                      "pcnt-running" in obj))
-    return Row(float(t), event, value, status, run_ns, pct, agg)
+    return Row(float(t), event, value, status, run_ns, pct, agg, lineno)
 
 
 #: the first line of a perf file the import backend copied (:func:`origin`)
@@ -289,7 +299,10 @@ def iter_rows(path: str | Path, separator: str = "auto") -> Iterator[Row]:
     Raises
     ------
     InputError
-        naming the file and line: missing, a directory, not text, or a line perf does not write.
+        naming the file and line: missing, a directory, not text, a line perf does not write,
+        or a second ``# started on`` header after counter lines (``perf stat --append`` added a
+        second run, whose intervals start again from zero: read as one run, each interval of
+        both would be summed).
     """
     path = input_file(path)
     shown = origin(path)
@@ -300,6 +313,12 @@ def iter_rows(path: str | Path, separator: str = "auto") -> Iterator[Row]:
         with open(path, encoding="utf-8", newline=None) as fh:
             for lineno, raw in enumerate(fh, start=1 - offset):
                 raw = raw.rstrip("\n")
+                if found and raw.lstrip().startswith(STARTED):
+                    raise InputError(shown, f"a second {STARTED!r} header after counter lines: "
+                                            "another perf run was appended to this file "
+                                            "(perf stat --append)", row=lineno,
+                                     expected="one perf run per file (its intervals would be "
+                                              "summed with the first run's)")
                 if not raw.strip() or raw.lstrip().startswith("#"):
                     continue
                 if form is None:
@@ -330,18 +349,21 @@ def read_rows(path: str | Path, separator: str = "auto") -> list[Row]:
 def read_long(path: str | Path, separator: str = "auto") -> pd.DataFrame:
     """The event lines of a perf ``-I`` file as a table of :data:`LONG_COLUMNS`, streamed: each
     line is parsed and stored in typed columns at once (8 bytes a number, a shared string per
-    event, status and id), so memory grows by about 50 bytes a line, not by the file's text and
-    a Python object per field (a 181 MB file: 2.1 GB before, see docs/methods/counters.md)."""
+    event, status and id, 4 bytes a line number), so memory grows by about 55 bytes a line, not
+    by the file's text and a Python object per field (a 181 MB file: 2.1 GB before, see
+    docs/methods/counters.md); ``line`` is each row's line in the file, for errors."""
     import pandas as pd
 
     nums = {k: array("d") for k in ("time", "value", "run_ns", "pct_running")}
     codes: dict[str, array] = {k: array("i") for k in ("event", "status", "id")}
     names: dict[str, dict[str, int]] = {k: {} for k in codes}
+    lines = array("i")
     for row in iter_rows(path, separator):
         nums["time"].append(row.time)
         nums["value"].append(row.value)
         nums["run_ns"].append(row.run_ns)
         nums["pct_running"].append(row.pct_running)
+        lines.append(row.line)
         for k, text in (("event", row.event), ("status", row.status), ("id", row.id)):
             code = names[k].setdefault(text, len(names[k]))
             codes[k].append(code)
@@ -349,12 +371,95 @@ def read_long(path: str | Path, separator: str = "auto") -> pd.DataFrame:
     for k, table in names.items():
         strings = np.array(list(table), dtype=object)
         cols[k] = strings[np.frombuffer(codes[k], dtype=np.int32)]
+    cols["line"] = np.frombuffer(lines, dtype=np.int32)
     return pd.DataFrame({c: cols[c] for c in LONG_COLUMNS}, copy=False)
+
+
+def _shown(ids: Sequence[str], most: int = 8) -> str:
+    """Ids for a message: the first ``most``, and how many more."""
+    more = f" and {len(ids) - most} more" if len(ids) > most else ""
+    return ", ".join(ids[:most]) + more
+
+
+def check_ids(df: pd.DataFrame, path: str | Path) -> None:
+    """Refuse rows of an aggregation mode that cannot be summed into one count per interval and
+    event: the same (interval, event, id) twice, or an interval where an event lacks one of the
+    ids it is reported on in other intervals.
+
+    Summing whatever rows an interval has would take a repeated row twice (perf run with an
+    event listed twice, ``-e a,a -A``, prints it twice per CPU; a second run appended with
+    ``--append`` repeats every interval) and a missing one as zero (perf killed while writing
+    its last interval leaves it with part of its CPUs): wrong counts, where the aggregated form
+    of the same damage is refused (:func:`parse_perf_stat`). The ids of each event are checked
+    on their own (an uncore event is reported on one CPU per socket, a hybrid PMU's event on
+    its own CPUs only). Thread ids (``--per-thread``, ``comm-pid``) are checked for repeats
+    only: threads start and end during a run, and system-wide (``-a``) perf leaves out the
+    threads that counted nothing in an interval.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        the rows, :data:`LONG_COLUMNS` (``line``: each row's line in the file).
+    path : str or Path
+        the file (for errors).
+
+    Raises
+    ------
+    InputError
+        naming the file, the line and the interval, event and id(s).
+    """
+    import pandas as pd
+
+    t_codes, times = pd.factorize(df["time"])
+    e_codes, events = pd.factorize(df["event"])
+    i_codes, ids = pd.factorize(df["id"])
+    lines = df["line"].to_numpy()
+    ne, ni = len(events), len(ids)
+    cell = (t_codes.astype(np.int64) * ne + e_codes) * ni + i_codes
+    again = pd.Series(cell).duplicated().to_numpy()
+    if again.any():
+        k = int(np.argmax(again))
+        first = int(np.argmax(cell == cell[k]))
+        raise InputError(
+            path, f"a second row of event {events[e_codes[k]]!r} on {ids[i_codes[k]]} at "
+                  f"t={times[t_codes[k]]:.9f}s (the first is line {lines[first]})",
+            row=int(lines[k]),
+            expected="one row per interval, event and id; an event listed twice in perf's -e, "
+                     "or a second run appended to the file, would be summed twice")
+    threads = [bool(_THREAD_ID.fullmatch(i)) and not _CPU_ID.fullmatch(i)
+               and not _AGG_WITH_COUNT.fullmatch(i) for i in ids]
+    if all(threads):
+        return
+    pairs = np.unique(e_codes.astype(np.int64) * ni + i_codes)
+    n_ids = np.bincount(pairs // ni, minlength=ne)  # the ids each event is reported on
+    g_codes, groups = pd.factorize(t_codes.astype(np.int64) * ne + e_codes)  # in file order
+    short = np.flatnonzero(np.bincount(g_codes) < n_ids[groups % ne])
+    if not len(short):
+        return
+    g = int(short[0])
+    rows = np.flatnonzero(g_codes == g)
+    e = int(e_codes[rows[0]])
+    have = set(i_codes[rows].tolist())
+    missing = [int(i) for i in pairs[pairs // ni == e] % ni if int(i) not in have]
+    seen = int(lines[np.argmax((e_codes == e) & (i_codes == missing[0]))])
+    n = len(have) + len(missing)
+    span = lines[t_codes == t_codes[rows[0]]]  # the interval's lines
+    raise InputError(
+        path, f"event {events[e]!r} has no row for {_shown([ids[i] for i in missing])} in the "
+              f"interval at t={times[t_codes[rows[0]]]:.9f}s (lines {span.min()}-{span.max()}): "
+              f"{len(have)} of the {n} ids it is reported on ({ids[missing[0]]} first at line "
+              f"{seen})",
+        row=int(span.max()),
+        expected="a row for each of an event's ids in every interval; perf killed while "
+                 "writing leaves its last interval partial: collect again, or cut the file "
+                 "after the last whole interval")
 
 
 def aggregate(rows: Sequence[Row] | pd.DataFrame, path: str | Path,
               select: Sequence[str] = ()) -> pd.DataFrame:
-    """Long form with one row per interval and event: rows of the aggregation modes summed.
+    """Long form with one row per interval and event: rows of the aggregation modes summed,
+    after :func:`check_ids` (one row per id of each event in every interval, over the whole
+    file whatever ``select`` keeps).
 
     ``select`` keeps only the ids matching one of its shell patterns (``CPU[0-3]``,
     ``S0-*``, ``python3-*``) for events perf reports on those ids; an event that perf reports on
@@ -376,6 +481,8 @@ def aggregate(rows: Sequence[Row] | pd.DataFrame, path: str | Path,
 
     df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=LONG_COLUMNS)
     ids = sorted(set(df["id"]) - {""})
+    if ids:
+        check_ids(df, path)
     if select:
         unknown = [p for p in select if not any(fnmatch.fnmatchcase(i, p) for i in ids)]
         if unknown:
@@ -394,7 +501,7 @@ def aggregate(rows: Sequence[Row] | pd.DataFrame, path: str | Path,
         # a count perf did not make ran none of the time, whatever perf prints beside it
         pct = np.where(df["status"].to_numpy() == "ok", df["pct_running"].to_numpy(), 0.0)
         return pd.DataFrame({c: pct if c == "pct_running" else df[c].to_numpy()
-                             for c in LONG_COLUMNS[:-1]}, copy=False)
+                             for c in AGG_COLUMNS}, copy=False)
     df = df.assign(ok=df["status"] == "ok")
     df["pct_eff"] = np.where(df["ok"], df["pct_running"], 0.0)
     df["value0"] = df["value"].where(df["ok"], 0.0)
@@ -405,20 +512,25 @@ def aggregate(rows: Sequence[Row] | pd.DataFrame, path: str | Path,
         "any_ns": g["status"].agg(lambda s: bool((s == "not supported").all())),
         "run_ns": g["run_ns"].sum(min_count=1),
         "pct_running": g["pct_eff"].min(),
+        "line": g["line"].max(),
     }).reset_index()
     out["status"] = np.where(out["n_ok"] > 0, "ok",
                              np.where(out["any_ns"], "not supported", "not counted"))
     out.loc[out["n_ok"] == 0, "value"] = math.nan
-    return out[LONG_COLUMNS[:-1]].reset_index(drop=True)
+    return out[AGG_COLUMNS].reset_index(drop=True)
 
 
 def parse_perf_stat(path: str | Path, separator: str = "auto",
                     select: Sequence[str] = ()) -> pd.DataFrame:
     """Parse one perf ``-I`` file (``-x`` or ``-j``) into long form, one row per interval and
     event: ``time`` (s), ``event``, ``value`` (float, NaN when not counted), ``status``
-    (``ok`` / ``not counted`` / ``not supported``), ``run_ns``, ``pct_running``.
+    (``ok`` / ``not counted`` / ``not supported``), ``run_ns``, ``pct_running``, ``line``
+    (the row's line in the file; of rows summed, the last).
 
-    Raises :class:`~perfcast.errors.InputError` naming the file and line for anything else.
+    Raises :class:`~perfcast.errors.InputError` naming the file and line for anything else,
+    among it an event whose interval times do not increase (a line repeated, or a second run
+    appended) and, in an aggregation mode, an interval missing one of an event's ids
+    (:func:`check_ids`).
 
     Parameters
     ----------
@@ -432,8 +544,10 @@ def parse_perf_stat(path: str | Path, separator: str = "auto",
     shown = origin(path)
     df = aggregate(read_long(path, separator), shown, select)
     for ev, sub in df.groupby("event", sort=False):
-        if (np.diff(sub["time"].to_numpy()) <= 0).any():
+        back = np.flatnonzero(np.diff(sub["time"].to_numpy()) <= 0)
+        if len(back):
             raise InputError(shown, f"interval times of event {ev!r} do not increase",
+                             row=int(sub["line"].iloc[back[0] + 1]),
                              expected="one line per event (and id) per interval, in time order")
     return df
 
@@ -539,8 +653,13 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
     n_events = len(present)
     bad = counts[counts != n_events]
     if len(bad):
-        raise InputError(path, f"interval at t={bad.index[0]:.9f}s has {int(bad.iloc[0])} of "
-                               f"{n_events} events", expected="every event in every interval")
+        at = long["time"] == bad.index[0]
+        last = int(long.loc[at, "line"].max()) if "line" in long.columns else None
+        ends = "" if last is None else ", ending at this line,"
+        raise InputError(path, f"interval at t={bad.index[0]:.9f}s{ends} has "
+                               f"{int(bad.iloc[0])} of {n_events} events", row=last,
+                         expected="every event in every interval; perf killed while writing "
+                                  "leaves its last interval partial")
     if any(k != v for k, v in rename.items()):  # configured names (a dict lookup per event)
         long = long.assign(event=long["event"].map({e: rename.get(e, e) for e in present}))
     sizes = long["event"].value_counts()
