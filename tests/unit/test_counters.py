@@ -99,6 +99,55 @@ def _write(path, times, counts):
     return path
 
 
+#: a hybrid CPU's run: each event on both PMUs, the program's count their sum
+HYBRID = {"cpu_core/instructions/": 6e8, "cpu_atom/instructions/": 4e8,
+          "cpu_core/cycles/": 3e8, "cpu_atom/cycles/": 2e8, "cpu_core/a/": 3e6, "cpu_atom/a/": 1e6}
+
+
+@pytest.mark.parametrize(("events", "known"), [
+    (["a"], {"a_pki": 4.0}),
+    (["a", "cpu_core/a/"], {"a_pki": 4.0, "cpu_core/a/_pki": 3.0}),
+    (["cpu_core/a/", "a"], {"a_pki": 4.0, "cpu_core/a/_pki": 3.0}),
+    (["a", "cpu_atom/a/"], {"a_pki": 4.0, "cpu_atom/a/_pki": 1.0}),
+    (["a", "cpu_core/instructions/"], {"a_pki": 4.0, "cpu_core/instructions/_pki": 600.0}),
+    (["a", "cpu_core/cycles/"], {"a_pki": 4.0, "cpu_core/cycles/_pki": 300.0}),
+])
+def test_each_configured_name_gets_the_rows_it_names_whatever_else_is_configured(tmp_path,
+                                                                                 events, known):
+    """A name without a PMU is the sum over PMUs, a name with one that PMU's rows, each on its
+    own: a PMU's name configured beside the plain one took the plain name's sum over (a_pki 1.0
+    for 4.0 beside cpu_core/a/; the base events too: instructions 4e8 and IPC 0.8 beside
+    cpu_core/instructions/, cycles 2e8 and IPC 5 beside cpu_core/cycles/)."""
+    g0 = _write(tmp_path / "hyb.csv", [0.1, 0.2, 0.3, 0.4],
+                {e: [v] * 4 for e, v in HYBRID.items()})
+    t = pp([g0], events)
+    assert t["instructions"].tolist() == [1e9] * 4 and t["cycles"].tolist() == [5e8] * 4
+    assert t["ipc"].tolist() == [2.0] * 4
+    for col, value in known.items():
+        np.testing.assert_allclose(t[col], value)
+
+
+def test_two_names_for_the_same_rows_are_refused_naming_both(tmp_path):
+    """instructions:D stands for the file's instructions (pinning does not change the count):
+    configured beside the base event it is that event twice. It was reported as a host
+    without a PMU for instructions (the base event's rows had been handed to the other name)."""
+    g0 = _write(tmp_path / "plain.csv", [0.1, 0.2, 0.3, 0.4],
+                {"instructions": [1e9] * 4, "cycles": [5e8] * 4, "a": [1e6] * 4})
+    with pytest.raises(InputError, match=r"plain.csv: events 'instructions' and 'instructions:D' "
+                                         r"both stand for \['instructions'\] in the file"):
+        pp([g0], ["a", "instructions:D"])
+    with pytest.raises(InputError, match="events 'a' and 'a:pp' both stand for"):
+        pp([g0], ["a", "a:pp"])
+    # a name for two copies of one count (perf -e a,a:D): their sum would count it twice
+    g1 = _write(tmp_path / "twice.csv", [0.1, 0.2],
+                {"instructions": [1e9] * 2, "cycles": [5e8] * 2, "a": [1e6] * 2,
+                 "a:D": [1e6] * 2})
+    with pytest.raises(InputError, match=r"event 'a:p' stands for \['a', 'a:D'\] in the file: "
+                                         "copies of one count"):
+        pp([g1], ["a:p"])
+    assert pp([g1], ["a", "a:D"])["a_pki"].tolist() == [1.0, 1.0]
+
+
 def test_pki_and_ipc_known_answer(tmp_path):
     g0 = _write(tmp_path / "g0.csv", [0.1, 0.2], {"instructions": [1000, 2000],
                                                    "cycles": [500, 4000], "a": [10, 40]})

@@ -419,3 +419,20 @@ def test_each_event_keeps_its_own_ids_and_threads_may_come_and_go(tmp_path):
     with pytest.raises(InputError, match="line 4: a second row of event 'task-clock' on "
                                          "python3-10 at t=0.200000000s"):
         parse_perf_stat(f)
+
+
+def test_an_interval_no_hybrid_copy_counted_is_missing_and_flagged(tmp_path):
+    """Hybrid copies all <not counted> in an interval: the sum is missing, and the interval's
+    percent-running 0 as for any count perf did not make (it was left out of the lowest)."""
+    nc = "<not counted>"
+    f = tmp_path / "h.csv"
+    f.write_text(format_perf_csv(np.array([0.1, 0.2, 0.3]), {
+        "cpu_core/instructions/": np.array([6e8, nc, 6e8], dtype=object),
+        "cpu_atom/instructions/": np.array([4e8, nc, nc], dtype=object),
+        "task-clock": np.array([100.0, 100.0, 100.0])}, units={"task-clock": "msec"}))
+    wide = to_wide(parse_perf_stat(f), f, wanted=["instructions"])
+    assert wide["instructions"].iloc[[0, 2]].tolist() == [1e9, 6e8]
+    assert math.isnan(wide["instructions"].iloc[1])
+    assert wide["instructions__pct"].tolist() == [100.0, 0.0, 100.0]
+    assert wide["pct_running_min"].tolist() == [100.0, 0.0, 100.0]
+    assert list(wide.columns[2:4]) == ["instructions", "task-clock"]

@@ -607,16 +607,73 @@ def resolve_event(wanted: str, available: Iterable[str]) -> list[str]:
     return found
 
 
+def claim_events(names: Iterable[str], present: Sequence[str], path: str | Path,
+                 required: Iterable[str] = ()) -> dict[str, list[str]]:
+    """The events of a file each configured name stands for (:func:`resolve_event`), each name
+    on its own: ``{name: events}``, in the order of ``names``, a name the file lacks left out.
+
+    Every name gets exactly the rows it names, whatever else is configured: ``a`` the sum of
+    ``cpu_core/a/`` and ``cpu_atom/a/`` even beside ``cpu_core/a/``, which gets its PMU's rows.
+    What the names do not define is refused: two names that stand for the same rows
+    (``instructions`` and ``instructions:D`` where the file has ``instructions`` only: one event
+    configured twice, its PKI 1000 by construction) and one name that stands for two events on
+    one PMU, or for an event without a PMU beside one with (``a:p`` for both ``a`` and ``a:D``:
+    one count read twice, a sum of the two would double it).
+
+    Parameters
+    ----------
+    names : iterable of str
+        the configured names.
+    present : sequence of str
+        the events of the file.
+    path : str or Path
+        the file (for errors).
+    required : iterable of str, default=()
+        the names the file must have (a missing one is an error).
+
+    Raises
+    ------
+    InputError
+        naming the file and the name(s): a required name the file lacks, a name for two copies
+        of one count, two names for the same rows.
+    """
+    required = set(required)
+    claims: dict[str, list[str]] = {}
+    owner: dict[tuple[str, ...], str] = {}
+    for name in dict.fromkeys(names):
+        found = resolve_event(name, present)
+        if not found:
+            if name in required:
+                raise InputError(path, f"event {name!r} is missing",
+                                 expected=f"{name} in every group run (found {list(present)[:10]})")
+            continue
+        pmus = [split_event(ev)[0] for ev in found]
+        if len(found) > 1 and (len(set(pmus)) < len(pmus) or "" in pmus):
+            raise InputError(path, f"event {name!r} stands for {found} in the file: copies of one "
+                                   "count on one PMU (or with and without a PMU), whose sum counts "
+                                   "it twice", expected="the exact name of one of them")
+        key = tuple(sorted(found))
+        if key in owner:
+            raise InputError(path, f"events {owner[key]!r} and {name!r} both stand for "
+                                   f"{list(key)} in the file: one event configured twice",
+                             expected="each event configured once: keep one of the two names")
+        owner[key] = name
+        claims[name] = found
+    return claims
+
+
 def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
             wanted: Iterable[str] = ()) -> pd.DataFrame:
     """One row per interval: ``time``, ``duration_s``, a column per event, ``pct_running_min``
     and ``<event>__pct`` (percent-running per event).
 
-    ``required`` and ``wanted`` are configured names, resolved by :func:`resolve_event`: their
-    columns take the configured name (hybrid copies summed, a copy <not counted> in an interval
-    counting zero there). Every event must appear in every interval. A ``required`` event that
-    is ``<not supported>`` throughout raises :class:`HostCapabilityError` (a host without a
-    hardware PMU): never zeros.
+    ``required`` and ``wanted`` are configured names, each resolved on its own by
+    :func:`claim_events`: its column takes the configured name and the rows it names (hybrid
+    copies summed, a copy <not counted> in an interval counting zero there; no copy counted:
+    missing, percent-running 0), whatever other names are configured, so ``a`` is the sum over
+    PMUs beside ``cpu_core/a/``. An event no name stands for keeps its own column. Every event
+    must appear in every interval. A ``required`` event that is ``<not supported>`` throughout
+    raises :class:`HostCapabilityError` (a host without a hardware PMU): never zeros.
 
     Parameters
     ----------
@@ -633,17 +690,10 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
 
     present = list(long["event"].unique())
     required = list(required)
-    rename: dict[str, str] = {}
-    for ev in dict.fromkeys([*required, *wanted]):
-        matches = resolve_event(ev, present)
-        if not matches and ev in required:
-            raise InputError(path, f"event {ev!r} is missing", expected=f"{ev} in every group "
-                             f"run (found {present[:10]})")
-        for m in matches:
-            rename[m] = ev
+    claims = claim_events([*required, *wanted], present, path, required)
     for ev in required:
-        sub = long[long["event"].isin([e for e, r in rename.items() if r == ev])]
-        if (sub["status"] == "not supported").all():
+        sub = long[long["event"].isin(claims[ev])]
+        if len(sub) and (sub["status"] == "not supported").all():
             raise HostCapabilityError(
                 f"{path}: event {ev!r} reads <not supported> in every interval: the host that "
                 "collected this file exposes no hardware PMU for it (common in VMs); collect on a "
@@ -660,41 +710,46 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
                                f"{int(bad.iloc[0])} of {n_events} events", row=last,
                          expected="every event in every interval; perf killed while writing "
                                   "leaves its last interval partial")
-    if any(k != v for k, v in rename.items()):  # configured names (a dict lookup per event)
-        long = long.assign(event=long["event"].map({e: rename.get(e, e) for e in present}))
-    sizes = long["event"].value_counts()
-    merged = long["event"].isin(sizes.index[sizes > len(counts)])
-    if merged.any():  # hybrid copies: a copy not counted in an interval ran no instructions there
-        part = long[merged]
-        agg = part.assign(v=part["value"].fillna(0.0), ok=part["status"] == "ok",
-                          p=part["pct_running"].where(part["status"] == "ok"))
-        agg = agg.groupby(["time", "event"], sort=False).agg(
-            value=("v", "sum"), n_ok=("ok", "sum"), pct_running=("p", "min"),
-            status=("status", "first")).reset_index()
-        agg.loc[agg["n_ok"] == 0, "value"] = math.nan
-        agg.loc[agg["n_ok"] > 0, "status"] = "ok"
-        long = pd.concat([long[~merged], agg[["time", "event", "value", "status",
-                                              "pct_running"]]], ignore_index=True)
-    order = list(dict.fromkeys(long["event"]))
-    # one cell per interval and event (the first line of each, as perf writes one), placed by
-    # codes: a pivot table of millions of lines took gigabytes
+    # one cell per interval and event of the file (the first line of each, as perf writes one),
+    # placed by codes: a pivot table of millions of lines took gigabytes
     t_codes, times = pd.factorize(long["time"], sort=True)
-    e_codes = pd.Categorical(long["event"], categories=order).codes
-    def cells(column: str) -> np.ndarray:
-        grid = np.full((len(times), len(order)), np.nan)
+    e_codes = pd.Categorical(long["event"], categories=present).codes
+
+    def cells(column: np.ndarray) -> np.ndarray:
+        grid = np.full((len(times), len(present)), np.nan)
         # assigned from the last line to the first: the first line of a cell wins
-        grid[t_codes[::-1], e_codes[::-1]] = long[column].to_numpy(dtype=float)[::-1]
+        grid[t_codes[::-1], e_codes[::-1]] = column[::-1]
         return grid
 
-    values, pct = cells("value"), cells("pct_running")
+    values = cells(long["value"].to_numpy(dtype=float))
+    pct = cells(long["pct_running"].to_numpy(dtype=float))
+    ok = cells((long["status"] == "ok").to_numpy(dtype=float)) == 1.0
+    where = {ev: k for k, ev in enumerate(present)}
+    columns: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for ev in present:  # in the file's order; an event no name claims kept as is
+        names = [n for n, found in claims.items() if ev in found] or [ev]
+        for name in names:
+            if name in columns:
+                continue
+            idx = [where[e] for e in claims.get(name, [ev])]
+            if len(idx) == 1:
+                columns[name] = values[:, idx[0]], pct[:, idx[0]]
+                continue
+            # hybrid copies: a copy not counted in an interval ran no instructions there
+            copies_ok = ok[:, idx]
+            total = np.where(copies_ok, values[:, idx], 0.0).sum(axis=1)
+            n_ok = copies_ok.sum(axis=1)
+            low = np.where(copies_ok, pct[:, idx], np.inf).min(axis=1)
+            columns[name] = (np.where(n_ok > 0, total, np.nan), np.where(n_ok > 0, low, 0.0))
     t = np.asarray(times, dtype=float)
     cols: dict[str, np.ndarray] = {"time": t, "duration_s": np.diff(t, prepend=0.0)}
-    cols |= {ev: values[:, k] for k, ev in enumerate(order)}
+    cols |= {name: v for name, (v, _) in columns.items()}
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an interval without any percentage
-        low = np.nanmin(pct, axis=1) if len(order) else np.zeros(len(t))
+        low = (np.nanmin(np.column_stack([p for _, p in columns.values()]), axis=1)
+               if columns else np.zeros(len(t)))
     cols["pct_running_min"] = np.nan_to_num(low, nan=0.0)
-    cols |= {pct_column(ev): pct[:, k] for k, ev in enumerate(order)}
+    cols |= {pct_column(name): p for name, (_, p) in columns.items()}
     return pd.DataFrame(cols)
 
 
