@@ -13,7 +13,7 @@ from perfcast.cli import main
 from perfcast.warmup.ci import mean_ci
 from perfcast.warmup.cli_settings import command_settings
 from perfcast.warmup.stable import median_ci, stable_throughput
-from perfcast.warmup.watch import EVIDENCE
+from perfcast.warmup.watch import EVIDENCE, stable_ci
 
 
 def test_median_ci_ranks_are_the_binomial_ones():
@@ -141,3 +141,38 @@ def test_cli_stable_and_the_warning_of_ci(tmp_path, capsys):
     f.write_text("1\n2\n0\n")
     assert main(["stable", str(f), "--rates"]) == 2
     assert "--rates" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 6, 29])
+def test_stable_refuses_fewer_than_30_readings_as_ci_does(tmp_path, capsys, n):
+    """Fewer than 30 readings support no interval (the documented minimum): ``stable`` refuses
+    them with ``ci``'s one-line error, where it gave a traceback (1 reading), a mean CI from 3
+    readings (6), a zero-width median "CI" of 1 reading (3) or a note of "up to 0 (last |r|
+    nan)" (2)."""
+    f = tmp_path / "in.txt"
+    f.write_text("".join(f"{1 + 0.01 * i}\n" for i in range(n)))
+    for command in ("stable", "ci"):
+        assert main([command, str(f)]) == 2
+        cap = capsys.readouterr()
+        assert cap.out == "" and cap.err.count("\n") == 1
+        assert cap.err == (f"perfcast {command}: error: {f}: {n} readings; a confidence "
+                           "interval needs at least 30\n")
+
+
+def test_a_stable_segment_of_fewer_than_30_readings_gets_no_interval():
+    """60 readings whose last segment (12 readings, a fifth) is the stable phase by the
+    fallback "final": no mean CI and no median interval from 12 readings (the old code gave a
+    mean CI of 6 readings in 2 blocks, and the median's ranks 1 and 6), a note saying why; the
+    live rule's CI of the same segment is None likewise."""
+    rng = np.random.default_rng(3)
+    x = np.r_[np.ones(25), 2 * np.ones(23), 3 * np.ones(12)] + 0.01 * rng.normal(size=60)
+    r = stable_throughput(x, command_settings("stable"),
+                          command_settings("phases", {"fallback": "final"}))
+    assert r.rule == "final" and r.detector_stable == (48, 60)
+    a, b = r.stable
+    assert r.mean is None and r.harmonic is None
+    assert r.median.median == pytest.approx(np.median(x[r.used[0]:r.used[1]]))
+    assert r.median.lower is None and r.median.upper is None
+    assert r.note == (f"no confidence interval from the stable readings {a}..59: {b - a} "
+                      "readings; a confidence interval needs at least 30")
+    assert stable_ci(x, (48, 60), (54, 60), command_settings("watch")) is None

@@ -218,7 +218,9 @@ def _command_settings(command: str) -> Any:
 def cmd_stable(args: argparse.Namespace) -> int:
     """``perfcast stable``: the stable segment's mean, median (and harmonic mean) with their
     CIs (:func:`perfcast.warmup.stable.stable_throughput` with the ``stable`` settings); JSON on
-    stdout. Returns the exit status: 0, or 1 when there is no stable phase."""
+    stdout. Returns the exit status: 0, or 1 when there is no stable phase; fewer than 30
+    readings are refused as by ``perfcast ci`` (exit 2)."""
+    from perfcast.warmup.ci import NotEnoughDataError
     from perfcast.warmup.readings import read_readings
     from perfcast.warmup.stable import stable_throughput
 
@@ -231,7 +233,10 @@ def cmd_stable(args: argparse.Namespace) -> int:
                       positive_for="the harmonic mean of rates (--rates)" if settings.rates
                       else None)
     phases = _phases(args)
-    res = stable_throughput(x, settings, phases)
+    try:
+        res = stable_throughput(x, settings, phases)
+    except NotEnoughDataError as exc:
+        raise InputError(args.file, str(exc)) from exc
     if res.note:
         print(f"perfcast stable: warning: {args.file}: {res.note}", file=sys.stderr)
     _print({"file": args.file, "settings": {k: getattr(settings, k) for k in (

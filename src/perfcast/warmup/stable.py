@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci, tail_ci
+from perfcast.warmup.ci import MIN_READINGS, MeanCI, NotEnoughDataError, mean_ci, tail_ci
 from perfcast.warmup.cli_settings import PhasesSettings, StableSettings
 from perfcast.warmup.segments import FINAL_SHARE
 from perfcast.warmup.truncation import settle
@@ -58,19 +58,21 @@ from perfcast.warmup.watch import estimate_part
 @dataclass(frozen=True)
 class MedianCI:
     """A median with its distribution-free CI (order statistics ``lower_rank``/``upper_rank``,
-    1-based, of the ``n`` readings; ``effective`` independent readings)."""
+    1-based, of the ``n`` readings; ``effective`` independent readings). Without an interval
+    (``median_ci(..., interval=False)``) the bounds and ranks are None."""
 
     median: float
-    lower: float
-    upper: float
+    lower: float | None
+    upper: float | None
     confidence: float
     n: int
     effective: int
-    lower_rank: int
-    upper_rank: int
+    lower_rank: int | None
+    upper_rank: int | None
 
 
-def median_ci(x: np.ndarray, confidence: float, q: int = 1) -> MedianCI:
+def median_ci(x: np.ndarray, confidence: float, q: int = 1, *, interval: bool = True
+              ) -> MedianCI:
     """Median of ``x`` and its order-statistic CI (see the module docstring, step 3).
 
     Parameters
@@ -81,12 +83,21 @@ def median_ci(x: np.ndarray, confidence: float, q: int = 1) -> MedianCI:
         the confidence level.
     q : int, default=1
         the subsession size: ``x`` holds about ``len(x) // q`` independent readings.
+    interval : bool, default=True
+        False: the median alone (bounds and ranks None), where no subsession size is known
+        (the readings are too few or too correlated for one) and ranks from ``q = 1`` would
+        give an interval narrower than its level.
 
     Returns
     -------
     MedianCI
         ranks ``floor(n/2 - z sqrt(h) n / (2h))`` and ``ceil(n/2 + z sqrt(h) n / (2h)) + 1``,
         clipped to ``1 .. n``.
+
+    Raises
+    ------
+    NotEnoughDataError
+        no readings.
 
     Examples
     --------
@@ -100,6 +111,8 @@ def median_ci(x: np.ndarray, confidence: float, q: int = 1) -> MedianCI:
     if n == 0:
         raise NotEnoughDataError("no readings")
     h = max(1, n // max(1, q))
+    if not interval:
+        return MedianCI(float(np.median(x)), None, None, confidence, n, h, None, None)
     z = float(special.ndtri(1 - (1 - confidence) / 2))
     half = z * math.sqrt(h) / 2 * (n / h)
     lo = max(1, math.floor(n / 2 - half))
@@ -165,7 +178,18 @@ def stable_throughput(x: np.ndarray, settings: StableSettings,
     -------
     StableThroughput
         ``stable`` names the stable segment, ``used`` the readings every estimate is of;
-        ``note`` says why an estimate is missing.
+        ``note`` says why an estimate is missing. A stable segment (after truncation) of fewer
+        than :data:`perfcast.warmup.ci.MIN_READINGS` readings, or one whose autocorrelation no
+        subsession size removes, gets no interval: ``mean`` (and ``harmonic``) None, and the
+        median without its interval (its ranks need the subsession size ``q`` and enough
+        independent readings for the binomial bound to hold).
+
+    Raises
+    ------
+    NotEnoughDataError
+        fewer than :data:`perfcast.warmup.ci.MIN_READINGS` readings in all: no interval can be
+        had (the central limit theorem behind the mean's, enough independent readings for the
+        median's binomial ranks), as ``perfcast ci`` refuses them.
 
     Examples
     --------
@@ -188,6 +212,9 @@ def stable_throughput(x: np.ndarray, settings: StableSettings,
     """
     x = np.asarray(x, dtype=float)
     n = int(x.shape[0])
+    if n < MIN_READINGS:
+        raise NotEnoughDataError(f"{n} readings; a confidence interval needs at least "
+                                 f"{MIN_READINGS}")
     phases = PhasesSettings("none", FINAL_SHARE) if phases is None else phases
     ph = phases.detect(x, settings.edm)
     if ph.stable is None:
@@ -207,9 +234,9 @@ def stable_throughput(x: np.ndarray, settings: StableSettings,
             whole = mean_ci(y, ac_limit=settings.limit, confidence=settings.confidence,
                             target_relative_width=settings.target_relative_width,
                             min_samples=settings.samples_min, residual_correction=True,
-                            harmonic=harm, min_readings=min(30, y.shape[0]))
+                            harmonic=harm)
         except NotEnoughDataError as exc:
-            note = f"no confidence interval: {exc}"
+            note = f"no confidence interval from the stable readings {st.begin}..{b - 1}: {exc}"
             break
         est = tail_ci(whole, last, settings.target_relative_width)
         if est is None:
@@ -220,6 +247,6 @@ def stable_throughput(x: np.ndarray, settings: StableSettings,
             harmonic = est
         else:
             mean, q = est, whole.q
-    median = median_ci(last, settings.confidence, q)
+    median = median_ci(last, settings.confidence, q, interval=mean is not None)
     return StableThroughput(n, ph.change_points, ph.rule, (a, b), (st.begin, b), used,
                             st.dropped, st.settled, mean, median, harmonic, note)

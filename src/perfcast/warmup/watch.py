@@ -265,8 +265,9 @@ def stable_ci(x: np.ndarray, stable: tuple[int, int], used: tuple[int, int],
     -------
     tuple of MeanCI, or None
         the CI of the used readings and the one of the whole segment; None when the segment
-        cannot support one (too few readings, or autocorrelation above the limit at every
-        subsession size).
+        cannot support one (fewer than :data:`perfcast.warmup.ci.MIN_READINGS` readings, as
+        ``perfcast ci`` and ``perfcast stable`` require, or autocorrelation above the limit at
+        every subsession size).
 
     Examples
     --------
@@ -282,7 +283,6 @@ def stable_ci(x: np.ndarray, stable: tuple[int, int], used: tuple[int, int],
     try:
         whole = mean_ci(x[begin:end], ac_limit=s.limit, confidence=s.confidence,
                         target_relative_width=s.target_relative_width,
-                        min_readings=min(s.min_readings, end - begin),
                         min_samples=s.samples_min, residual_correction=True)
     except NotEnoughDataError:
         return None
