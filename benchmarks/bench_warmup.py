@@ -113,7 +113,7 @@ def watch_bench() -> dict:
     with open(path) as stdin:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
-        proc = subprocess.run([str(exe), "watch", "-", "--target", "1e-9"], stdin=stdin,
+        proc = subprocess.run([str(exe), "watch", "-", "--target", "1e-6"], stdin=stdin,
                               capture_output=True, text=True)
         wall = time.perf_counter() - t
         after = resource.getrusage(resource.RUSAGE_CHILDREN)

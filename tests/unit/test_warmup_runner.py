@@ -128,7 +128,7 @@ def test_journal_appends_durably_and_survives_a_torn_line(tmp_path):
 
 
 def _section(max_rounds):
-    return {"round_lower_bound_s": 0.02, "ci": {"target_relative_width": 1e-9},
+    return {"round_lower_bound_s": 0.02, "ci": {"target_relative_width": 1e-6},
             "session": {"max_rounds": max_rounds, "min_rounds": 2, "max_time_s": 60,
                         "first_estimate_s": 0.5, "first_estimate_rounds": 4},
             "workloads": {"units": {"command": UNITS, "work_min": 10, "work_max": 80}}}

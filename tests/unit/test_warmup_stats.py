@@ -192,6 +192,44 @@ def test_required_sample_size_formula():
     assert ci_of(x, target_relative_width=0.5).required_readings == 30
 
 
+def test_a_target_near_0_or_a_level_near_1_is_an_error_not_an_overflow():
+    """``(t / e) ** 2`` raised OverflowError at a target of 1e-160 and ``int(inf)`` at a level
+    of 1 - 1e-16 (an infinite t): now a ValueError saying why; the settings bound both."""
+    with pytest.raises(ValueError, match="more readings than a number can count"):
+        required_sample_size(1.0, 1, 2.0, 1e-160)
+    with pytest.raises(ValueError, match="too close to 1"):
+        t_quantile(0.9999999999999999, 10)
+    assert math.isfinite(t_quantile(0.9999, 2))  # the largest level the settings allow
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["ci", "--target", "1e-160"], "--target 1e-160"),
+    (["ci", "--target", "1e-100"], "--target 1e-100"),
+    (["ci", "--cl", "0.9999999999999999"], "--cl 0.9999999999999999"),
+    (["stable", "--target", "1e-7"], "--target 1e-07"),
+    (["watch", "--target", "1e-160"], "--target 1e-160"),
+    (["wps", "--cl", "0.9999999999999999"], "--cl 0.9999999999999999"),
+])
+def test_the_target_and_the_level_are_bounded_and_the_error_names_the_flag(
+        tmp_path, capsys, argv, flag):
+    """A target below 1e-6 of the mean, or a level above 0.9999, is refused in one line naming
+    the flag (was an OverflowError traceback, or 1.6e199 required readings at 1e-100, or
+    ``v_lower`` null)."""
+    from perfcast.cli import main
+
+    f = tmp_path / "in.txt"
+    if argv[0] == "wps":
+        f.write_text("work,duration_s\n" + "".join(f"{w},{1 + w / 1000}\n"
+                                                   for w in range(100, 500, 10)))
+    else:
+        f.write_text("".join(f"{1 + 0.01 * (i % 7)}\n" for i in range(40)))
+    assert main([*argv[:1], str(f), *argv[1:]]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and cap.err.count("\n") == 1
+    assert f"error: command line: {flag}: " in cap.err
+    assert ("minimum of 1e-06" if "target" in flag else "maximum of 0.9999") in cap.err
+
+
 def test_required_sample_size_uses_pilots_preset_minimums():
     from perfcast.warmup.settings import warmup_settings
 

@@ -178,7 +178,7 @@ def test_every_phase_and_what_a_session_waits_for_are_documented():
 
 
 def test_checkpoints_are_geometric_so_the_cost_per_reading_is_amortised():
-    settings = command_settings("watch", {"target_relative_width": 1e-9})  # never reached
+    settings = command_settings("watch", {"target_relative_width": 1e-6})  # never reached
     w = Watcher(settings)
     n = 100_000
     rng = np.random.default_rng(2)

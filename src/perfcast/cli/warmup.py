@@ -89,12 +89,27 @@ def _number(text: str) -> float:
     return v
 
 
+#: the flag of a setting whose name is not the flag's (``--`` and the name with dashes)
+_FLAGS = {"target_relative_width": "--target", "confidence": "--cl",
+          "lower_bound_s": "--lower-bound", "cycles": "--keep-cycles"}
+
+
 def _settings(args: argparse.Namespace, **values: Any) -> Any:
     """The settings of sub-command ``args.command`` from its flags (None: the schema's default;
-    :func:`perfcast.warmup.cli_settings.command_settings`)."""
+    :func:`perfcast.warmup.cli_settings.command_settings`); a value the schema refuses is an
+    :class:`~perfcast.errors.InputError` naming the flag as well as the setting."""
     from perfcast.warmup.cli_settings import command_settings
 
-    return command_settings(args.command, values)
+    try:
+        return command_settings(args.command, values)
+    except InputError as exc:
+        text = str(exc)
+        for key, value in values.items():
+            if value is not None and f" {args.command}.{key}:" in text:
+                flag = _FLAGS.get(key, "--" + key.replace("_", "-"))
+                raise InputError("command line", f"{flag} {value!r}: "
+                                 f"{text.removeprefix('command line: ')}") from None
+        raise
 
 
 def cmd_edm(args: argparse.Namespace) -> int:

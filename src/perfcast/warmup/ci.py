@@ -35,10 +35,21 @@ class NotEnoughDataError(ValueError):
 
 
 def t_quantile(confidence: float, df: int) -> float:
-    """Two-sided Student t quantile ``t(1 - (1 - confidence) / 2, df)``."""
+    """Two-sided Student t quantile ``t(1 - (1 - confidence) / 2, df)``.
+
+    Raises
+    ------
+    ValueError
+        ``confidence`` outside ``(0, 1)``, or so close to 1 that the quantile is infinite
+        (``1 - 1e-16`` in double precision; the settings allow at most 0.9999).
+    """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence level must be in (0, 1), got {confidence}")
-    return float(special.stdtrit(df, 1 - (1 - confidence) / 2))
+    t = float(special.stdtrit(df, 1 - (1 - confidence) / 2))
+    if not math.isfinite(t):
+        raise ValueError(f"confidence level {confidence!r} is too close to 1: its t quantile "
+                         f"({df} degrees of freedom) is infinite")
+    return t
 
 
 @dataclass(frozen=True)
@@ -102,7 +113,9 @@ def required_sample_size(variance: float, q: int, t: float, target_width: float,
     Raises
     ------
     ValueError
-        ``target_width <= 0``.
+        ``target_width <= 0``, or a target so narrow (or a ``t`` so large) that the count is
+        not a finite number (the settings' bounds, a target of at least 1e-6 of the mean and a
+        confidence level of at most 0.9999, keep the commands' far from it).
 
     References
     ----------
@@ -124,7 +137,12 @@ def required_sample_size(variance: float, q: int, t: float, target_width: float,
     if target_width <= 0:
         raise ValueError("target width must be positive")
     e = target_width / 2
-    return int(q * max(math.ceil(variance * (t / e) ** 2), min_samples))
+    ratio = t / e
+    blocks = variance * ratio * ratio  # (a product overflows to inf; ** raises OverflowError)
+    if not math.isfinite(blocks):
+        raise ValueError(f"a target width of {target_width:g} with t {t:g} needs more readings "
+                         "than a number can count")
+    return int(q * max(math.ceil(blocks), min_samples))
 
 
 def mean_ci(
