@@ -51,7 +51,7 @@ from scipy import special
 from perfcast.warmup.ci import MIN_READINGS, MeanCI, NotEnoughDataError, mean_ci, tail_ci
 from perfcast.warmup.cli_settings import PhasesSettings, StableSettings
 from perfcast.warmup.segments import FINAL_SHARE
-from perfcast.warmup.truncation import settle
+from perfcast.warmup.truncation import settle, without_cycle
 from perfcast.warmup.watch import estimate_part
 
 
@@ -216,12 +216,13 @@ def stable_throughput(x: np.ndarray, settings: StableSettings,
         raise NotEnoughDataError(f"{n} readings; a confidence interval needs at least "
                                  f"{MIN_READINGS}")
     phases = PhasesSettings("none", FINAL_SHARE) if phases is None else phases
-    ph = phases.detect(x, settings.edm)
+    z, edm = without_cycle(x, settings.edm)
+    ph = phases.detect(z, edm)
     if ph.stable is None:
         return StableThroughput(n, ph.change_points, ph.rule, None, None, None, 0, False, None,
                                 None, None, phases.no_stable_note)
     a, b = ph.stable
-    st = settle(x, a, b, settings.limit)
+    st = settle(z, a, b, settings.limit)
     y = x[st.begin:b]
     used = estimate_part(st.begin, b)
     last = x[used[0]:used[1]]

@@ -29,6 +29,36 @@ PRESETS: dict[str, float] = {"quick": 0.8, "normal": 0.2, "strict": 0.1}
 PRESET_MIN_SAMPLES: dict[str, int] = {"quick": 30, "normal": 50, "strict": 200}
 
 
+#: a spread of readings at most this fraction of their magnitude is rounding, not variation
+#: (:func:`rounding_sd`)
+ROUNDING = 1e-12
+
+
+def rounding_sd(x: np.ndarray) -> float:
+    """The largest standard deviation of ``x`` (or of means of its readings) that is rounding
+    error alone: ``ROUNDING * max |x|``.
+
+    A constant series has no variance, but its computed variance is not zero: the mean is
+    rounded (a mean of 0.1s is 0.09999999999999998), so every deviation from it is about
+    ``eps |x|`` (``eps`` = 2.2e-16) and their variance about ``(eps |x|)^2`` (measured: at most
+    4.8e-16 of the value for constants of 3e-7 to 2e5 and 30 to 10^5 readings), and block
+    means add the rounding of their sums (pairwise summation: about ``log2(q) eps``).
+    ``ROUNDING`` (1e-12, 4,500 ``eps``) lies far above all of it and far below any real
+    spread: a clock that resolves 1 ns of a 1 s reading resolves 1e-9 of it, and readings
+    printed with 6 significant digits differ by 1e-6 of their value. A test statistic divided
+    by a spread below this bound measures rounding error against itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.full(100, 0.1)
+    >>> float(x.std()) > 0, float(x.std()) <= rounding_sd(x)
+    (True, True)
+    """
+    x = np.asarray(x, dtype=float)
+    return ROUNDING * float(np.max(np.abs(x))) if x.shape[0] else 0.0
+
+
 def block_means(x: np.ndarray, q: int) -> np.ndarray:
     """Means of the ``n // q`` consecutive blocks of ``q`` readings (a tail shorter than q is
     left out)."""

@@ -66,7 +66,7 @@ import numpy as np
 from perfcast.warmup.ci import MeanCI, NotEnoughDataError, mean_ci, tail_ci
 from perfcast.warmup.cli_settings import WatchSettings
 from perfcast.warmup.segments import detect_phases
-from perfcast.warmup.truncation import settle
+from perfcast.warmup.truncation import settle, without_cycle
 
 #: a checkpoint is at least this fraction of the readings so far after the previous one
 MIN_STEP = 0.02
@@ -173,11 +173,12 @@ def assess(x: np.ndarray, settings: WatchSettings) -> Update:
     n = int(x.shape[0])
     if n < s.min_readings:
         return Update(n, "collecting", None, None, 0, None, None, False, "min_readings")
-    ph = detect_phases(x, s.edm, min_readings=s.min_readings)
+    z, edm = without_cycle(x, s.edm)
+    ph = detect_phases(z, edm, min_readings=s.min_readings)
     if ph.stable is None:
         return Update(n, "unstable", None, None, 0, None, None, False, "stable_phase")
     begin, end = ph.stable
-    st = settle(x, begin, end, s.limit)
+    st = settle(z, begin, end, s.limit)
     begin, dropped, statistic = st.begin, st.dropped, st.statistic
     used = estimate_part(begin, end)
     ci = stable_ci(x, (begin, end), used, s)
