@@ -374,3 +374,44 @@ def test_keep_cycles_judges_a_step_against_the_cycle(capsys, tmp_path):
     assert stable["settings"]["cycles"] is True and stable_kept["settings"]["cycles"] is False
     # the stable segment starts at the step; with the cycle kept, before it (both levels mixed)
     assert stable["stable"]["begin"] >= 295 and stable_kept["stable"]["begin"] < 295
+
+
+def test_a_harmonic_ci_without_upper_bound_is_flagged_and_warned(capsys, tmp_path):
+    """99 rates of 1000 and one of 1e-6: the CI of mean(1/x) reaches 0, so the harmonic
+    mean's has no upper bound. ``upper``, ``width`` and ``relative_width`` are null as before,
+    now beside ``upper_unbounded`` true and a warning on stderr saying why and what narrows
+    it (the old output: nothing on stderr, no flag), as ``wps`` does for ``v_upper``."""
+    f = write(tmp_path / "r.txt", [1000] * 99 + ["0.000001"])
+    rc, out, err = run(capsys, "ci", "--harmonic", str(f))
+    assert rc == 0 and out["upper"] is None and out["width"] is None
+    assert out["relative_width"] is None and out["upper_unbounded"] is True
+    assert out["lower"] > 0 and "no upper bound" in out["warning"]
+    assert err.count("\n") == 1 and f"perfcast ci: warning: {f}: the harmonic mean's 95 % CI " \
+        "has no upper bound" in err and "more readings narrow it" in err
+    rc, out, err = run(capsys, "stable", "--rates", str(f))
+    assert rc == 0 and out["harmonic_mean"]["upper"] is None
+    assert out["harmonic_mean"]["upper_unbounded"] is True
+    assert out["mean"]["upper_unbounded"] is False  # (an arithmetic mean's CI always ends)
+    assert "no upper bound" in out["note"] and "perfcast stable: warning:" in err
+    # a bounded one says so too
+    rc, out, err = run(capsys, "ci", "--harmonic", str(write(tmp_path / "ok.txt",
+                                                                [1000 + i % 7 for i in range(60)])))
+    assert rc == 0 and out["upper_unbounded"] is False and "warning" not in out and err == ""
+
+
+def test_the_workflows_throughput_ci_without_upper_bound_is_flagged():
+    """The workflow's throughput is 1 / the mean unit duration: where the duration's CI
+    reaches 0 the throughput's has no upper bound, flagged and warned in the summary."""
+    from perfcast.warmup.analysis import SessionAnalysis
+
+    x = np.r_[np.full(99, 1e-6), 1000.0]  # one stall among fast units
+    ci = mean_ci(x, ac_limit=0.2, confidence=0.95, target_relative_width=0.1)
+    assert ci.lower <= 0
+    an = SessionAnalysis([], None, ci, None, None, None)
+    tp = an.throughput()
+    assert tp["upper"] is None and tp["upper_unbounded"] is True and tp["lower"] > 0
+    assert "no upper bound" in an.throughput_warning()
+    ok = SessionAnalysis([], None, mean_ci(1 + 0.01 * (np.arange(40) % 3), ac_limit=0.2,
+                                             confidence=0.95, target_relative_width=0.1),
+                         None, None, None)
+    assert ok.throughput()["upper_unbounded"] is False and ok.throughput_warning() is None

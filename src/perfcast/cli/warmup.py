@@ -187,10 +187,11 @@ def cmd_ci(args: argparse.Namespace) -> int:
     except NotEnoughDataError as exc:
         raise InputError(args.file, str(exc)) from exc
     out = {"file": args.file, **ci.to_dict(), "season": _season(x, args.file, "ci")}
-    warning = _phases_warning(x, args.file)
-    if warning:
-        out["warning"] = warning
-        print(f"perfcast ci: warning: {args.file}: {warning}", file=sys.stderr)
+    warnings = [w for w in (ci.warning, _phases_warning(x, args.file)) if w]
+    if warnings:
+        out["warning"] = "; ".join(warnings)
+        for warning in warnings:
+            print(f"perfcast ci: warning: {args.file}: {warning}", file=sys.stderr)
     _print(out)
     return 0
 

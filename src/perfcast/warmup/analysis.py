@@ -116,7 +116,10 @@ class SessionAnalysis:
         return season(np.concatenate(parts)) if parts else None
 
     def throughput(self) -> dict[str, Any] | None:
-        """Stable throughput (units/s) = 1 / mean unit duration, CI mapped by the reciprocal."""
+        """Stable throughput (units/s) = 1 / mean unit duration, CI mapped by the reciprocal.
+        Where the unit duration's CI reaches 0 the throughput's has no upper bound:
+        ``upper``, ``width`` and ``relative_width`` null, ``upper_unbounded`` true, and the
+        summary's ``warnings`` say so (:meth:`throughput_warning`)."""
         ci = self.unit_ci
         if ci is None or ci.mean <= 0:
             return None
@@ -125,7 +128,19 @@ class SessionAnalysis:
         upper = 1.0 / ci.lower if ci.lower > 0 else math.inf
         return {"value": value, "lower": lower, "upper": _finite(upper),
                 "width": _finite(upper - lower), "relative_width": _finite((upper - lower) / value),
+                "upper_unbounded": math.isinf(upper),
                 "confidence": ci.confidence, "unit": "units/s"}
+
+    def throughput_warning(self) -> str | None:
+        """Why the throughput's CI has no upper bound, and what narrows it; None when it has
+        one."""
+        tp = self.throughput()
+        if tp is None or not tp["upper_unbounded"]:
+            return None
+        ci = self.unit_ci
+        return (f"throughput: the {ci.confidence * 100:.4g} % CI has no upper bound (upper "
+                f"null, upper_unbounded true): the unit duration's CI reaches 0 with "
+                f"{ci.blocks} subsession means (q = {ci.q}); more stable readings narrow it")
 
     def criterion_met(self, criterion: str, target: float) -> bool:
         """Whether ``criterion`` is met: ``"readings"``, the stable readings reach the required
@@ -231,6 +246,7 @@ class SessionAnalysis:
             # when WPS is a stop criterion, otherwise a note (the session's estimate does not
             # rest on it)
             "warnings": ([f"wps: {wps_warning}"] if wps_warning and wps_stops else [])
+            + ([w] if (w := self.throughput_warning()) else [])
             + [f"stop criterion {c} not met (target {target:g} relative CI width); stopped: "
                f"{stop_reason}" for c in session.limits.stop_on
                if not self.criterion_met(c, target)],

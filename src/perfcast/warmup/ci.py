@@ -83,9 +83,32 @@ class MeanCI:
     def relative_width(self) -> float:
         return self.width / abs(self.mean) if self.mean else math.inf
 
+    @property
+    def upper_unbounded(self) -> bool:
+        """The harmonic mean's interval has no upper bound: the interval ``[L, U]`` of
+        ``mean(1 / x)`` reaches 0 (``L <= 0``), so its reciprocal ``[1/U, 1/L]`` does not end
+        and no rate is too high for these readings. ``upper``, ``width`` and
+        ``relative_width`` are then infinite, written as null in JSON beside this flag
+        (as :attr:`perfcast.warmup.wps.WpsResult.v_upper_unbounded`)."""
+        return math.isinf(self.upper)
+
+    @property
+    def warning(self) -> str | None:
+        """Why the interval cannot be used as it stands (:attr:`upper_unbounded`), and what
+        narrows it; None when it can."""
+        if not self.upper_unbounded:
+            return None
+        return (f"the harmonic mean's {self.confidence * 100:.4g} % CI has no upper bound "
+                f"(upper null, upper_unbounded true): the CI of the mean of 1/x reaches 0 "
+                f"with {self.blocks} subsession means (q = {self.q}), the reciprocals of the "
+                "smallest readings spreading it wider than its mean; more readings narrow it, "
+                "but where a few rates near 0 (stalls?) dominate, the harmonic mean is "
+                "theirs: check them, or take the median of perfcast stable")
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["relative_width"] = self.relative_width
+        d["upper_unbounded"] = self.upper_unbounded
         d["enough"] = self.enough
         for k, v in d.items():
             if isinstance(v, float) and not math.isfinite(v):

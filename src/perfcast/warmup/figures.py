@@ -186,6 +186,7 @@ def throughput_table(summaries: dict[str, dict[str, Any]]) -> pd.DataFrame:
             "workload": name,
             "throughput": tp.get("value"), "ci_lower": tp.get("lower"),
             "ci_upper": tp.get("upper"), "ci_relative_width": tp.get("relative_width"),
+            "ci_upper_unbounded": tp.get("upper_unbounded") if tp else None,
             "confidence": tp.get("confidence"),
             "wps_v": wps.get("v"), "wps_v_lower": wps.get("v_lower"),
             "wps_v_upper": wps.get("v_upper"),

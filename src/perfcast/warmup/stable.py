@@ -246,6 +246,8 @@ def stable_throughput(x: np.ndarray, settings: StableSettings,
             break
         if harm:
             harmonic = est
+            if est.warning:
+                note = est.warning if note is None else f"{note}; {est.warning}"
         else:
             mean, q = est, whole.q
     median = median_ci(last, settings.confidence, q, interval=mean is not None)
