@@ -415,3 +415,41 @@ def test_planner_respects_alpha_and_is_deterministic():
     hist = _simulate(tiny, rounds=20)
     assert [h[0] for h in hist] == [1, 2, 4, 8] and next_round(
         [h[:2] for h in hist], tiny) is None
+
+
+@pytest.mark.parametrize("seed,q", [(2, 32), (7, 13)])
+def test_wps_names_block_means_of_work_that_do_not_vary(tmp_path, capsys, seed, q):
+    """Work amounts alternating 100, 200 with AR(1) durations (phi 0.9): the residuals need
+    q = 32 (seed 2; every block holds 16 of each, so the block means of the work are equal)
+    or q = 13 (seed 7; they differ by 100 / 13). The old errors blamed the data ("all work
+    amounts are equal", "duration does not grow with the work amount"); the error now names
+    the block means at q and what to do."""
+    import random
+
+    from perfcast.cli import main
+    from perfcast.warmup.wps import work_kept
+
+    random.seed(seed)
+    rows, e = ["work,duration_s"], 0.0
+    for i in range(200):
+        w = 100 if i % 2 == 0 else 200
+        e = 0.9 * e + random.gauss(0, 0.01)
+        rows.append(f"{w},{1 + w / 1000 + e:.6f}")
+    f = tmp_path / "alt.csv"
+    f.write_text("\n".join(rows) + "\n")
+    assert main(["wps", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "all work amounts are equal" not in err
+    assert "does not grow" not in err
+    assert f"the block means of the work amounts do not vary at the subsession size q = {q}" \
+        in err and "alternate or repeat with a short period" in err
+    assert "vary the work amounts over stretches longer than q rounds" in err
+    w = np.array([100.0, 200.0] * 100)
+    assert work_kept(w, 32) == 0.0 and work_kept(w, 13) < 0.5 / 13 < work_kept(w, 1)
+    # a slope that is truly not positive, with work that does vary in the block means, keeps
+    # the plain message
+    rng = np.random.default_rng(3)
+    w = rng.uniform(100, 3000, size=60)
+    with pytest.raises(NotEnoughDataError, match="duration does not grow"):
+        wps_regression(w, 5 - w / 1000 + 0.01 * rng.normal(size=60), lower_bound_s=0,
+                       ac_limit=0.2, confidence=0.95, max_prediction_error=0.1)

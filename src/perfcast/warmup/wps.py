@@ -37,6 +37,10 @@ from perfcast.warmup.subsession import block_means, lag1_autocorrelation, subses
 MIN_ROUNDS = 3
 #: at most this many fits while rounds below ``alpha * v`` are dropped
 MAX_FITS = 20
+#: a slope that is not positive is blamed on the block means when they keep less than this
+#: fraction of ``1 / q``, the share of the work's variation a random order keeps
+#: (:func:`work_kept`)
+KEPT_LOST = 0.5
 log = logging.getLogger(__name__)
 
 
@@ -144,7 +148,47 @@ class WpsResult:
                 for k, v in d.items()}
 
 
-def _fit(w: np.ndarray, t: np.ndarray, ac_limit: float, confidence: float):
+def work_kept(w: np.ndarray, q: int) -> float:
+    """The share of the work amounts' variation that their block means of ``q`` keep:
+    ``q sum_j (bw_j - mean bw)^2 / sum_i (w_i - mean w)^2`` over the ``h`` block means ``bw``
+    (the rounds of whole blocks only).
+
+    1 when the work is constant within blocks (runs of ``q`` equal amounts), about ``1 / q``
+    for amounts in a random order, 0 when every block holds the same mix (amounts that
+    alternate, or repeat with a period dividing ``q``). The regression on block means sees
+    only this share: the rest, the differences within blocks, is averaged away.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w = np.array([100.0, 200.0] * 20)  # alternating
+    >>> work_kept(w, 1), work_kept(w, 2), round(work_kept(w, 3), 3)
+    (1.0, 0.0, 0.111)
+    """
+    w = np.asarray(w, dtype=float)
+    h = w.shape[0] // q
+    total = float(np.sum((w[: h * q] - w[: h * q].mean()) ** 2))
+    b = block_means(w, q)
+    return q * float(np.sum((b - b.mean()) ** 2)) / total if total > 0 else 0.0
+
+
+def _blocks_lost_the_work(q: int, kept: float) -> str:
+    """Why the regression on block means of ``q`` rounds has no slope to fit: the block means
+    of the work hardly vary (:func:`work_kept`), and what to do."""
+    return (f"the block means of the work amounts do not vary at the subsession size q = {q} "
+            f"(they keep {kept:.1%} of the work amounts' variation, where a random order "
+            f"keeps about {1 / q:.1%}): work amounts that alternate or repeat with a short "
+            "period put nearly the same mix in every block, and with durations autocorrelated "
+            "over q rounds the slope is left only in differences within blocks, which the "
+            "block means average away; vary the work "
+            "amounts over stretches longer than q rounds (runs of equal amounts in a random "
+            "order, or the workflow planner's order), or take more rounds")
+
+
+def _fit(w: np.ndarray, t: np.ndarray, ac_limit: float, confidence: float
+         ) -> tuple[OlsFit, int, float, float]:
+    """The regression on block means of ``q`` rounds (steps 2-3 of the module docstring):
+    the fit, ``q``, the block residuals' lag-1 autocorrelation and :func:`work_kept`."""
     first = ols(w, t)
     resid = t - (first.a + first.b * w)
     q, r = subsession_size(resid, ac_limit)
@@ -152,9 +196,12 @@ def _fit(w: np.ndarray, t: np.ndarray, ac_limit: float, confidence: float):
         raise NotEnoughDataError(
             f"round durations stay autocorrelated (|lag-1 autocorrelation| {abs(r):.3f} > "
             f"{ac_limit}, lag-1 {r:.3f}) for every subsession size; more rounds are needed")
+    kept = work_kept(w, q)
     bw, bt = block_means(w, q), block_means(t, q)
+    if float(np.sum((bw - bw.mean()) ** 2)) <= 0:
+        raise NotEnoughDataError(_blocks_lost_the_work(q, kept))
     fit = ols(bw, bt)
-    return fit, q, lag1_autocorrelation(block_means(resid, q))
+    return fit, q, lag1_autocorrelation(block_means(resid, q)), kept
 
 
 def wps_regression(
@@ -191,7 +238,10 @@ def wps_regression(
     ------
     NotEnoughDataError
         fewer than 3 usable rounds, no varying work, durations that do not grow with the
-        work, or residuals that stay autocorrelated.
+        work, residuals that stay autocorrelated, or block means of the work that do not vary
+        (:func:`work_kept`: alternating or periodic work amounts with autocorrelated
+        durations; a slope that is not positive is blamed on them where they keep less than
+        half of what a random order keeps).
     ValueError
         ``work`` and ``duration`` of different lengths.
 
@@ -228,8 +278,10 @@ def wps_regression(
                 f"{len(used)} usable rounds (of {len(t_all)}; {len(short)} shorter than "
                 f"{lower_bound_s} s, {len(below)} below alpha); WPS needs {MIN_ROUNDS}")
         w, t = w_all[used], t_all[used]
-        fit, q, r = _fit(w, t, ac_limit, confidence)
+        fit, q, r, kept = _fit(w, t, ac_limit, confidence)
         if fit.b <= 0:
+            if kept < KEPT_LOST / q:
+                raise NotEnoughDataError(_blocks_lost_the_work(q, kept))
             raise NotEnoughDataError("duration does not grow with the work amount; "
                                      "no positive speed fits")
         alpha_work = max(0.0, fit.a / fit.b)
