@@ -7,6 +7,7 @@ what was expected, so a bad input ends in one line, never in a traceback or a si
 from __future__ import annotations
 
 import csv
+import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -115,7 +116,10 @@ def require_values(values: Sequence[float] | np.ndarray, path: str | Path | None
 def require_magnitude(value: float, path: str | Path, text: str, row: int | None) -> None:
     """A number read from ``path`` (line ``row``) is 0 or of a magnitude within
     ``[1 / MAX_MAGNITUDE, MAX_MAGNITUDE]``: beyond it the sums, squares and reciprocals of an
-    estimate overflow or underflow, and the estimate would fail for a wrong reason.
+    estimate overflow or underflow, and the estimate would fail for a wrong reason. A literal
+    that is not zero but reads as 0 (``1e-400``: below the smallest double, 5e-324, it
+    underflows) is as small as any below the bound and refused the same way: taken for 0 it
+    would be a silently wrong reading.
 
     Parameters
     ----------
@@ -124,7 +128,7 @@ def require_magnitude(value: float, path: str | Path, text: str, row: int | None
     path : str or Path
         the file it was read from.
     text : str
-        the text it was read from, quoted in the message.
+        the text it was read from (the number's literal), quoted in the message.
     row : int or None
         its line in ``path`` (1-based; None: not named).
 
@@ -132,12 +136,30 @@ def require_magnitude(value: float, path: str | Path, text: str, row: int | None
     ------
     InputError
         naming the file, the line and the text read.
+
+    Examples
+    --------
+    >>> require_magnitude(0.0, "t.txt", "0.000", 3)
+    >>> require_magnitude(0.0, "t.txt", "1e-400", 4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    perfcast.errors.InputError: t.txt, line 4: '1e-400' is too small to compute with (expected ...)
     """
-    if abs(value) > MAX_MAGNITUDE or 0 < abs(value) < 1 / MAX_MAGNITUDE:
+    if (abs(value) > MAX_MAGNITUDE or 0 < abs(value) < 1 / MAX_MAGNITUDE
+            or (value == 0 and _nonzero_literal(text))):
         size = "large" if abs(value) > 1 else "small"
         raise InputError(path, f"{text!r} is too {size} to compute with", row=row,
                          expected=f"0 or a magnitude between {1 / MAX_MAGNITUDE:g} and "
                                   f"{MAX_MAGNITUDE:g}")
+
+
+_LITERAL = re.compile(r"\s*[+-]?(\d*\.?\d*)(?:[eE][+-]?\d+)?\s*")
+
+
+def _nonzero_literal(text: str) -> bool:
+    """Whether ``text`` is a decimal literal with a digit other than 0 in its mantissa (a
+    number that is not zero, whatever double it reads as)."""
+    m = _LITERAL.fullmatch(text)
+    return m is not None and any(c in "123456789" for c in m.group(1))
 
 
 def require_unique_columns(columns: Sequence[object], path: str | Path,

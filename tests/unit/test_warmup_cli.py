@@ -415,3 +415,27 @@ def test_the_workflows_throughput_ci_without_upper_bound_is_flagged():
                                              confidence=0.95, target_relative_width=0.1),
                          None, None, None)
     assert ok.throughput()["upper_unbounded"] is False and ok.throughput_warning() is None
+
+
+@pytest.mark.parametrize("command", ["ci", "edm", "stable", "watch"])
+def test_a_literal_that_underflows_to_0_is_refused_like_one_too_small(capsys, tmp_path, command):
+    """``1e-400`` reads as 0.0 (below the smallest double): it was taken for a reading of 0
+    (``ci``: n 41, mean 0.9756), where ``1e-200`` is refused as too small; now it is refused the
+    same way, by every reader and ``watch``'s fast path. Literals that are 0 stay readings."""
+    f = write(tmp_path / "u.txt", ["1.0"] * 40 + ["1e-400"])
+    assert main([command, str(f)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"perfcast {command}: error: {f}, line 41: '1e-400' is too small to compute "
+                   "with (expected 0 or a magnitude between 1e-150 and 1e+150)\n")
+    zeros = write(tmp_path / "z.txt", ["1.0"] * 40 + ["0", "0.000", "0e-400", "-0"])
+    assert main([command, str(zeros)]) in (0, 1)
+    out = capsys.readouterr().out
+    if command == "ci":
+        assert json.loads(out)["n"] == 44
+
+
+def test_wps_refuses_an_underflowing_literal_as_too_small(capsys, tmp_path):
+    f = tmp_path / "r.csv"
+    f.write_text("work,duration_s\n100,1.1\n200,1e-400\n")
+    assert main(["wps", str(f)]) == 2
+    assert "line 3: '1e-400' is too small to compute with" in capsys.readouterr().err

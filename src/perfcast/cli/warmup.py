@@ -341,9 +341,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
         first = True
         for lineno, line in enumerate(_lines(args.file), start=1):
             try:  # the common case, fast; anything else gets parse_reading's checks (the same
-                # range: finite, >= 0, 0 or of a magnitude that sums and squares can carry)
+                # range: finite, >= 0, of a magnitude that sums and squares can carry; a 0
+                # goes there too, where a literal such as 1e-400 that only reads as 0 is refused)
                 v = float(line)
-                if ((v == 0 or smallest <= abs(v) <= MAX_MAGNITUDE) and (v >= 0 or negative)
+                if (smallest <= abs(v) <= MAX_MAGNITUDE and (v >= 0 or negative)
                         and "_" not in line):
                     first = False
                     keep(v)

@@ -73,6 +73,7 @@ class ReadingParser:
         times: list[float] = []
         ignored = 0
         for lineno, (t, line) in enumerate(lines, start=1):
+            text = line.strip()
             if pat is None:
                 v = _parse_float(line)
             else:
@@ -91,7 +92,7 @@ class ReadingParser:
             if not math.isfinite(v) or v < 0:
                 raise InputError(source, f"unit reading {line.strip()!r} is not a duration",
                                  row=lineno, expected="a finite number >= 0")
-            require_magnitude(v, source, line.strip(), lineno)
+            require_magnitude(v, source, text.strip(), lineno)
             values.append(v * self.scale)
             times.append(t)
         return np.asarray(values, dtype=float), np.asarray(times, dtype=float), ignored
@@ -270,14 +271,16 @@ def read_rounds(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
             raise InputError(name, f"{len(r)} fields", row=lineno,
                              expected=f"{len(cols)} fields like the header")
         w, t = _parse_float(r[iw]), _parse_float(r[it])
+        if w is not None and math.isfinite(w):
+            require_magnitude(w, name, r[iw].strip(), lineno)  # (1e-400: too small, not 0)
         if w is None or not math.isfinite(w) or w <= 0:
             raise InputError(name, f"work {r[iw].strip()!r} is not a positive number",
                              row=lineno, expected="work > 0")
+        if t is not None and math.isfinite(t):
+            require_magnitude(t, name, r[it].strip(), lineno)
         if t is None or not math.isfinite(t) or t <= 0:
             raise InputError(name, f"duration_s {r[it].strip()!r} is not a positive duration",
                              row=lineno, expected="duration_s > 0 seconds")
-        require_magnitude(w, name, r[iw].strip(), lineno)
-        require_magnitude(t, name, r[it].strip(), lineno)
         work.append(w)
         dur.append(t)
     if not work:
