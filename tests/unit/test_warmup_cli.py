@@ -439,3 +439,19 @@ def test_wps_refuses_an_underflowing_literal_as_too_small(capsys, tmp_path):
     f.write_text("work,duration_s\n100,1.1\n200,1e-400\n")
     assert main(["wps", str(f)]) == 2
     assert "line 3: '1e-400' is too small to compute with" in capsys.readouterr().err
+
+
+def test_ci_names_the_readings_its_mean_is_of(capsys, tmp_path):
+    """``used`` in ``perfcast ci``'s JSON: the newest ``n_used`` readings (whole subsessions of
+    q), whose mean is ``mean``."""
+    rng = np.random.default_rng(0)
+    x = np.empty(1000)
+    x[0] = 0.0
+    for i in range(1, 1000):
+        x[i] = 0.95 * x[i - 1] + rng.normal()
+    x += 20
+    f = tmp_path / "ar.txt"
+    f.write_text("".join(f"{float(v)!r}\n" for v in x))
+    rc, out, _ = run(capsys, "ci", str(f))
+    assert rc == 0 and out["q"] > 1 and out["used"] == {"begin": 1000 - out["n_used"], "end": 1000}
+    assert out["mean"] == pytest.approx(x[out["used"]["begin"]:].mean(), rel=1e-12, abs=0)

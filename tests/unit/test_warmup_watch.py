@@ -256,7 +256,7 @@ def test_the_ci_of_the_used_readings_takes_the_whole_segments_variance():
     q = whole.q
     h = 500 // q
     assert used.n == 500 and used.blocks == h and used.variance == whole.variance
-    assert used.mean == pytest.approx(x[500:500 + h * q].mean())
+    assert used.mean == pytest.approx(x[1000 - h * q:1000].mean())  # the newest whole blocks
     assert used.width == pytest.approx(2 * whole.t * math.sqrt(whole.variance / h))
     assert used.lower <= 1.0 <= used.upper  # the warm-up (+10 sd) is out of both
 
@@ -306,3 +306,40 @@ def test_a_cycle_with_little_noise_is_stationary():
     x = 1 + 0.5 * np.sin(2 * np.pi * t / 7) + 0.01 * np.random.default_rng(0).normal(size=10_000)
     last = list(watch(iter(x), command_settings("watch")))[-1]
     assert last.stop and last.n < 1000 and last.ci.lower <= 1.0 <= last.ci.upper
+
+
+def test_the_mean_is_of_exactly_the_readings_reported():
+    """AR(1) readings (phi 0.95): q is 36 or so, and the readings that do not fill a block
+    were the newest, left out of the mean while ``used``/``n`` named them (``stable``: mean
+    19.336 of readings "429..1000" whose mean is 18.996). The blocks now end at the newest
+    reading; the oldest leftover (< q) is out, and the range, ``n``, ``n_used`` and the mean
+    agree: ``stable``, ``ci`` and every line of ``watch``."""
+    from perfcast.warmup.ci import mean_ci
+    from perfcast.warmup.stable import stable_throughput
+
+    rng = np.random.default_rng(0)
+    e = rng.normal(size=1000)
+    x = np.empty(1000)
+    x[0] = e[0]
+    for i in range(1, 1000):
+        x[i] = 0.95 * x[i - 1] + e[i]
+    x += 20
+    r = stable_throughput(x, command_settings("stable"))
+    a, b = r.used
+    assert r.mean.q > 1 and b == 1000 and r.mean.n == r.mean.n_used == b - a
+    assert (b - a) % r.mean.q == 0 and 0 <= a - (b - int((b - r.stable[0]) / EVIDENCE)) < r.mean.q
+    assert r.mean.mean == pytest.approx(x[a:b].mean(), rel=1e-12, abs=0)
+    assert r.median.n == b - a and r.median.median == np.median(x[a:b])
+    ci = mean_ci(x, ac_limit=0.2, confidence=0.95, target_relative_width=0.1)
+    assert ci.n == 1000 and ci.n_used % ci.q == 0 and 1000 - ci.n_used < ci.q
+    assert ci.mean == pytest.approx(x[1000 - ci.n_used:].mean(), rel=1e-12, abs=0)
+    rates = stable_throughput(x, command_settings("stable", {"rates": True}))
+    h = rates.harmonic
+    assert h.mean == pytest.approx(1 / np.mean(1 / x[1000 - h.n:]), rel=1e-12, abs=0)
+    assert rates.to_dict()["harmonic_mean"]["used"] == {"begin": 1000 - h.n, "end": 1000,
+                                                        "readings": h.n}
+    for up in watch(iter(x), command_settings("watch", {"target_relative_width": 0.01})):
+        if up.ci is not None:
+            u0, u1 = up.used
+            assert up.ci.n == up.ci.n_used == u1 - u0 and (u1 - u0) % up.ci.q == 0
+            assert up.ci.mean == pytest.approx(x[u0:u1].mean(), rel=1e-12, abs=0), up.n

@@ -5,7 +5,8 @@ Each reads a user's own data and prints JSON on stdout:
 * ``perfcast edm FILE [--mode pilot|robust]``: one reading per line; change points, segments
   and the stable (dominant) segment with warm-up / cool-down lengths;
 * ``perfcast ci FILE [--ac-limit X | --preset P] [--cl X] [--harmonic]``: mean, subsession
-  size q, CI, variance, autocorrelation, required sample size;
+  size q, CI, variance, autocorrelation, required sample size, and ``used``, the readings
+  the mean is of (the newest ``n_used``, whole subsessions of q);
 * ``perfcast stable FILE [--rates]``: the stable segment (robust change points, MSER-5, a
   stationarity test), its mean and CI, median and distribution-free CI, and for rates the
   harmonic mean, in one JSON naming the segment used (:mod:`perfcast.warmup.stable`); ``ci``
@@ -186,7 +187,8 @@ def cmd_ci(args: argparse.Namespace) -> int:
                      min_samples=settings.samples_min)
     except NotEnoughDataError as exc:
         raise InputError(args.file, str(exc)) from exc
-    out = {"file": args.file, **ci.to_dict(), "season": _season(x, args.file, "ci")}
+    out = {"file": args.file, **ci.to_dict(), "used": {"begin": ci.n - ci.n_used, "end": ci.n},
+           "season": _season(x, args.file, "ci")}
     warnings = [w for w in (ci.warning, _phases_warning(x, args.file)) if w]
     if warnings:
         out["warning"] = "; ".join(warnings)

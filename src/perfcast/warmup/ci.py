@@ -5,6 +5,12 @@ After subsession analysis (block size ``q``, ``h = n // q`` block means with var
 
     mean +- t(1 - (1 - CL)/2, h - 1) * sqrt(var_q / h)        (width = 2 x that)
 
+The blocks end at the newest reading, and ``mean`` is the mean of the ``h q`` readings in
+them (``n_used``, the newest): the readings the interval is of. The ``n - h q < q`` left over
+are the oldest, nearest a warm-up; leaving out the newest instead (blocks from the first
+reading) put the estimate on older readings than those the output names (on AR(1) readings
+with phi 0.95, 0.17 of their mean's distance from the mean of all 1,000 readings).
+
 and the number of readings for a target width ``w`` (default 10% of the mean) is
 ``q * max(ceil(var_q * (t / e)^2), min_samples)`` with ``e = w / 2`` (Pilot's formula;
 ``min_samples`` is Pilot's per-preset minimum number of subsession means: quick 30, normal 50,
@@ -211,7 +217,8 @@ def mean_ci(
     -------
     MeanCI
         the mean, its interval, ``q``, the block variance and autocorrelation, and the
-        readings a CI of the target width needs.
+        readings a CI of the target width needs. ``n`` counts the readings given, ``n_used``
+        those the mean and the blocks are of: the newest ``h q`` (``x[n - n_used:]``).
 
     Raises
     ------
@@ -250,14 +257,16 @@ def mean_ci(
     if harmonic and np.any(x <= 0):
         raise ValueError("the harmonic mean needs positive readings")
     y = 1.0 / x if harmonic else x
-    q, r = subsession_size(y, ac_limit)
+    # blocks that end at the newest reading: those of the reversed readings, from the first
+    # (a lag-1 autocorrelation is the same either way round)
+    q, r = subsession_size(y[::-1], ac_limit)
     if q is None:
         raise NotEnoughDataError(
             f"|lag-1 autocorrelation| stays above {ac_limit} for every subsession size up to "
             f"{n // 3} (last |r| {abs(r):.3f}, r {r:.3f}); more readings are needed")
-    b = block_means(y, q)
+    b = block_means(y, q, newest=True)
     h = b.shape[0]
-    m = float(b.mean())
+    m = float(y[n - h * q:].mean())  # (the mean of the block means, summed once)
     var_q = float(b.var(ddof=1))
     if residual_correction and r > 0:
         var_q *= (1 + r) / (1 - r)
@@ -289,6 +298,9 @@ def tail_ci(whole: MeanCI, x: np.ndarray, target_relative_width: float) -> MeanC
 
         mean(x) +- t sqrt(var_q / h)        (h subsession means of x)
 
+    of the newest ``h q`` readings of ``x`` (``n`` and ``n_used`` both count them; the oldest
+    ``len(x) - h q < q``, nearest the segment's start, are left out, as in :func:`mean_ci`).
+
     (harmonic: the interval of ``mean(1 / x)``, mapped by the reciprocal). A segment that passed
     a stationarity test has one variance throughout, which all of it estimates more steadily
     than its last part; the mean of the last part leaves out what a smooth warm-up left at the
@@ -319,16 +331,16 @@ def tail_ci(whole: MeanCI, x: np.ndarray, target_relative_width: float) -> MeanC
     """
     x = np.asarray(x, dtype=float)
     y = 1.0 / x if whole.harmonic else x
-    b = block_means(y, whole.q)
-    h = int(b.shape[0])
+    h = int(y.shape[0]) // whole.q
     if h < 2:
         return None
-    m = float(b.mean())
+    used = y[y.shape[0] - h * whole.q:]
+    m = float(used.mean())
     half = whole.t * math.sqrt(whole.variance / h)
     est, lower, upper, width = _estimate(m, half, whole.harmonic)
     return MeanCI(
         mean=est, lower=lower, upper=upper, width=width, confidence=whole.confidence,
-        harmonic=whole.harmonic, n=int(x.shape[0]), n_used=h * whole.q, q=whole.q, blocks=h,
+        harmonic=whole.harmonic, n=h * whole.q, n_used=h * whole.q, q=whole.q, blocks=h,
         variance=whole.variance, autocorrelation=whole.autocorrelation, ac_limit=whole.ac_limit,
         t=whole.t, target_width=target_relative_width * abs(est),
         required_readings=whole.required_readings, min_samples=whole.min_samples,

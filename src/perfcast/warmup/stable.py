@@ -10,7 +10,9 @@ module runs them together:
    truncation and Heidelberger & Welch's stationarity test of it
    (:func:`perfcast.warmup.truncation.settle`): what a smooth warm-up left at its start goes;
 2. the estimates are of the segment's last ``1 / EVIDENCE`` (1.75;
-   :func:`perfcast.warmup.watch.estimate_part`, the part ``perfcast watch`` reports): a
+   :func:`perfcast.warmup.watch.estimate_part`, the part ``perfcast watch`` reports), less its
+   oldest readings that do not fill a subsession of ``q`` (fewer than ``q``; ``used`` names
+   exactly the readings the mean and the median are of): a
    smooth warm-up's remainder too small for MSER or the stationarity test to see stays in the
    first part. The mean of those readings gets the subsession-analysis CI
    (:func:`perfcast.warmup.ci.mean_ci`, variance corrected for the subsession means' remaining
@@ -153,7 +155,8 @@ class StableThroughput:
                 "upper": self.median.upper, "confidence": self.median.confidence,
                 "effective_readings": self.median.effective,
                 "lower_rank": self.median.lower_rank, "upper_rank": self.median.upper_rank},
-            "harmonic_mean": None if self.harmonic is None else self.harmonic.to_dict(),
+            "harmonic_mean": None if self.harmonic is None else self.harmonic.to_dict() | {
+                "used": seg((self.used[1] - self.harmonic.n_used, self.used[1]))},
             "note": self.note,
         }
 
@@ -177,12 +180,14 @@ def stable_throughput(x: np.ndarray, settings: StableSettings,
     Returns
     -------
     StableThroughput
-        ``stable`` names the stable segment, ``used`` the readings every estimate is of;
-        ``note`` says why an estimate is missing. A stable segment (after truncation) of fewer
-        than :data:`perfcast.warmup.ci.MIN_READINGS` readings, or one whose autocorrelation no
-        subsession size removes, gets no interval: ``mean`` (and ``harmonic``) None, and the
-        median without its interval (its ranks need the subsession size ``q`` and enough
-        independent readings for the binomial bound to hold).
+        ``stable`` names the stable segment, ``used`` the readings the mean and the median
+        are of (``mean.n`` of them, the newest whole subsessions of the segment's last part;
+        the harmonic mean, of its own subsession size, is of the newest ``harmonic.n`` of
+        them); ``note`` says why an estimate is missing. A stable segment (after truncation)
+        of fewer than :data:`perfcast.warmup.ci.MIN_READINGS` readings, or one whose
+        autocorrelation no subsession size removes, gets no interval: ``mean`` (and
+        ``harmonic``) None, and the median without its interval (its ranks need the
+        subsession size ``q`` and enough independent readings for the binomial bound to hold).
 
     Raises
     ------
@@ -207,7 +212,10 @@ def stable_throughput(x: np.ndarray, settings: StableSettings,
 
     >>> round(r.mean.lower, 4), round(r.mean.upper, 4), round(r.median.upper, 4)
     (0.9905, 0.9996, 0.9991)
-    >>> r.used == estimate_part(*r.stable), r.mean.n == r.median.n == r.used[1] - r.used[0]
+    >>> part = estimate_part(*r.stable)  # the last 1 / 1.75, less a part-filled subsession
+    >>> r.used[1] == part[1], 0 <= r.used[0] - part[0] < r.mean.q
+    (True, True)
+    >>> r.mean.n == r.median.n == r.used[1] - r.used[0], r.mean.mean == float(x[r.used[0]:].mean())
     (True, True)
     """
     x = np.asarray(x, dtype=float)
@@ -250,6 +258,9 @@ def stable_throughput(x: np.ndarray, settings: StableSettings,
                 note = est.warning if note is None else f"{note}; {est.warning}"
         else:
             mean, q = est, whole.q
+    if mean is not None:  # the readings the mean is of: the newest whole subsessions
+        used = (used[1] - mean.n_used, used[1])
+        last = x[used[0]:used[1]]
     median = median_ci(last, settings.confidence, q, interval=mean is not None)
     return StableThroughput(n, ph.change_points, ph.rule, (a, b), (st.begin, b), used,
                             st.dropped, st.settled, mean, median, harmonic, note)

@@ -59,12 +59,35 @@ def rounding_sd(x: np.ndarray) -> float:
     return ROUNDING * float(np.max(np.abs(x))) if x.shape[0] else 0.0
 
 
-def block_means(x: np.ndarray, q: int) -> np.ndarray:
-    """Means of the ``n // q`` consecutive blocks of ``q`` readings (a tail shorter than q is
-    left out)."""
+def block_means(x: np.ndarray, q: int, *, newest: bool = False) -> np.ndarray:
+    """Means of the ``n // q`` consecutive blocks of ``q`` readings: the first ``h q``
+    readings (a tail shorter than ``q`` is left out), or with ``newest`` the last ``h q``
+    (the blocks end at the last reading; the oldest ``n % q`` are left out).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        the readings, in order.
+    q : int
+        readings per block.
+    newest : bool, default=False
+        the blocks end at the newest reading (:func:`perfcast.warmup.ci.mean_ci`'s), not start
+        at the first.
+
+    Returns
+    -------
+    numpy.ndarray
+        the ``h = n // q`` block means, oldest first.
+
+    Examples
+    --------
+    >>> block_means(np.arange(7.0), 3), block_means(np.arange(7.0), 3, newest=True)
+    (array([1., 4.]), array([2., 5.]))
+    """
     x = np.asarray(x, dtype=float)
     h = x.shape[0] // q
-    return x[: h * q].reshape(h, q).mean(axis=1)
+    part = x[x.shape[0] - h * q:] if newest else x[: h * q]
+    return part.reshape(h, q).mean(axis=1)
 
 
 def lag1_autocorrelation(x: np.ndarray) -> float:

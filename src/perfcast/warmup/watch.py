@@ -182,6 +182,8 @@ def assess(x: np.ndarray, settings: WatchSettings) -> Update:
     begin, dropped, statistic = st.begin, st.dropped, st.statistic
     used = estimate_part(begin, end)
     ci = stable_ci(x, (begin, end), used, s)
+    if ci is not None:  # the readings the mean is of: the newest whole subsessions
+        used = (end - ci[0].n_used, end)
     needed = None if ci is None else evidence_readings(ci[1])
     settled = st.settled
     phase = "warmup" if not settled else ("stable" if end == n else "cooldown")
