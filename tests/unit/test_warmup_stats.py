@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import math
 
 import numpy as np
@@ -455,3 +456,40 @@ def test_wps_names_block_means_of_work_that_do_not_vary(tmp_path, capsys, seed, 
     with pytest.raises(NotEnoughDataError, match="duration does not grow"):
         wps_regression(w, 5 - w / 1000 + 0.01 * rng.normal(size=60), lower_bound_s=0,
                        ac_limit=0.2, confidence=0.95, max_prediction_error=0.1)
+
+
+def test_a_mean_of_0_has_no_required_sample_size(tmp_path, capsys):
+    """Centred readings whose mean is exactly 0: a width relative to the mean cannot be met,
+    where the required sample size fell back to n (120) and ``enough`` was true. Now
+    ``required_readings`` null, ``target_undefined`` true, ``enough`` false and a warning;
+    ``watch`` (which took n too) never stops on them, and ``stable`` notes it."""
+    from perfcast.cli import main
+
+    rng = np.random.default_rng(5)
+    v = rng.integers(-5, 6, size=60).astype(float)
+    x = np.r_[v, -v]
+    rng.shuffle(x)
+    ci = ci_of(x)
+    assert ci.mean == 0.0 and ci.required_readings is None and ci.target_undefined
+    assert ci.enough is False and ci.lower < 0 < ci.upper
+    d = ci.to_dict()
+    assert d["required_readings"] is None and d["target_undefined"] is True and not d["enough"]
+    f = tmp_path / "c.txt"
+    f.write_text("".join(f"{int(a)}\n" for a in x))
+    assert main(["ci", "--allow-negative", str(f)]) == 0
+    cap = capsys.readouterr()
+    out = json.loads(cap.out)
+    assert out["required_readings"] is None and out["enough"] is False
+    assert out["target_undefined"] is True and "cannot be met" in out["warning"]
+    assert "perfcast ci: warning:" in cap.err and "the mean the required sample size" in cap.err
+    assert main(["watch", "--allow-negative", str(f)]) == 1
+    cap = capsys.readouterr()
+    last = json.loads(cap.out.splitlines()[-1])
+    assert last["stop"] is False and last["required_readings"] is None
+    assert last["target_undefined"] is True and "cannot be met" in cap.err
+    assert main(["stable", "--allow-negative", str(f)]) == 0
+    cap = capsys.readouterr()
+    out = json.loads(cap.out)
+    assert out["mean"]["required_readings"] is None and "cannot be met" in out["note"]
+    # a mean that is not 0 keeps its required sample size
+    assert ci_of(x + 10).required_readings is not None and not ci_of(x + 10).target_undefined

@@ -374,6 +374,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     line = pending.to_dict()
     if not pending.stop:
         line["end_of_input"] = True
+    if pending.ci is not None and pending.ci.target_undefined:
+        print(f"perfcast watch: warning: {name}: {pending.ci.warning}", file=sys.stderr)
     line["season"] = _season(np.frombuffer(seen), name, "watch", settings.cycles)
     print(json.dumps(line, sort_keys=True), flush=True)
     return 0 if pending.stop else 1

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import special
 
-from perfcast.warmup.subsession import block_means, subsession_size
+from perfcast.warmup.subsession import block_means, rounding_sd, subsession_size
 
 #: a CI needs at least this many readings (central limit theorem; Pilot's minimum)
 MIN_READINGS = 30
@@ -77,13 +77,21 @@ class MeanCI:
     ac_limit: float
     t: float
     target_width: float
-    required_readings: int
+    required_readings: int | None
     min_samples: int
 
     @property
+    def target_undefined(self) -> bool:
+        """The mean is 0 (to rounding: centred readings), so a width relative to it cannot be
+        met by any number of readings: ``required_readings`` is None (null in JSON) and
+        :attr:`enough` False."""
+        return self.required_readings is None
+
+    @property
     def enough(self) -> bool:
-        """Whether the readings reach the required sample size (Pilot's stop rule)."""
-        return self.n >= self.required_readings
+        """Whether the readings reach the required sample size (Pilot's stop rule); False where
+        there is none (:attr:`target_undefined`)."""
+        return self.required_readings is not None and self.n >= self.required_readings
 
     @property
     def relative_width(self) -> float:
@@ -100,10 +108,22 @@ class MeanCI:
 
     @property
     def warning(self) -> str | None:
-        """Why the interval cannot be used as it stands (:attr:`upper_unbounded`), and what
-        narrows it; None when it can."""
-        if not self.upper_unbounded:
-            return None
+        """Why the interval or the required sample size cannot be used as they stand
+        (:attr:`upper_unbounded`, :attr:`target_undefined`), and what to do; None when they
+        can."""
+        reasons = []
+        if self.target_undefined:
+            reasons.append(
+                "the mean the required sample size is taken at is 0 (centred readings?), so "
+                "a CI width relative to it (the target) cannot be met by any number of "
+                "readings: required_readings is null (target_undefined true) and enough "
+                "false; a relative target needs readings whose mean is not 0, and the "
+                "interval itself stands")
+        if self.upper_unbounded:
+            reasons.append(self._unbounded_warning())
+        return "; ".join(reasons) or None
+
+    def _unbounded_warning(self) -> str:
         return (f"the harmonic mean's {self.confidence * 100:.4g} % CI has no upper bound "
                 f"(upper null, upper_unbounded true): the CI of the mean of 1/x reaches 0 "
                 f"with {self.blocks} subsession means (q = {self.q}), the reciprocals of the "
@@ -115,6 +135,7 @@ class MeanCI:
         d = asdict(self)
         d["relative_width"] = self.relative_width
         d["upper_unbounded"] = self.upper_unbounded
+        d["target_undefined"] = self.target_undefined
         d["enough"] = self.enough
         for k, v in d.items():
             if isinstance(v, float) and not math.isfinite(v):
@@ -272,8 +293,10 @@ def mean_ci(
         var_q *= (1 + r) / (1 - r)
     t = t_quantile(confidence, h - 1)
     half = t * math.sqrt(var_q / h)
-    target = target_relative_width * abs(m)
-    required = required_sample_size(var_q, q, t, target, min_samples) if target > 0 else n
+    # a mean of 0 (to rounding: centred readings) leaves a relative target no width: no
+    # number of readings meets it (MeanCI.target_undefined)
+    required = (required_sample_size(var_q, q, t, target_relative_width * abs(m), min_samples)
+                if abs(m) > rounding_sd(y) else None)
     est, lower, upper, width = _estimate(m, half, harmonic)
     return MeanCI(
         mean=est, lower=lower, upper=upper, width=width, confidence=confidence,

@@ -109,9 +109,9 @@ def run_session(settings: SessionSettings, journal_path: str | Path
     while True:
         an = analyze_session(records, settings.analysis, cache)
         if an.unit_ci is not None:
-            log.info("%d stable readings of the %d required (q %d, at least %d blocks)",
+            log.info("%d stable readings of the %s required (q %d, at least %d blocks)",
                      an.unit_ci.n, an.unit_ci.required_readings, an.unit_ci.q,
-                     an.unit_ci.min_samples)
+                     an.unit_ci.min_samples)  # (None: a mean of 0, no relative target)
         reason = stop_reason(records, an, settings)
         if reason:
             break

@@ -258,6 +258,8 @@ def stable_throughput(x: np.ndarray, settings: StableSettings,
                 note = est.warning if note is None else f"{note}; {est.warning}"
         else:
             mean, q = est, whole.q
+            if est.target_undefined:
+                note = est.warning if note is None else f"{note}; {est.warning}"
     if mean is not None:  # the readings the mean is of: the newest whole subsessions
         used = (used[1] - mean.n_used, used[1])
         last = x[used[0]:used[1]]

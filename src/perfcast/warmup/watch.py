@@ -131,6 +131,7 @@ class Update:
             "upper": ci.upper if ci else None, "q": ci.q if ci else None,
             "relative_width": ci.relative_width if ci else None,
             "required_readings": ci.required_readings if ci else None,
+            "target_undefined": ci.target_undefined if ci else None,
             "evidence_readings": self.evidence_readings,
             "stop": self.stop, "waiting_for": self.waiting_for,
         }
@@ -184,7 +185,7 @@ def assess(x: np.ndarray, settings: WatchSettings) -> Update:
     ci = stable_ci(x, (begin, end), used, s)
     if ci is not None:  # the readings the mean is of: the newest whole subsessions
         used = (end - ci[0].n_used, end)
-    needed = None if ci is None else evidence_readings(ci[1])
+    needed = None if ci is None or ci[1].target_undefined else evidence_readings(ci[1])
     settled = st.settled
     phase = "warmup" if not settled else ("stable" if end == n else "cooldown")
     if not settled:
