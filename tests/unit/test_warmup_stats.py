@@ -493,3 +493,19 @@ def test_a_mean_of_0_has_no_required_sample_size(tmp_path, capsys):
     assert out["mean"]["required_readings"] is None and "cannot be met" in out["note"]
     # a mean that is not 0 keeps its required sample size
     assert ci_of(x + 10).required_readings is not None and not ci_of(x + 10).target_undefined
+
+
+def test_wps_names_the_rounds_outside_its_blocks():
+    """The newest len(rounds_used) % q rounds form no whole block: the speed does not come
+    from them, and the result says which they are."""
+    rng = np.random.default_rng(1)
+    work = rng.integers(100, 3200, size=41).astype(float)
+    e = np.zeros(41)
+    for i in range(1, 41):
+        e[i] = 0.6 * e[i - 1] + 0.01 * rng.standard_normal()
+    res = wps_regression(work, 0.5 + work / 1000 + e, lower_bound_s=0.0, ac_limit=0.2,
+                         confidence=0.95, max_prediction_error=0.1)
+    assert res.q > 1 and len(res.rounds_used) % res.q
+    assert res.rounds_outside_blocks == res.rounds_used[res.blocks * res.q:]
+    assert len(res.rounds_outside_blocks) == len(res.rounds_used) % res.q
+    assert res.to_dict()["rounds_outside_blocks"] == res.rounds_outside_blocks

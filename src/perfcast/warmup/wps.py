@@ -101,6 +101,10 @@ class WpsResult:
     rounds_used: list[int] = field(default_factory=list)
     rounds_short: list[int] = field(default_factory=list)
     rounds_below_alpha: list[int] = field(default_factory=list)
+    #: the newest ``len(rounds_used) % q`` rounds used: an incomplete block, so not in the
+    #: block means that ``alpha``, ``v`` and their CIs come from (the residual diagnostics
+    #: and ``naive_v`` take them in)
+    rounds_outside_blocks: list[int] = field(default_factory=list)
 
     @property
     def v_width(self) -> float:
@@ -305,6 +309,7 @@ def wps_regression(
         residual_se=residual_se, prediction_error=residual_se / float(t.mean()),
         max_prediction_error=max_prediction_error, rounds_used=used,
         rounds_short=short, rounds_below_alpha=sorted(below),
+        rounds_outside_blocks=used[fit.h * q:],
     )
     if result.warning:
         log.warning("WPS: %s", result.warning)
