@@ -339,6 +339,34 @@ def _distinct_generations(counters: Mapping[str, Any] | None, name: str, where: 
                          expected="two different CPU generations")
 
 
+def _clock_per_generation(counters: Mapping[str, Any] | None, name: str, where: str | None,
+                          prefix: str = "counters.") -> None:
+    """A ``clock_ghz`` key that is a generation's name in another case (``G2`` for ``g2``) is
+    a misspelling: it is never looked up, and that generation's runtime then has no clock.
+    Other keys are allowed, since a config file merged over the default keeps the default's
+    generations' clocks."""
+    counters = counters or {}
+    gens = counters.get("generations") or {}
+    known = [g for g in (gens.get("old"), gens.get("new")) if g is not None]
+    for key in sorted(counters.get("clock_ghz") or {}):
+        twin = [g for g in known if g != key and g.casefold() == str(key).casefold()]
+        if twin:
+            raise InputError(where, f"{name}: {prefix}clock_ghz: {key!r} is not the generation "
+                                    f"{twin[0]!r}", expected=f"the generations' names as "
+                                                             f"written: {known}")
+
+
+def _distinct_base_events(counters: Mapping[str, Any] | None, name: str, where: str | None,
+                          prefix: str = "counters.") -> None:
+    """Instructions and cycles are two events: read from one, every IPC is 1 whatever the
+    data, and every IPC ratio too."""
+    base = (counters or {}).get("base_events") or {}
+    ins, cyc = base.get("instructions"), base.get("cycles")
+    if ins is not None and ins == cyc:
+        raise InputError(where, f"{name}: {prefix}base_events: instructions and cycles are both "
+                                f"{ins!r}", expected="two different events (every IPC would be 1)")
+
+
 def _ascending_range(predict: Mapping[str, Any] | None, name: str, where: str | None,
                      key: str = "predict.ipc_range") -> None:
     low, high = (predict or {}).get("ipc_range") or (0, 1)
@@ -363,9 +391,13 @@ def _radius_needs_dtw(align: Mapping[str, Any] | None, name: str, where: str | N
 #: checks no JSON schema can express (one key against another), per schema name
 _CROSS_CHECKS: dict[str, tuple[Callable[[dict, str, str | None], None], ...]] = {
     "config": (lambda d, n, w: _distinct_generations(d.get("counters"), n, w),
+               lambda d, n, w: _clock_per_generation(d.get("counters"), n, w),
+               lambda d, n, w: _distinct_base_events(d.get("counters"), n, w),
                lambda d, n, w: _ascending_range(d.get("predict"), n, w),
                lambda d, n, w: _radius_needs_dtw(d.get("align"), n, w)),
-    "counters": (lambda d, n, w: _distinct_generations(d, n, w, "generations"),),
+    "counters": (lambda d, n, w: _distinct_generations(d, n, w, "generations"),
+                 lambda d, n, w: _clock_per_generation(d, n, w, ""),
+                 lambda d, n, w: _distinct_base_events(d, n, w, "")),
     "predict": (lambda d, n, w: _ascending_range(d, n, w, "ipc_range"),),
     "align": (lambda d, n, w: _radius_needs_dtw(d, n, w, ""),),
 }

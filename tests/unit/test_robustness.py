@@ -487,6 +487,28 @@ def test_two_generations_of_the_same_name_are_refused():
                            "benchmarks": ["a"]}}, "config")
 
 
+def test_one_event_for_instructions_and_cycles_is_refused():
+    """Read from one event, every IPC is 1 and every IPC ratio too, whatever the data."""
+    body = {"generations": {"old": "g2", "new": "g3"}, "events": ["x"], "benchmarks": ["a"],
+            "base_events": {"instructions": "cycles", "cycles": "cycles"}}
+    with pytest.raises(InputError, match=r"counters\.base_events: instructions and cycles "
+                                         r"are both 'cycles'"):
+        validate({"counters": body}, "config")
+    with pytest.raises(InputError, match=r"counters: base_events: instructions and cycles"):
+        validate(body, "counters")
+
+
+def test_a_clock_under_a_generations_name_in_another_case_is_refused():
+    """``G3`` for ``g3`` is never looked up: g3's runtime would have no clock. A key of no
+    generation at all stays allowed (a config merged over the default keeps its clocks)."""
+    body = {"generations": {"old": "g2", "new": "g3"}, "events": ["x"], "benchmarks": ["a"]}
+    with pytest.raises(InputError, match=r"counters\.clock_ghz: 'G3' is not the generation "
+                                         r"'g3'"):
+        validate({"counters": body | {"clock_ghz": {"g2": 2.5, "G3": 2.6}}}, "config")
+    merged = validate({"counters": body | {"clock_ghz": {"gen-a": 2.5, "g3": 2.6}}}, "config")
+    assert merged["counters"]["clock_ghz"] == {"gen-a": 2.5, "g3": 2.6}
+
+
 @pytest.mark.parametrize("section, body", [
     ("counters", {"generations": {"old": "a", "new": "b"}, "events": ["x"],
                   "benchmarks": ["m"]}),
