@@ -215,6 +215,9 @@ def test_evaluation_says_why_the_stable_intervals_were_not_evaluated():
     md = evaluation_markdown(ev, simulated=False, granularity="whole-run (one row per run)")
     assert "per instruction (the model's own) **0.40%**" in md and "mismatch| 5.00%" in md
     assert "**Granularity**: whole-run (one row per run)." in md
+    ev["row_r2"] = [float("nan")]  # a held-out benchmark of one row (whole-run): R^2 undefined
+    md = evaluation_markdown(ev, simulated=False)
+    assert "nan" not in md and "| n/a |" in md
 
 
 def _synthetic_runs(ratio_of, n_bench=12, n_iv=4, seed=0):

@@ -45,6 +45,23 @@ def test_met_targets_give_no_warning(tmp_path):
     assert "No warnings" in to_markdown(s)
 
 
+def test_a_required_number_that_could_not_be_computed_is_said_so(tmp_path):
+    """No stable readings (or a mean of 0) give no required sample size: the summary said
+    '0 stable readings of None required'."""
+    w = _warmup(tmp_path / "w.json", 0.3, 0.1, {"readings": False})
+    d = json.loads(w.read_text())
+    w.write_text(json.dumps({**d, "stable_readings": 0, "required_readings": None}))
+    md = to_markdown(build_summary(warmup=[w]))
+    assert "None" not in md
+    assert "0 stable readings; the number required could not be computed" in md
+
+
+def test_no_warnings_claims_only_the_stages_that_ran(tmp_path):
+    w = _warmup(tmp_path / "w.json", 0.05, 0.1, {"readings": True})
+    md = to_markdown(build_summary(warmup=[w]))
+    assert "No warnings: every stage that ran met its targets." in md
+
+
 def test_wps_cross_check_is_a_note_not_a_warning(tmp_path):
     """A session that stops on its readings only: the WPS fit's poor prediction is said (a note
     under its stage), but it is no missed target and no warning."""
@@ -175,7 +192,8 @@ def test_replay_beside_the_paper(tmp_path):
     sec = s["sections"][0]
     assert sec["stage"] == "sensitivity"
     assert sec["numbers"]["replay"]["0.3"] == {"mae_binary_mean": 0.0123,
-                                               "paper_fig11_mae": 0.02, "steps": 70,
+                                               "paper_fig11_mae": 0.02, "steps": 40,
                                                "paper_fig12_steps": 80.0}
-    assert ("epsilon 0.5: mean |error| of binary sampling **0.0456** (paper: 0.0400), 45 runs "
+    # the 1-D probes are points of the product: 20 runs, not 20 + 25
+    assert ("epsilon 0.5: mean |error| of binary sampling **0.0456** (paper: 0.0400), 20 runs "
             "(paper: 50)") in to_markdown(s)

@@ -3,6 +3,8 @@ also shown as HTML in the report)."""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 
@@ -57,7 +59,7 @@ def evaluation_markdown(ev: pd.DataFrame, simulated: bool, stable_not_run: str |
         lines.append("| " + " | ".join(cols) + " |")
         lines.append("|" + "---|" * len(cols))
         for _, r in g.iterrows():
-            cells = [f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c]) for c in cols]
+            cells = [_cell(r[c]) for c in cols]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
         med = g["cycles_error_pct"].abs().median()
@@ -88,3 +90,11 @@ def evaluation_markdown(ev: pd.DataFrame, simulated: bool, stable_not_run: str |
                          f"measured cycles inside ({100 * covered / n:.0f} %; nominal "
                          f"{100 * nominal:.0f} %).\n")
     return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    """A table cell: two decimals, ``n/a`` for a number that is not finite (``row_r2`` of a
+    held-out benchmark of one row: R^2 is undefined there), else the text."""
+    if isinstance(value, float):
+        return f"{value:.2f}" if math.isfinite(value) else "n/a"
+    return str(value)
