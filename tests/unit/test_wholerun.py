@@ -130,3 +130,52 @@ def test_wholerun_file_metadata(tmp_path):
     assert meta["granularity"] == "whole-run" and meta["format"] == "json"
     assert meta["backend"] == "wholerun" and meta["benchmark"] == "spin"
     assert np.isfinite(t.drop(columns="multiplexed").to_numpy(dtype=float)).all()
+
+
+ONE = ("4000000000,,instructions,1000000000,100.00,2.00,insn per cycle\n"
+       "2000000000,,cycles,1000000000,100.00,,\n"
+       "1000000,,branch-misses,1000000000,100.00,,\n"
+       "1000000000,ns,duration_time,1000000000,100.00,,\n")
+ONE_JSON = ('{"counter-value" : "4000000000.000000", "unit" : "", "event" : "instructions", '
+            '"event-runtime" : 1000, "pcnt-running" : 100.00}\n'
+            '{"counter-value" : "2000000000.000000", "unit" : "", "event" : "cycles", '
+            '"event-runtime" : 1000, "pcnt-running" : 100.00}\n')
+HW = BaseEvents("instructions", "cycles")
+
+
+def _read(path: Path, events=("branch-misses",), base=HW, **kw):
+    return read_wholerun(path, benchmark="b", machine="m", base=base, events=list(events),
+                         clock_ghz=2.0, **kw)
+
+
+def test_the_known_answer_of_one_perf_run(tmp_path):
+    f = tmp_path / "one.csv"
+    f.write_text(ONE)
+    t, info = _read(f)
+    assert info["time_source"] == "duration_time event" and t["duration_s"][0] == 1.0
+    assert t["ipc"][0] == 2.0 and t["branch-misses_pki"][0] == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("text, events, line, why", [
+    # perf stat --append: a second run after the first (was duration 2.0, instructions 8e9)
+    ("# started on A\n\n" + ONE + "# started on B\n\n" + ONE, ("branch-misses",), 7,
+     "a second '# started on' header"),
+    ("# started on A\n" + ONE_JSON + "# started on B\n" + ONE_JSON, (), 4,
+     "a second '# started on' header"),
+    # an event listed twice in -e (was IPC 4.0)
+    (ONE.splitlines(keepends=True)[0] + ONE, ("branch-misses",), 2,
+     "a second row of event 'instructions'"),
+    (ONE_JSON + ONE_JSON.splitlines(keepends=True)[0], (), 3,
+     "a second row of event 'instructions'"),
+    # perf stat -e task-clock,cpu-clock,page-faults,task-clock prints task-clock twice
+    ("1.00,msec,task-clock,1000,100.00,0.5,CPUs utilized\n1.00,msec,cpu-clock,1000,100.00,,\n"
+     "50,,page-faults,1000,100.00,,\n1.00,msec,task-clock,1000,100.00,,\n", ("page-faults",), 4,
+     "a second row of event 'task-clock'"),
+])
+def test_a_second_run_or_a_repeated_row_is_refused_naming_its_line(tmp_path, text, events,
+                                                                     line, why):
+    f = tmp_path / "run.txt"
+    f.write_text(text)
+    base = SOFT if "task-clock" in text else HW
+    with pytest.raises(InputError, match=rf"run\.txt, line {line}: {why}"):
+        _read(f, events, base)

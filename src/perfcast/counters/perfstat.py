@@ -420,8 +420,9 @@ def check_ids(df: pd.DataFrame, path: str | Path) -> None:
     if again.any():
         k = int(np.argmax(again))
         first = int(np.argmax(cell == cell[k]))
+        on = f" on {ids[i_codes[k]]}" if ids[i_codes[k]] else ""
         raise InputError(
-            path, f"a second row of event {events[e_codes[k]]!r} on {ids[i_codes[k]]} at "
+            path, f"a second row of event {events[e_codes[k]]!r}{on} at "
                   f"t={times[t_codes[k]]:.9f}s (the first is line {lines[first]})",
             row=int(lines[k]),
             expected="one row per interval, event and id; an event listed twice in perf's -e, "

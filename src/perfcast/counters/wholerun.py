@@ -77,6 +77,10 @@ def perf_counts(path: str | Path, text: str, form: str) -> tuple[dict[str, float
     """``({event: count}, lowest percent running)`` of a whole-run perf file (``-x`` or ``-j``;
     rows of one event on several ids or PMUs summed later by name).
 
+    One row per event (and id) is read: a row repeated (``-e a,a``) or a second ``# started
+    on`` header after counter lines (``perf stat --append``: a second run) is refused naming
+    its line, never summed (:func:`perfcast.counters.perfstat.check_ids`).
+
     Parameters
     ----------
     path : str or Path
@@ -86,11 +90,23 @@ def perf_counts(path: str | Path, text: str, form: str) -> tuple[dict[str, float
     form : str
         ``json`` or the ``-x`` separator (:func:`detect_format`).
     """
-    from perfcast.counters.perfstat import _parse_json, _parse_sv, aggregate
+    from perfcast.counters.perfstat import (
+        LONG_COLUMNS,
+        STARTED,
+        _parse_json,
+        _parse_sv,
+        aggregate,
+        check_ids,
+    )
 
     rows = []
     sep = None
     for lineno, raw in enumerate(text.splitlines(), start=1):
+        if rows and raw.lstrip().startswith(STARTED):
+            raise InputError(path, f"a second {STARTED!r} header after counter lines: another "
+                                   "perf run was appended to this file (perf stat --append)",
+                             row=lineno, expected="one perf run per file (its counts would be "
+                                                  "summed with the first run's)")
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
         if form == "json":
@@ -114,7 +130,11 @@ def perf_counts(path: str | Path, text: str, form: str) -> tuple[dict[str, float
             rows.append(row)
     if not rows:
         raise InputError(path, "no counter lines", expected="perf stat -x or -j output")
-    long = aggregate(rows, path)
+    long = pd.DataFrame(rows, columns=LONG_COLUMNS)
+    # one run is one interval: a row repeated (an event listed twice in perf's -e) is refused
+    # here with or without ids, not summed
+    check_ids(long, path)
+    long = aggregate(long, path)
     counts: dict[str, float] = {}
     for ev, g in long.groupby("event", sort=False):
         counts[str(ev)] = float(g["value"].sum(min_count=1))
