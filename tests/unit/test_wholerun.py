@@ -124,7 +124,8 @@ def test_wholerun_file_metadata(tmp_path):
     pp = from_section(PostprocessSettings, {"events": ["page-faults"],
                                             "base_events": dataclasses.asdict(SOFT)},
                       "counters_postprocess")
-    t = wholerun_file(WholerunSettings(pp, generation="again", benchmark="spin", clock_ghz=None),
+    t = wholerun_file(WholerunSettings(pp, generation="again", benchmark="spin", clock_ghz=None,
+                                       pattern_fields=("gen", "bench")),
                       DATA / "again" / "spin.json", out)
     meta = parquet_metadata(out)
     assert meta["granularity"] == "whole-run" and meta["format"] == "json"
@@ -179,3 +180,25 @@ def test_a_second_run_or_a_repeated_row_is_refused_naming_its_line(tmp_path, tex
     base = SOFT if "task-clock" in text else HW
     with pytest.raises(InputError, match=rf"run\.txt, line {line}: {why}"):
         _read(f, events, base)
+
+
+def test_a_run_neither_the_path_nor_the_file_names_is_refused(tmp_path):
+    """``counters.wholerun.pattern: wr/{bench}.csv`` with a perf file per benchmark gave both
+    generations the same counts (every IPC ratio 1); a table without a machine column matched
+    any machine."""
+    perf = tmp_path / "mcf.csv"
+    perf.write_text(ONE)
+    with pytest.raises(InputError, match=r"mcf\.csv: counters\.wholerun\.pattern has no \{gen\}"
+                                         r" and a perf stat file holds one run"):
+        _read(perf, pattern_fields=("bench",))
+    with pytest.raises(InputError, match=r"has no \{bench\} and a perf stat file"):
+        _read(perf, pattern_fields=("gen",))
+    assert _read(perf, pattern_fields=("gen", "bench"))[0]["ipc"][0] == 2.0
+    table = tmp_path / "runs.csv"
+    table.write_text("benchmark,instructions,cycles,branch-misses\nb,4e9,2e9,1e6\n")
+    with pytest.raises(InputError, match=r"runs\.csv: counters\.wholerun\.pattern has no "
+                                         r"\{gen\} and a CSV table without a 'machine' column"):
+        _read(table, pattern_fields=())
+    assert _read(table, pattern_fields=("gen",))[0]["ipc"][0] == 2.0
+    table.write_text("machine,benchmark,instructions,cycles,branch-misses\nm,b,4e9,2e9,1e6\n")
+    assert _read(table, pattern_fields=())[0]["ipc"][0] == 2.0

@@ -83,6 +83,24 @@ def test_import_pattern_with_an_unknown_placeholder_fails_before_any_job(tmp_pat
     assert "KeyError 'benchmark'" in out and "{bench}" in out
 
 
+@pytest.mark.parametrize("pattern, missing", [
+    ("perfdata/{bench}/g{group}.csv", "{gen}"),
+    ("perfdata/{gen}/g{group}.csv", "{bench}"),
+    ("perfdata/{gen}/{bench}.csv", "{group}"),
+])
+def test_import_pattern_without_a_run_placeholder_fails_before_any_job(tmp_path, snakemake_run,
+                                                                       pattern, missing):
+    """Each group run is a perf file of its own: a pattern without {gen}, {bench} or {group}
+    imported one file for several runs (both generations the same counts)."""
+    cfg = yaml.safe_load(yaml.safe_dump(TINY))
+    cfg["counters"]["backend"] = "import"
+    cfg["counters"]["import"] = {"pattern": pattern}
+    proc = snakemake_run(tmp_path, cfg, ["all"], extra=["-n"], check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"counters.import.pattern {pattern!r} has no {missing}" in out
+
+
 def test_counters_off_with_the_model_on_fails_before_any_job_naming_both_keys(tmp_path,
                                                                              snakemake_run):
     """The model learns from the counters stage's tables: counters.enabled: false with the model

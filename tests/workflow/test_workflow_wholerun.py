@@ -4,6 +4,7 @@ per benchmark and machine, from a CSV table and from real perf stat -x / -j file
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -120,3 +121,21 @@ def test_real_perf_whole_run_files(tmp_path, snakemake_run):
     assert parquet_metadata(res / "counters" / "old" / "spin.parquet")["format"] == "perf"
     pred = json.loads((res / "predict" / "text.json").read_text())
     assert pred["intervals"] == 1 and pred["predicted_new_total_cycles"] > 0
+
+
+def test_a_pattern_without_gen_for_perf_files_fails_naming_the_file(tmp_path, snakemake_run):
+    """wholerun.pattern "wr/{bench}.txt" with a perf file per benchmark: both generations read
+    the same file, so every IPC ratio was 1; the job now fails naming the file and {gen}."""
+    for bench in ("alloc", "sort", "spin", "text"):
+        dst = tmp_path / "wr" / f"{bench}.txt"
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(DATA / "here" / f"{bench}.csv", dst)
+    cfg = _config(["alloc", "sort", "spin", "text"], "wr/{bench}.txt",
+                  events=["page-faults", "context-switches"], clock_ghz={},
+                  base_events={"instructions": "task-clock", "cycles": "cpu-clock"})
+    proc = snakemake_run(tmp_path, cfg, ["all"], check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "counters.wholerun.pattern has no {gen} and a perf stat file holds one run" in out
+    assert re.search(r"wr/\w+\.txt: counters\.wholerun\.pattern has no \{gen\}", out)
+    assert not (tmp_path / "results" / "model").exists()

@@ -319,12 +319,16 @@ class WholerunSettings:
         which run (a CSV table names them in its machine and benchmark columns).
     clock_ghz : float or None
         ``counters.clock_ghz`` of this run's generation (None: the file's own time).
+    pattern_fields : tuple of str
+        the placeholders of ``counters.wholerun.pattern`` among ``gen`` and ``bench``: what
+        the file's path identifies (one left out must be a column of a CSV table).
     """
 
     postprocess: PostprocessSettings
     generation: str
     benchmark: str
     clock_ghz: float | None
+    pattern_fields: tuple[str, ...]
 
 
 @dataclass(frozen=True)

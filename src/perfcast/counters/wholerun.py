@@ -30,7 +30,7 @@ import io
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -154,10 +154,44 @@ def _resolve(counts: dict[str, float], wanted: str, path: str | Path) -> float:
     return float(sum(values)) if values else math.nan
 
 
-def table_counts(path: str | Path, text: str, *, benchmark: str,
-                 machine: str) -> dict[str, float]:
+#: the placeholders of ``counters.wholerun.pattern`` and the table columns that name the same
+PATTERN_COLUMNS = {"gen": "machine", "bench": "benchmark"}
+
+
+def unnamed_by_path(path: str | Path, form: str, pattern_fields: Collection[str],
+                    columns: Collection[str] = ()) -> None:
+    """Refuse a file whose run neither its path nor its content names: a placeholder of
+    ``counters.wholerun.pattern`` left out (``{gen}``, ``{bench}``) means every run of that
+    generation or benchmark reads this one file, which only a CSV table with the column of
+    that placeholder (``machine``, ``benchmark``) tells apart.
+
+    Parameters
+    ----------
+    path : str or Path
+        the file.
+    form : str
+        its form (:func:`detect_format`).
+    pattern_fields : collection of str
+        the placeholders the path pattern has among ``gen`` and ``bench``.
+    columns : collection of str, default=()
+        a table's columns.
+    """
+    for field, column in PATTERN_COLUMNS.items():
+        if field in pattern_fields or (form == "table" and column in columns):
+            continue
+        what = ("a perf stat file holds one run" if form != "table"
+                else f"a CSV table without a {column!r} column")
+        raise InputError(path, f"counters.wholerun.pattern has no {{{field}}} and {what}: every "
+                               f"{column} would read the same counts",
+                         expected=f"{{{field}}} in counters.wholerun.pattern (a file per "
+                                  f"{column}), or a CSV table with a {column!r} column")
+
+
+def table_counts(path: str | Path, text: str, *, benchmark: str, machine: str,
+                 pattern_fields: Collection[str] = ("gen", "bench")) -> dict[str, float]:
     """The one row of a CSV table for ``benchmark`` on ``machine`` (a column left out matches
-    any value), as ``{column: value}``.
+    any value, when the path names it: ``pattern_fields``, :func:`unnamed_by_path`), as
+    ``{column: value}``.
 
     Parameters
     ----------
@@ -169,6 +203,8 @@ def table_counts(path: str | Path, text: str, *, benchmark: str,
         the row's benchmark.
     machine : str
         the row's machine (the generation).
+    pattern_fields : collection of str, default=("gen", "bench")
+        what the file's path identifies (placeholders of the path pattern).
     """
     try:
         df = pd.read_csv(io.StringIO(text), comment="#", skipinitialspace=True)
@@ -176,6 +212,7 @@ def table_counts(path: str | Path, text: str, *, benchmark: str,
         raise InputError(path, f"not a CSV table: {exc}",
                          expected="a header row, then one row per benchmark and machine") from exc
     df.columns = [str(c).strip() for c in df.columns]
+    unnamed_by_path(path, "table", pattern_fields, df.columns)
     sel = pd.Series(True, index=df.index)
     for key, value in (("benchmark", benchmark), ("machine", machine)):
         if key in df:
@@ -208,7 +245,9 @@ def table_counts(path: str | Path, text: str, *, benchmark: str,
 
 
 def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseEvents,
-                  events: Sequence[str], clock_ghz: float | None) -> tuple[pd.DataFrame, dict]:
+                  events: Sequence[str], clock_ghz: float | None,
+                  pattern_fields: Collection[str] = ("gen", "bench"),
+                  ) -> tuple[pd.DataFrame, dict]:
     """One run's counter table (one row) from a whole-run file.
 
     Parameters
@@ -224,6 +263,10 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
     clock_ghz : float or None
         the machine's clock (``counters.clock_ghz``; None: unknown): the duration when
         the file has no time.
+    pattern_fields : collection of str, default=("gen", "bench")
+        what the file's path identifies: the placeholders of ``counters.wholerun.pattern``
+        among ``gen`` and ``bench``. One left out needs a CSV table with its column
+        (:func:`unnamed_by_path`).
 
     Returns
     -------
@@ -239,9 +282,10 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
     ------
     InputError
         naming the file: an unknown form, a missing row or event, instructions or cycles not
-        positive, no time and no clock; in a table, naming the row: a count that is negative
-        or not finite, a ``time_s`` or ``clock_ghz`` that is given but not positive (an empty
-        one falls back as documented; a wrong one is never replaced silently).
+        positive, no time and no clock, a run its path does not name in a file that does not
+        name it either (:func:`unnamed_by_path`); in a table, naming the row: a count that is
+        negative or not finite, a ``time_s`` or ``clock_ghz`` that is given but not positive
+        (an empty one falls back as documented; a wrong one is never replaced silently).
 
     Examples
     --------
@@ -258,7 +302,8 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
     form = detect_format(path, text)
     pct = 100.0
     if form == "table":
-        counts = table_counts(path, text, benchmark=benchmark, machine=machine)
+        counts = table_counts(path, text, benchmark=benchmark, machine=machine,
+                              pattern_fields=pattern_fields)
         for ev in (*base.names, *events):
             if ev not in counts:
                 raise InputError(path, f"no column {ev!r}",
@@ -269,6 +314,7 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
         clock = counts.get("clock_ghz", math.nan)
         time_source = "time_s column"
     else:
+        unnamed_by_path(path, form, pattern_fields)
         counts, pct = perf_counts(path, text, form)
 
         def value(ev):
@@ -338,7 +384,7 @@ def wholerun_file(settings: WholerunSettings, source: str | Path,
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     src = Path(tmp, "run.csv")
     ...     _ = src.write_text("instructions,cycles,branch-misses\\n4e9,2e9,1e6\\n")
-    ...     table = wholerun_file(WholerunSettings(pp, "g3", "mcf", 2.0), src,
+    ...     table = wholerun_file(WholerunSettings(pp, "g3", "mcf", 2.0, ("gen", "bench")), src,
     ...                           Path(tmp, "run.parquet"))
     >>> [float(table[c][0]) for c in ("ipc", "duration_s", "branch-misses_pki")]
     [2.0, 1.0, 0.25]
@@ -348,7 +394,8 @@ def wholerun_file(settings: WholerunSettings, source: str | Path,
     generation, benchmark = settings.generation, settings.benchmark
     table, info = read_wholerun(source, benchmark=benchmark, machine=generation,
                                 base=settings.postprocess.base_events,
-                                events=settings.postprocess.events, clock_ghz=settings.clock_ghz)
+                                events=settings.postprocess.events, clock_ghz=settings.clock_ghz,
+                                pattern_fields=settings.pattern_fields)
     log.info("%s/%s: whole run from %s (%s): %.6g instructions, IPC %.4f, %.4g s (%s)",
              generation, benchmark, source, info["format"], table["instructions"][0],
              table["ipc"][0], table["duration_s"][0], info["time_source"])

@@ -3,6 +3,7 @@
 # counters.benchmarks with request_counter_runs() (the model stage: its predict-only benchmarks);
 # this stage reads no other stage's config section.
 import functools
+import string
 
 from snakemake.exceptions import WorkflowError
 
@@ -98,7 +99,7 @@ def collect_sources():
         return []
     pattern = COUNTERS["import"]["pattern"]
     try:
-        return [
+        sources = [
             pattern.format(gen="{gen}", bench="{bench}", group=k)
             for k in range(len(COUNTER_GROUPS))
         ]
@@ -108,6 +109,33 @@ def collect_sources():
             "with the placeholders {gen}, {bench} and {group} only (write a literal brace as "
             "{{ or }})"
         ) from None
+    # each group run of each benchmark on each generation is a perf file of its own: a pattern
+    # without one of them would give every run of it the same file's counts
+    missing = [f for f in ("gen", "bench", "group") if f not in _pattern_fields(pattern)]
+    if missing:
+        raise WorkflowError(
+            f"counters.import.pattern {pattern!r} has no "
+            + ", ".join("{" + f + "}" for f in missing)
+            + ": every run would import the same file; expected a path with {gen}, {bench} "
+            "and {group} (one perf file per group run of each benchmark on each generation)"
+        )
+    return sources
+
+
+def _pattern_fields(pattern):
+    """The placeholders of a path pattern (a malformed one: none; str.format names it)."""
+    try:
+        return {f for _, f, _, _ in string.Formatter().parse(pattern) if f is not None}
+    except ValueError:
+        return set()
+
+
+def wholerun_pattern_fields():
+    """The placeholders of counters.wholerun.pattern among gen and bench: what a whole-run
+    file's path identifies (perfcast.counters.wholerun.unnamed_by_path refuses a file that
+    names neither in its path nor in a table's column)."""
+    fields = _pattern_fields(COUNTERS["wholerun"]["pattern"])
+    return tuple(f for f in ("gen", "bench") if f in fields)
 
 
 def wholerun_source():
@@ -217,6 +245,7 @@ def get_wholerun_settings(wildcards):
             generation=wildcards.gen,
             benchmark=wildcards.bench,
             clock_ghz=COUNTERS["clock_ghz"].get(wildcards.gen),
+            pattern_fields=wholerun_pattern_fields(),
         )
     )
 
