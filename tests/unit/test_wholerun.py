@@ -202,3 +202,24 @@ def test_a_run_neither_the_path_nor_the_file_names_is_refused(tmp_path):
     assert _read(table, pattern_fields=("gen",))[0]["ipc"][0] == 2.0
     table.write_text("machine,benchmark,instructions,cycles,branch-misses\nm,b,4e9,2e9,1e6\n")
     assert _read(table, pattern_fields=())[0]["ipc"][0] == 2.0
+
+
+def test_event_names_get_exactly_their_rows(tmp_path):
+    """instructions:D and instructions:p are one count printed twice: read for instructions
+    their sum gave IPC 4.0 (true 2.0); branch-misses and branch-misses:D both took the one
+    branch-misses row (a feature twice). A base event among the counters gave a constant
+    instructions_pki of 1000: it is left out, as in interval files."""
+    f = tmp_path / "run.csv"
+    f.write_text(ONE.replace(",instructions,", ",instructions:D,")
+                 + ONE.splitlines(keepends=True)[0].replace(",instructions,", ",instructions:p,"))
+    with pytest.raises(InputError, match=r"run\.csv: event 'instructions' stands for "
+                                         r"\['instructions:D', 'instructions:p'\]"):
+        _read(f)
+    f.write_text(ONE)
+    with pytest.raises(InputError, match="events 'branch-misses' and 'branch-misses:D' both "
+                                         "stand for"):
+        _read(f, ("branch-misses", "branch-misses:D"))
+    t, _ = _read(f, ("branch-misses", "instructions"))
+    assert "instructions_pki" not in t and t["branch-misses_pki"][0] == pytest.approx(0.25)
+    f.write_text(ONE.replace(",instructions,", ",instructions:D,"))
+    assert _read(f)[0]["ipc"][0] == 2.0  # one copy: it plays instructions

@@ -142,11 +142,12 @@ def perf_counts(path: str | Path, text: str, form: str) -> tuple[dict[str, float
     return counts, pct
 
 
-def _resolve(counts: dict[str, float], wanted: str, path: str | Path) -> float:
-    """The count of a configured event name (hybrid PMU copies summed, as for interval files)."""
-    from perfcast.counters.perfstat import resolve_event
-
-    names = resolve_event(wanted, counts)
+def _resolve(counts: dict[str, float], claims: dict[str, list[str]], wanted: str,
+             path: str | Path) -> float:
+    """The count of a configured event name: the events
+    :func:`~perfcast.counters.perfstat.claim_events` gave it (hybrid PMU copies summed, as for
+    interval files)."""
+    names = claims.get(wanted, [])
     values = [counts[n] for n in names if math.isfinite(counts[n])]
     if not names:
         raise InputError(path, f"no count of event {wanted!r}",
@@ -298,6 +299,11 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
     >>> round(float(t["branch-misses_pki"][0]), 3), info["format"]
     (6.667, 'table')
     """
+    from perfcast.counters.perfstat import claim_events
+
+    # a base event listed among the counters is not a counter of its own (its PKI would be
+    # 1000 or constant): left out, as the interval path does
+    events = [e for e in dict.fromkeys(events) if e not in base.names]
     text = read_text(path)
     form = detect_format(path, text)
     pct = 100.0
@@ -316,9 +322,12 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
     else:
         unnamed_by_path(path, form, pattern_fields)
         counts, pct = perf_counts(path, text, form)
+        # each name exactly its rows: two names for one count, or one name for two copies of
+        # one count (instructions:D and instructions:p), refused as in interval files
+        claims = claim_events([*base.names, *events], list(counts), path)
 
         def value(ev):
-            return _resolve(counts, ev, path)
+            return _resolve(counts, claims, ev, path)
 
         wall = counts["duration_time"] / 1e9 if "duration_time" in counts else math.nan
         clock = math.nan
