@@ -223,3 +223,23 @@ def test_event_names_get_exactly_their_rows(tmp_path):
     assert "instructions_pki" not in t and t["branch-misses_pki"][0] == pytest.approx(0.25)
     f.write_text(ONE.replace(",instructions,", ",instructions:D,"))
     assert _read(f)[0]["ipc"][0] == 2.0  # one copy: it plays instructions
+
+
+@pytest.mark.parametrize("header, row, why", [
+    # pandas renamed the second instructions column instructions.1 and ignored its 8e9
+    ("benchmark,machine,instructions,cycles,instructions", "b,m,4e9,2e9,8e9",
+     r"line 2: column 'instructions' appears 2 times in the header"),
+    ("benchmark,machine,instructions,cycles", "b,m,True,2e9",
+     r"line 3: instructions = True .* is not a number \(expected a number \(or empty\)"),
+    ("benchmark,machine,instructions,cycles,branch-misses", "b,m,4e9,2e9,False",
+     r"line 3: branch-misses = False .* is not a number"),
+    # IPC 5e20
+    ("benchmark,machine,instructions,cycles", "b,m,1e30,2e9",
+     r"line 3: instructions = 1e\+30 .*\(expected a finite count >= 0, at most what a 64-bit"),
+])
+def test_a_table_column_twice_a_boolean_or_a_count_beyond_64_bits_is_refused(tmp_path, header,
+                                                                             row, why):
+    f = tmp_path / "runs.csv"
+    f.write_text(f"# runs\n{header}\n{row}\n")
+    with pytest.raises(InputError, match=rf"runs\.csv, {why}"):
+        _read(f, ("branch-misses",) if "branch-misses" in header else ())

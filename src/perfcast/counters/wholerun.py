@@ -26,6 +26,7 @@ refused, since runtimes could not be evaluated or predicted.
 
 from __future__ import annotations
 
+import csv
 import io
 import logging
 import math
@@ -36,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfcast.checks import read_text
+from perfcast.checks import read_text, require_unique_columns
 from perfcast.counters.events import pki_column
 from perfcast.counters.settings import BaseEvents, WholerunSettings
 from perfcast.errors import InputError
@@ -56,7 +57,8 @@ LIMITS = {
     "clock_ghz": (False, CLOCK_MAX_GHZ, f"a positive clock in GHz, at most {CLOCK_MAX_GHZ:g} "
                                         "(or empty: counters.clock_ghz)"),
 }
-COUNT_LIMITS = (True, math.inf, "a finite count >= 0 (or empty: not counted)")
+COUNT_LIMITS = (True, float(2**64 - 1), "a finite count >= 0, at most what a 64-bit counter "
+                                         "holds, 2^64 - 1 (or empty: not counted)")
 _PERF_VALUE = re.compile(r"\s*(<not counted>|<not supported>|[0-9][0-9.eE+-]*)(?P<sep>.)")
 
 
@@ -212,6 +214,11 @@ def table_counts(path: str | Path, text: str, *, benchmark: str, machine: str,
     except (ValueError, pd.errors.ParserError) as exc:
         raise InputError(path, f"not a CSV table: {exc}",
                          expected="a header row, then one row per benchmark and machine") from exc
+    # the line of each row pandas reads: it skips blank and comment lines without counting them
+    read = [i for i, ln in enumerate(text.splitlines(), 1) if ln.split("#", 1)[0].strip()]
+    if read:  # pandas renames a second column of one name (instructions.1): its values ignored
+        header = text.splitlines()[read[0] - 1].split("#", 1)[0]
+        require_unique_columns(next(csv.reader([header])), path, row=read[0])
     df.columns = [str(c).strip() for c in df.columns]
     unnamed_by_path(path, "table", pattern_fields, df.columns)
     sel = pd.Series(True, index=df.index)
@@ -224,17 +231,20 @@ def table_counts(path: str | Path, text: str, *, benchmark: str, machine: str,
         raise InputError(path, f"{len(rows)} rows of {where}",
                          expected="exactly one row per benchmark and machine (columns benchmark "
                                   "and machine, or a path that names them)")
-    # the row's line in the file: pandas skips blank and comment lines without counting them
-    read = [i for i, ln in enumerate(text.splitlines(), 1) if ln.split("#", 1)[0].strip()]
     line = read[int(rows.index[0]) + 1] if int(rows.index[0]) + 1 < len(read) else None
     out = {}
     for col in rows.columns:
         if col in ("benchmark", "machine"):
             continue
         raw = rows[col].iloc[0]
-        value = pd.to_numeric(pd.Series([raw]), errors="coerce").iloc[0]
-        if pd.isna(value) and not pd.isna(raw):
-            raise InputError(path, f"{col} = {raw!r} of {where} is not a number",
+        # True / False are read as booleans, which are numbers to pandas (1 and 0)
+        boolean = isinstance(raw, bool | np.bool_) or (
+            isinstance(raw, str) and raw.strip().lower() in ("true", "false"))
+        value = (math.nan if boolean
+                 else pd.to_numeric(pd.Series([raw]), errors="coerce").iloc[0])
+        if pd.isna(value) and (boolean or not pd.isna(raw)):
+            shown = str(bool(raw)) if isinstance(raw, bool | np.bool_) else repr(raw)
+            raise InputError(path, f"{col} = {shown} of {where} is not a number",
                              row=line, expected="a number (or empty)")
         zero_ok, highest, expected = LIMITS.get(col, COUNT_LIMITS)
         if not pd.isna(value) and not (math.isfinite(value) and value <= highest
