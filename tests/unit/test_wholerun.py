@@ -243,3 +243,35 @@ def test_a_table_column_twice_a_boolean_or_a_count_beyond_64_bits_is_refused(tmp
     f.write_text(f"# runs\n{header}\n{row}\n")
     with pytest.raises(InputError, match=rf"runs\.csv, {why}"):
         _read(f, ("branch-misses",) if "branch-misses" in header else ())
+
+
+@pytest.mark.parametrize("text", [
+    # a metric continuation line, as perf writes for stalled-cycles metrics
+    (ONE.splitlines(keepends=True)[0] + ",,,,,0.13,stalled cycles per insn\n"
+     + "".join(ONE.splitlines(keepends=True)[1:])),
+    # -A with -x; : one row per CPU, and a continuation after the id
+    ("CPU0;2000000000;;instructions;1000;100.00;;\nCPU1;2000000000;;instructions;1000;100.00;;\n"
+     "CPU0;;;;;;0.5;insn per cycle\nCPU0;1000000000;;cycles;1000;100.00;;\n"
+     "CPU1;1000000000;;cycles;1000;100.00;;\nCPU0;500000;;branch-misses;1000;100.00;;\n"
+     "CPU1;500000;;branch-misses;1000;100.00;;\n"),
+    # --per-socket: the socket and its CPU count
+    ("S0,2,4000000000,,instructions,1000,100.00,,\nS0,2,2000000000,,cycles,1000,100.00,,\n"
+     "S0,2,1000000,,branch-misses,1000,100.00,,\n"),
+])
+def test_perf_metric_lines_and_aggregation_ids_are_read(tmp_path, text):
+    """Refused before: the continuation as a malformed line, -A and --per-socket files taken
+    for a CSV table."""
+    f = tmp_path / "run.txt"
+    f.write_text(text)
+    t, info = _read(f)
+    assert info["format"] == "perf"
+    assert t["ipc"][0] == 2.0 and t["branch-misses_pki"][0] == pytest.approx(0.25)
+
+
+def test_a_repeated_row_of_one_cpu_is_refused(tmp_path):
+    f = tmp_path / "run.txt"
+    f.write_text("CPU0,2000000000,,instructions,1000,100.00,,\n"
+                 "CPU0,1000000000,,cycles,1000,100.00,,\n"
+                 "CPU0,2000000000,,instructions,1000,100.00,,\n")
+    with pytest.raises(InputError, match=r"line 3: a second row of event 'instructions' on CPU0"):
+        _read(f, ())

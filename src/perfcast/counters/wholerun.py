@@ -60,6 +60,22 @@ LIMITS = {
 COUNT_LIMITS = (True, float(2**64 - 1), "a finite count >= 0, at most what a 64-bit counter "
                                          "holds, 2^64 - 1 (or empty: not counted)")
 _PERF_VALUE = re.compile(r"\s*(<not counted>|<not supported>|[0-9][0-9.eE+-]*)(?P<sep>.)")
+#: an aggregation mode's id before the value (``-A``: ``CPU3``; ``--per-socket``: ``S0`` and its
+#: CPU count; ``--per-thread``: ``comm-pid``), as :mod:`perfcast.counters.perfstat` reads them
+_PERF_ID = (r"\s*(?:CPU\d+|S\d+(?:-D\d+)?(?:-(?:C|CL|L\d+-ID)\d+)?|N\d+|\S+?-\d+)"
+            r"(?P<idsep>[^\w\s])")
+_PERF_ID_VALUE = re.compile(_PERF_ID + r"(?:\d+(?P=idsep))?"
+                            r"(?:<not counted>|<not supported>|[0-9][0-9.eE+-]*)(?P<sep>.)")
+
+
+def _perf_sep(line: str) -> str | None:
+    """The ``-x`` separator of a whole-run perf count line (``value,unit,event,...``, after an
+    aggregation id in ``-A``, ``--per-socket`` and the like), else None."""
+    m = _PERF_VALUE.match(line)
+    if m:
+        return m.group("sep")
+    m = _PERF_ID_VALUE.match(line)
+    return m.group("sep") if m and m.group("sep") == m.group("idsep") else None
 
 
 def detect_format(path: str | Path, text: str) -> str:
@@ -70,7 +86,7 @@ def detect_format(path: str | Path, text: str) -> str:
             continue
         if line.lstrip().startswith("{"):
             return "json"
-        return "perf" if _PERF_VALUE.match(line) else "table"
+        return "perf" if _perf_sep(line) else "table"
     raise InputError(path, "no data line", expected="a whole-run CSV table, or perf stat -x / "
                      "-j output without -I")
 
@@ -120,10 +136,14 @@ def perf_counts(path: str | Path, text: str, form: str) -> tuple[dict[str, float
             row = _parse_json(obj_line[:-1] + ', "interval": 0}' if obj_line.endswith("}")
                               else obj_line, path, lineno)
         else:
-            m = _PERF_VALUE.match(raw)
+            line_sep = _perf_sep(raw)
             if sep is None:
-                sep = m.group("sep") if m else ","
-            if m is None or m.group("sep") != sep:
+                sep = line_sep or ","
+            # a line that only continues a metric (,,,,,0.13,stalled cycles per insn; after
+            # an id in -A) has no value: the interval reader's parser skips it
+            continues = line_sep is None and re.match(
+                rf"(?:{_PERF_ID})?\s*{re.escape(sep)}{{4}}", raw) is not None
+            if not continues and line_sep != sep:
                 raise InputError(path, f"malformed perf stat line {raw.strip()!r}", row=lineno,
                                  expected=f"perf stat -x{sep} without -I: value{sep}unit{sep}"
                                           f"event{sep}run_ns{sep}pct_running")
