@@ -275,3 +275,20 @@ def test_a_repeated_row_of_one_cpu_is_refused(tmp_path):
                  "CPU0,2000000000,,instructions,1000,100.00,,\n")
     with pytest.raises(InputError, match=r"line 3: a second row of event 'instructions' on CPU0"):
         _read(f, ())
+
+
+def test_an_aggregation_mode_file_cut_short_is_refused(tmp_path):
+    """-A cut after CPU0's branch-misses row: summed as if complete, branch-misses PKI 0.125
+    (true 0.25). Uncore counts on one CPU and duration_time once are whole."""
+    rows = ["CPU0,2000000000,,instructions,1000,100.00,,", "CPU1,2000000000,,instructions,1000,"
+            "100.00,,", "CPU0,1000000000,,cycles,1000,100.00,,",
+            "CPU1,1000000000,,cycles,1000,100.00,,", "CPU0,500000,,branch-misses,1000,100.00,,"]
+    f = tmp_path / "run.txt"
+    f.write_text("\n".join(rows) + "\n")
+    with pytest.raises(InputError, match=r"run\.txt, line 5: event 'branch-misses' has no row for "
+                                         r"CPU1, which 'instructions' of the same PMU"):
+        _read(f)
+    f.write_text("\n".join([*rows[:4], "CPU0,777,,uncore_imc/cas_count_read/,1000,100.00,,",
+                            "CPU0,1000000000,ns,duration_time,1000,100.00,,"]) + "\n")
+    t, info = _read(f, ("uncore_imc/cas_count_read/",))
+    assert t["ipc"][0] == 2.0 and info["time_source"] == "duration_time event"

@@ -156,12 +156,63 @@ def perf_counts(path: str | Path, text: str, form: str) -> tuple[dict[str, float
     # one run is one interval: a row repeated (an event listed twice in perf's -e) is refused
     # here with or without ids, not summed
     check_ids(long, path)
+    check_cut(long, path)
     long = aggregate(long, path)
     counts: dict[str, float] = {}
     for ev, g in long.groupby("event", sort=False):
         counts[str(ev)] = float(g["value"].sum(min_count=1))
     pct = float(np.nanmin(long["pct_running"])) if long["pct_running"].notna().any() else 100.0
     return counts, pct
+
+
+#: perf's tool events, counted once whatever the aggregation mode (one row, not one per CPU)
+TOOL_EVENTS = frozenset({"duration_time", "user_time", "system_time"})
+
+
+def check_cut(long: pd.DataFrame, path: str | Path) -> None:
+    """Refuse a whole run whose file was cut short in an aggregation mode (``-A``,
+    ``--per-socket``): an event reported on the first ids only of those another event of its
+    family has (perf prints each event's ids in order, so a file cut at a line boundary leaves
+    its last event with the first of them). A family is the events of one PMU (the prefix of
+    ``pmu/event/``; none for the core and software events) with one kind of id (CPUs, sockets,
+    dies, cores, nodes); an uncore event on the first CPU of each socket has a PMU of its own
+    and lacks ids in the middle, not at the end, so it is not compared with the core's. Tool
+    events (``duration_time``) are counted once; thread ids are not compared (threads end).
+
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        the rows (:data:`perfcast.counters.perfstat.LONG_COLUMNS`).
+    path : str or Path
+        the file (for errors).
+    """
+    from perfcast.counters.perfstat import _THREAD_ID, split_event
+
+    with_ids = long[(long["id"] != "") & ~long["event"].isin(TOOL_EVENTS)]
+    if with_ids.empty:
+        return
+    families: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for ev, g in with_ids.groupby("event", sort=False):
+        ids = list(g["id"])
+        kind = re.sub(r"\d+", "", ids[0])
+        if _THREAD_ID.fullmatch(ids[0]) and not ids[0].startswith(("CPU", "S", "N")):
+            continue
+        families.setdefault((split_event(str(ev))[0], kind), {})[str(ev)] = ids
+    for (pmu, _), events in families.items():
+        for ev, ids in events.items():
+            longer = [(o, oids) for o, oids in events.items()
+                      if len(oids) > len(ids) and oids[:len(ids)] == ids]
+            if not longer:
+                continue
+            other, oids = longer[0]
+            rows = with_ids[with_ids["event"] == ev]
+            raise InputError(
+                path, f"event {ev!r} has no row for {', '.join(oids[len(ids):][:8])}, which "
+                      f"{other!r} of the same PMU ({pmu or 'core'}) is reported on: "
+                      f"{len(ids)} of {len(oids)} ids (a file cut short)",
+                row=int(rows["line"].max()),
+                expected="a row for each id of an event's PMU; perf killed while writing "
+                         "leaves its last event with part of its ids: collect again")
 
 
 def _resolve(counts: dict[str, float], claims: dict[str, list[str]], wanted: str,
