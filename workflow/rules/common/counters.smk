@@ -113,11 +113,11 @@ def collect_sources():
     # without one of them would give every run of it the same file's counts
     missing = [f for f in ("gen", "bench", "group") if f not in _pattern_fields(pattern)]
     if missing:
+        named = ", ".join(f"{{{f}}}" for f in missing)
         raise WorkflowError(
-            f"counters.import.pattern {pattern!r} has no "
-            + ", ".join("{" + f + "}" for f in missing)
-            + ": every run would import the same file; expected a path with {gen}, {bench} "
-            "and {group} (one perf file per group run of each benchmark on each generation)"
+            f"counters.import.pattern {pattern!r} has no {named}: every run would import the "
+            "same file; expected a path with {gen}, {bench} and {group} (one perf file per "
+            "group run of each benchmark on each generation)"
         )
     return sources
 
