@@ -207,7 +207,7 @@ class MeasuredGrid:
         model = ResourceModel.ordered(dims)  # interpolation order: CPU, memory, network, disk
         values = np.full(model.shape, np.nan)
         names = list(model.names)
-        zero: tuple[int, dict] | None = None  # the first runtime-like cell measured 0
+        zero: tuple[int, dict, float] | None = None  # the first runtime-like cell <= 0
         for i, r in rows.iterrows():
             if any(pd.isna(r[c]) for c in names):
                 raise InputError(path, f"program {program!r}: a row leaves an axis empty",
@@ -219,7 +219,7 @@ class MeasuredGrid:
                                  row=int(i) + 2)
             values[idx] = r["value"]
             if not hib and zero is None and r["value"] <= 0:
-                zero = (int(i) + 2, {n: r[n] for n in names})
+                zero = (int(i) + 2, {n: r[n] for n in names}, float(r["value"]))
         grid = cls(program, metric, bool(hib), model, values)
         top = model.point([len(d) - 1 for d in model.dims])
         if np.isnan(grid.baseline):
@@ -236,7 +236,8 @@ class MeasuredGrid:
         if zero is not None:
             # a run takes some time; Eq. 1 (S = P0 / P) would read 0 as a failed run (S = 0)
             # without its being counted among the failed cells, which are left out instead
-            raise InputError(path, f"program {program!r}: {metric} 0 at {zero[1]}", row=zero[0],
+            raise InputError(path, f"program {program!r}: {metric} {zero[2]:g} at {zero[1]}",
+                             row=zero[0],
                              expected=f"a positive {metric} (lower is better: no run takes 0), "
                                       "or no row or an empty value for a failed run")
         return grid
