@@ -403,7 +403,8 @@ _CROSS_CHECKS: dict[str, tuple[Callable[[dict, str, str | None], None], ...]] = 
 }
 
 
-def validate_flags(given: Mapping[str, Any], name: str, flags: Mapping[str, str]) -> dict:
+def validate_flags(given: Mapping[str, Any], name: str, flags: Mapping[str, str], *,
+                   where: str | None = None) -> dict:
     """:func:`validate` of a section built from command-line flags, an error about a key a
     flag set naming that flag, not the config key (the user typed the flag).
 
@@ -419,6 +420,8 @@ def validate_flags(given: Mapping[str, Any], name: str, flags: Mapping[str, str]
         The schema (``perfcast/schemas/<name>.schema.yaml``).
     flags : mapping of str to str
         Key path in the section (``replay.lhs_repeats``) -> the flag that sets it.
+    where : str, optional, default=None
+        Where the values come from, named first in an error (``command line``).
 
     Returns
     -------
@@ -440,13 +443,13 @@ def validate_flags(given: Mapping[str, Any], name: str, flags: Mapping[str, str]
 (sensitivity.replay.lhs_repeats)
     """
     try:
-        return validate(given, name)
+        return validate(given, name, where=where)
     except InputError as exc:
         text = str(exc)
         for key, flag in sorted(flags.items(), key=lambda kv: -len(kv[0])):
             m = re.search(rf"{re.escape(name)}: {re.escape(key)}(?:\.\d+)?: ", text)
             if m:
-                raise InputError(None, f"{flag} {text[m.end():].strip()} ({name}.{key})"
+                raise InputError(where, f"{flag} {text[m.end():].strip()} ({name}.{key})"
                                  ) from None
         raise
 

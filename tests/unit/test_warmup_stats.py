@@ -227,7 +227,7 @@ def test_the_target_and_the_level_are_bounded_and_the_error_names_the_flag(
     assert main([*argv[:1], str(f), *argv[1:]]) == 2
     cap = capsys.readouterr()
     assert cap.out == "" and cap.err.count("\n") == 1
-    assert f"error: command line: {flag}: " in cap.err
+    assert f"error: command line: {flag} is " in cap.err
     assert ("minimum of 1e-06" if "target" in flag else "maximum of 0.9999") in cap.err
 
 

@@ -101,16 +101,8 @@ def _settings(args: argparse.Namespace, **values: Any) -> Any:
     :class:`~perfcast.errors.InputError` naming the flag as well as the setting."""
     from perfcast.warmup.cli_settings import command_settings
 
-    try:
-        return command_settings(args.command, values)
-    except InputError as exc:
-        text = str(exc)
-        for key, value in values.items():
-            if value is not None and f" {args.command}.{key}:" in text:
-                flag = _FLAGS.get(key, "--" + key.replace("_", "-"))
-                raise InputError("command line", f"{flag} {value!r}: "
-                                 f"{text.removeprefix('command line: ')}") from None
-        raise
+    flags = {k: _FLAGS.get(k, "--" + k.replace("_", "-")) for k in values}
+    return command_settings(args.command, values, flags)
 
 
 def cmd_edm(args: argparse.Namespace) -> int:

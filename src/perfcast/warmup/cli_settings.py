@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from perfcast.settings import build, validate
+from perfcast.settings import build, validate_flags
 from perfcast.warmup.settings import EdmSettings, PresetLimits, resolve_limit
 
 
@@ -187,7 +187,8 @@ class CommandSettings:
     input: InputSettings
 
 
-def command_settings(command: str, values: Mapping[str, Any] | None = None
+def command_settings(command: str, values: Mapping[str, Any] | None = None,
+                     flags: Mapping[str, str] | None = None
                      ) -> (EdmSettings | CiCommandSettings | WpsCommandSettings | WatchSettings
                            | StableSettings | PhasesSettings | InputSettings):
     """The settings of ``perfcast COMMAND`` from the values of its flags.
@@ -201,6 +202,9 @@ def command_settings(command: str, values: Mapping[str, Any] | None = None
     values : Mapping[str, Any] or None, default=None
         Setting -> value for the flags given; a None value (or no mapping) counts as not
         given: the schema's default is used.
+    flags : Mapping[str, str] or None, default=None
+        Setting -> the flag that sets it, to name the flag in an error
+        (:func:`perfcast.settings.validate_flags`).
 
     Returns
     -------
@@ -212,7 +216,8 @@ def command_settings(command: str, values: Mapping[str, Any] | None = None
     Raises
     ------
     InputError
-        A value the schema refuses (naming the setting).
+        A value the schema refuses (naming the setting, and its flag where ``flags`` has
+        it).
 
     Examples
     --------
@@ -223,5 +228,7 @@ def command_settings(command: str, values: Mapping[str, Any] | None = None
     'robust'
     """
     given = {k: v for k, v in (values or {}).items() if v is not None}
-    data = validate({command: given}, "warmup_cli", where="command line")
+    data = validate_flags({command: given}, "warmup_cli",
+                          {f"{command}.{k}": f for k, f in (flags or {}).items()},
+                          where="command line")
     return getattr(build(CommandSettings, data, where="warmup_cli"), command)
