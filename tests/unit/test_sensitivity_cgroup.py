@@ -162,19 +162,29 @@ def test_block_device_of_a_path():
 def test_group_removed_after_a_failed_run_and_escaped_processes_killed():
     prefix = _prefix()
     marker = f"{37 + uuid.uuid4().int % 1000 / 1000:.3f}"
-    with fresh_cgroup(Limits(memory_bytes=256 * MIB), prefix=prefix, **PLACE) as cg:
-        dirs = [f.parent for f in cg.procs_files]
-        # the sleeper leaves the run's session (run_measured's kill of the process group
-        # misses it) but not its cgroup
-        r = run_measured(f"setsid sleep {marker} </dev/null >/dev/null 2>&1 & sleep 0.3; exit 3",
-                         preexec_fn=cg.attach_self)
-        assert r.returncode == 3
-        time.sleep(0.1)
-        assert cg.procs_files[0].read_text().split()  # the sleeper escaped the session only
-    assert not any(d.exists() for d in dirs)
-    sleepers = [p for p in psutil.process_iter(["cmdline"])
-                if p.info["cmdline"] == ["sleep", marker]]
-    assert sleepers == []
+    stray = f"{38 + uuid.uuid4().int % 1000 / 1000:.3f}"
+    try:
+        with fresh_cgroup(Limits(memory_bytes=256 * MIB), prefix=prefix, **PLACE) as cg:
+            dirs = [f.parent for f in cg.procs_files]
+            # the sleeper leaves the run's session: the run's shim (its subreaper) kills it
+            # and the run names it
+            r = run_measured(f"setsid sleep {marker} </dev/null >/dev/null 2>&1 & sleep 0.3; "
+                             "exit 3", preexec_fn=cg.attach_self)
+            assert r.returncode == 3 and marker in r.leftover_error
+            # a process put in the group outside any run: the group's removal kills it
+            subprocess.Popen(["setsid", "sleep", stray], preexec_fn=cg.attach_self,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+            time.sleep(0.1)
+            assert cg.procs_files[0].read_text().split()
+        assert not any(d.exists() for d in dirs)
+        sleepers = [p for p in psutil.process_iter(["cmdline", "status"])
+                    if p.info["cmdline"] in (["sleep", marker], ["sleep", stray])
+                    and p.info["status"] != psutil.STATUS_ZOMBIE]
+        assert sleepers == []
+    finally:
+        for p in psutil.process_iter(["cmdline"]):
+            if p.info["cmdline"] in (["sleep", marker], ["sleep", stray]):
+                p.kill()
 
 
 def test_group_removed_when_the_caller_raises():

@@ -1,0 +1,168 @@
+"""process.run_measured: every process a run starts is gone when it ends.
+
+A program that detaches a process (``setsid``, a double fork, ``nohup ... &``) leaves it
+re-parented to the run's shim (the child subreaper of the program's tree): the shim kills it and
+the run fails naming it. Each test's sleepers carry a unique duration, so they are told apart
+from any other ``sleep`` on the host, and every test kills what it finds in ``finally``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import uuid
+
+import psutil
+import pytest
+
+from perfcast.process import read_report, run_measured
+
+PY = sys.executable
+
+
+def marker() -> str:
+    """A sleep duration no other process on the host uses: ``sleep <marker>`` names ours."""
+    return f"{30 + uuid.uuid4().int % 10**6 / 10**7:.7f}"
+
+
+def sleepers(mark: str) -> list[psutil.Process]:
+    """The live (not zombie) processes running ``sleep <mark>``."""
+    found = []
+    for p in psutil.process_iter(["cmdline", "status"]):
+        if p.info["cmdline"] == ["sleep", mark] and p.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(p)
+    return found
+
+
+def kill_sleepers(*marks: str) -> None:
+    """Kill whatever a test (or the code under test, before it was fixed) left running."""
+    for mark in marks:
+        for p in sleepers(mark):
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
+
+
+#: ways of leaving ``sleep {m}`` running after the command ends, each run by /bin/sh
+DETACHING = {
+    "setsid": "setsid sleep {m} </dev/null >/dev/null 2>&1 &",
+    "double_fork": "(sleep {m} </dev/null >/dev/null 2>&1 &); echo parent gone",
+    "nohup": "nohup sleep {m} >/dev/null 2>&1 &",
+    "setsid_double_fork": "(setsid sh -c 'sleep {m} & exit 0' >/dev/null 2>&1 &)",
+    "bash_disown": "bash -c 'sleep {m} >/dev/null 2>&1 & disown; exit 0'",
+    "python_daemon": (f"{PY} -c \"import os, sys\nif os.fork() == 0:\n    os.setsid()\n"
+                      "    if os.fork() == 0:\n        os.execvp('sleep', ['sleep', sys.argv[1]])"
+                      "\n\" {m}"),
+}
+
+
+@pytest.mark.parametrize("own_rusage", [True, False])
+@pytest.mark.parametrize("form", sorted(DETACHING))
+def test_a_detached_process_is_killed_and_named(form, own_rusage):
+    m = marker()
+    command = DETACHING[form].format(m=m)
+    try:
+        res = run_measured(command, own_rusage=own_rusage)
+        assert sleepers(m) == []  # gone when the run ended
+        assert res.returncode == 0 and not res.timed_out
+        assert not res.ok  # a run that left a process behind failed
+        # named as the shim found it: the sleeper, or the process about to become it
+        assert res.leftovers and all(m in x.command for x in res.leftovers)
+        assert res.leftover_error == (
+            f"left {len(res.leftovers)} process(es) running after it ended (killed): "
+            + ", ".join(f"pid {x.pid} ({x.command})" for x in res.leftovers))
+    finally:
+        kill_sleepers(m)
+
+
+def test_an_argv_command_and_several_leftovers_are_all_named():
+    m1, m2 = marker(), marker()
+    script = f"setsid sleep {m1} >/dev/null 2>&1 & nohup sleep {m2} >/dev/null 2>&1 &"
+    try:
+        res = run_measured(["/bin/sh", "-c", script])
+        assert sleepers(m1) == [] and sleepers(m2) == []
+        assert res.command == shlex.join(["/bin/sh", "-c", script])
+        assert any(m1 in x.command for x in res.leftovers)
+        assert any(m2 in x.command for x in res.leftovers)
+    finally:
+        kill_sleepers(m1, m2)
+
+
+def test_a_clean_run_has_no_leftovers_and_reaps_its_zombies():
+    # the double fork's middle process dies at once: a zombie of the shim, reaped, not named
+    res = run_measured("(true &); sleep 0.2; echo done")
+    assert res.ok and res.leftovers == () and res.leftover_error is None
+    assert res.stdout == "done\n"
+    me = psutil.Process()
+    assert [c for c in me.children() if c.status() == psutil.STATUS_ZOMBIE] == []
+
+
+def test_a_timeout_kills_the_detached_processes_too():
+    m = marker()
+    try:
+        res = run_measured(f"setsid sleep {m} >/dev/null 2>&1 & sleep {marker()}",
+                           timeout_s=0.5)
+        assert res.timed_out and not res.ok
+        assert sleepers(m) == []
+    finally:
+        kill_sleepers(m)
+
+
+def test_an_interrupted_run_kills_the_detached_processes():
+    """An exception in the waiting thread (SIGINT, SIGTERM's Terminated) kills the tree."""
+    m, m_main = marker(), marker()
+
+    class Boom(Exception):
+        pass
+
+    def alarm(signum, frame):
+        raise Boom
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        with pytest.raises(Boom):
+            run_measured(f"setsid sleep {m} >/dev/null 2>&1 & sleep {m_main}")
+        assert sleepers(m) == [] and sleepers(m_main) == []
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        kill_sleepers(m, m_main)
+
+
+def test_runs_in_threads_name_only_their_own_leftovers_and_spare_our_children():
+    """Each run's shim is its own subreaper: two concurrent runs each name their own daemon,
+    and a child this process started itself (as perf or a monitor would be) is left alone."""
+    own, m1, m2 = marker(), marker(), marker()
+    helper = subprocess.Popen(["sleep", own])
+    results: dict[str, object] = {}
+
+    def go(mark: str) -> None:
+        results[mark] = run_measured(f"setsid sleep {mark} >/dev/null 2>&1 & sleep 0.3")
+
+    try:
+        threads = [threading.Thread(target=go, args=(m,)) for m in (m1, m2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        one, two = results[m1].leftover_error, results[m2].leftover_error
+        assert m1 in one and m2 not in one and own not in one
+        assert m2 in two and m1 not in two and own not in two
+        assert helper.poll() is None and sleepers(m1) == [] and sleepers(m2) == []
+    finally:
+        helper.kill()
+        helper.wait()
+        kill_sleepers(m1, m2)
+
+
+def test_read_report_refuses_a_malformed_leftover_line(tmp_path):
+    report = tmp_path / "r"
+    report.write_text('0 1.0 0.5 0.1 100\n[12, "sleep 30"]\n')
+    assert [str(x) for x in read_report(report).leftovers] == ["pid 12 (sleep 30)"]
+    report.write_text("0 1.0 0.5 0.1 100\nnot json\n")
+    assert read_report(report) is None
