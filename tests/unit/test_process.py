@@ -19,6 +19,8 @@ import psutil
 import pytest
 
 from perfcast.process import read_report, run_measured
+from perfcast.sweep import runner, sensors
+from perfcast.sweep.job_settings import RunSettings
 
 PY = sys.executable
 
@@ -166,3 +168,44 @@ def test_read_report_refuses_a_malformed_leftover_line(tmp_path):
     assert [str(x) for x in read_report(report).leftovers] == ["pid 12 (sleep 30)"]
     report.write_text("0 1.0 0.5 0.1 100\nnot json\n")
     assert read_report(report) is None
+
+
+# --------------------------------------------------------------------------- each stage fails
+
+
+def _sweep(command: str, **kw) -> RunSettings:
+    from perfcast.settings import as_params, build
+    from perfcast.sweep.campaign import Sensors
+    sens = build(Sensors, {"perf_events": [], "rapl": False, "custom": {}, "heartbeat": None})
+    p = {"campaign": "t", "point": "x~1", "iteration": 1, "parameters": {"x": 1},
+         "command": command, "before": "", "after": "", "env": {}, "cwd": None,
+         "timeout_s": 30, "fail_fast": False, "sensors": as_params(sens),
+         "stop_marker": "/nonexistent/STOPPED.json", "failed_record": "/nonexistent/f.json"}
+    p.update(kw)
+    return build(RunSettings, p)
+
+
+@pytest.mark.parametrize("phase", ["command", "before", "after"])
+def test_a_sweep_run_that_daemonizes_is_a_failed_record_naming_it(phase):
+    m = marker()
+    daemon = f"setsid sleep {m} >/dev/null 2>&1 &"
+    given = {"command": "true", phase: daemon}
+    try:
+        rec = runner.run_point(_sweep(**given))
+        assert sleepers(m) == []
+        status = {"command": "failed", "before": "before_failed", "after": "after_failed"}
+        assert rec["status"] == status[phase]
+        assert any(m in e and "left 1 process(es) running" in e for e in rec["errors"])
+    finally:
+        kill_sleepers(m)
+
+
+def test_a_sensor_command_that_daemonizes_fails_naming_it():
+    m = marker()
+    try:
+        with pytest.raises(ValueError,
+                           match=rf"^sensor command .* left 1 process\(es\) running .*{m}"):
+            sensors.read_custom(f"setsid sleep {m} >/dev/null 2>&1 & echo 42")
+        assert sleepers(m) == []
+    finally:
+        kill_sleepers(m)

@@ -3,12 +3,14 @@
 This is ARPE's generated ``execute.bash`` loop body (before.bash; ``time -p`` the command;
 after.bash) for a single configuration x iteration, so each is its own Snakemake job. The program's
 wall/user/sys time and max RSS come from ``os.wait4`` in a small shim
-(:func:`perfcast.process.shim_argv`, run by :func:`perfcast.process.run_measured`), not from
+(:func:`perfcast.process.run_measured`), not from
 ``time -p``'s two decimals; with perf events they include ``perf stat`` itself (a few ms,
 ~14 MB). The program and its before and after commands run in the campaign's ``cwd``
 (:func:`perfcast.program.run_dir`; sensors in the workflow's working directory). A failed or
 timed-out run is a record with its exit status, not a lost job; with ``fail_fast`` it fails its
-job and stops the campaign's later runs.
+job and stops the campaign's later runs. A program, before or after command that leaves a
+process running when it ends (``setsid``, ``nohup ... &``) fails its run, the record naming the
+processes, which are killed (:attr:`perfcast.process.RunResult.leftover_error`).
 """
 
 from __future__ import annotations
@@ -24,14 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfcast.io import write_json
-from perfcast.process import (
-    RunResult,
-    ShimReport,
-    read_report,
-    read_status,
-    run_measured,
-    shim_argv,
-)
+from perfcast.process import RunResult, read_status, run_measured
 from perfcast.program import run_dir
 from perfcast.sweep import sensors as sn
 from perfcast.sweep.campaign import perf_column
@@ -90,7 +85,19 @@ def _phase(command: str, env: Mapping[str, str], cwd: str | None,
     if res.stdout.strip() or res.stderr.strip():
         log.info("%s\n--- stdout ---\n%s--- stderr ---\n%s", command, res.stdout, res.stderr)
     return {"command": command, "returncode": res.returncode, "timed_out": res.timed_out,
-            "wall_s": res.wall_s}
+            "wall_s": res.wall_s, "leftover_error": res.leftover_error}
+
+
+def _phase_error(phase: dict[str, Any] | None, name: str) -> str | None:
+    """Why a before or after command failed (its exit status, or the processes it left
+    running); None when it did not."""
+    if phase is None:
+        return None
+    if phase["returncode"] != 0:
+        return f"{name} command exited {phase['returncode']}"
+    if phase["leftover_error"] is None:
+        return None
+    return f"{name} command {phase['command']!r} {phase['leftover_error']}"
 
 
 def run_point(settings: RunSettings, *, perf_binary: str = "perf",
@@ -129,9 +136,10 @@ def run_point(settings: RunSettings, *, perf_binary: str = "perf",
     for key in ("wall_s", "user_s", "sys_s", "cpu_s", "cpu_util", "max_rss_kb"):
         record[key] = math.nan
     record["before"] = _phase(settings.before, env, cwd, timeout)
-    if record["before"] is not None and record["before"]["returncode"] != 0:
+    why = _phase_error(record["before"], "before")
+    if why is not None:
         record["status"] = "before_failed"
-        record["errors"].append(f"before command exited {record['before']['returncode']}")
+        record["errors"].append(why)
         return record
     custom = sensors.custom
     readings: dict[str, float] = {}
@@ -151,16 +159,13 @@ def run_point(settings: RunSettings, *, perf_binary: str = "perf",
     events = list(sensors.perf_events)
     with tempfile.TemporaryDirectory(prefix="perfcast-run-") as tmp:
         perf_csv, status_file = Path(tmp) / "perf.csv", Path(tmp) / "status"
-        report = Path(tmp) / "rusage"
         if events:
             argv = sn.perf_command(settings.command, events, perf_csv, status_file,
                                    perf_binary)
         else:
             argv = ["/bin/sh", "-c", settings.command]
-        res = run_measured(shim_argv(argv, report), env=env, cwd=cwd, timeout_s=timeout,
-                           own_rusage=False)
+        res = run_measured(argv, env=env, cwd=cwd, timeout_s=timeout)
         rapl1 = sn.read_rapl(zones) if zones else {}
-        shim = read_report(report)
         shell_status = None
         if events:
             status = read_status(status_file)
@@ -168,7 +173,7 @@ def run_point(settings: RunSettings, *, perf_binary: str = "perf",
             values = sn.parse_perf_csv(perf_csv.read_text() if perf_csv.exists() else "",
                                        events)
             record["perf"] = {perf_column(e): v for e, v in values.items()}
-    _fill_time(record, res, shim, shell_status)
+    _fill_time(record, res, shell_status)
     for name, spec in custom.items():
         if spec.mode == "after":
             readings[name] = read(name)
@@ -187,24 +192,24 @@ def run_point(settings: RunSettings, *, perf_binary: str = "perf",
              res.stderr)
     record["after"] = _phase(settings.after, env, cwd, timeout)
     if record["status"] == "ok":
-        if record["after"] is not None and record["after"]["returncode"] != 0:
+        why = _phase_error(record["after"], "after")
+        if why is not None:
             record["status"] = "after_failed"
-            record["errors"].append(f"after command exited {record['after']['returncode']}")
+            record["errors"].append(why)
         elif record["errors"]:
             record["status"] = "sensor_failed"
     return record
 
 
-def _fill_time(record: dict[str, Any], res: RunResult, shim: ShimReport | None,
-               shell_status: int | None) -> None:
+def _fill_time(record: dict[str, Any], res: RunResult, shell_status: int | None) -> None:
     """Times, max RSS and exit status from the shim (the program's own rusage); if the shim
-    was killed (timeout) only the wall time of the attempt is known."""
-    if shim is not None:
-        returncode = shim.returncode
-        record.update(wall_s=shim.wall_s, user_s=shim.user_s, sys_s=shim.sys_s,
-                      max_rss_kb=shim.max_rss_kb)
+    was itself killed only the wall time of the attempt is known. Processes the program left
+    running fail the run, named in its errors."""
+    returncode = res.returncode
+    if res.own_rusage:
+        record.update(wall_s=res.wall_s, user_s=res.user_s, sys_s=res.sys_s,
+                      max_rss_kb=res.max_rss_kb)
     else:
-        returncode = res.returncode
         record["wall_s"] = res.wall_s
     if shell_status is not None and shell_status >= 0:
         returncode = shell_status  # the command's own status (perf stat's is unreliable)
@@ -214,7 +219,7 @@ def _fill_time(record: dict[str, Any], res: RunResult, shim: ShimReport | None,
                                 "status (killed by a signal; perf stat hides which)")
     record.update(returncode=returncode, timed_out=res.timed_out,
                   signal=-returncode if returncode < -1 else None)
-    if shim is not None:
+    if res.own_rusage:
         record["cpu_s"] = record["user_s"] + record["sys_s"]
         record["cpu_util"] = record["cpu_s"] / record["wall_s"] if record["wall_s"] > 0 \
             else math.nan
@@ -224,6 +229,9 @@ def _fill_time(record: dict[str, Any], res: RunResult, shim: ShimReport | None,
     elif returncode != 0:
         record["status"] = "failed"
         record["errors"].append(f"exited with status {returncode}")
+    if res.leftover_error is not None:
+        record["status"] = "failed"
+        record["errors"].append(res.leftover_error)
     if record["status"] != "ok":
         record["stderr_tail"] = res.stderr[-STDERR_TAIL:]
 

@@ -264,7 +264,7 @@ def read_custom(command: str, env: Mapping[str, str] | None = None,
     Raises
     ------
     ValueError
-        It failed, timed out or printed no number.
+        It failed, timed out, left a process running or printed no number.
 
     Examples
     --------
@@ -272,6 +272,8 @@ def read_custom(command: str, env: Mapping[str, str] | None = None,
     42.0
     """
     res = run_measured(command, env=env, timeout_s=timeout_s)
+    if res.leftover_error is not None:
+        raise ValueError(f"sensor command {command!r} {res.leftover_error}")
     if not res.ok:
         why = "timed out" if res.timed_out else f"exit status {res.returncode}"
         err = res.stderr.strip().splitlines()[-1:] or [""]
