@@ -21,6 +21,8 @@ import pytest
 from perfcast.process import read_report, run_measured
 from perfcast.sweep import runner, sensors
 from perfcast.sweep.job_settings import RunSettings
+from perfcast.warmup.planner import PlannedRound
+from perfcast.warmup.runner import RoundFailedError, run_round
 
 PY = sys.executable
 
@@ -206,6 +208,23 @@ def test_a_sensor_command_that_daemonizes_fails_naming_it():
         with pytest.raises(ValueError,
                            match=rf"^sensor command .* left 1 process\(es\) running .*{m}"):
             sensors.read_custom(f"setsid sleep {m} >/dev/null 2>&1 & echo 42")
+        assert sleepers(m) == []
+    finally:
+        kill_sleepers(m)
+
+
+def test_a_warmup_round_that_daemonizes_fails_naming_it():
+    from perfcast.settings import validate
+    from perfcast.warmup.settings import session_settings
+    m = marker()
+    section = validate({"workloads": {"d": {
+        "command": f"setsid sleep {m} >/dev/null 2>&1 & echo {{work}}", "work_max": 1000}}},
+        "warmup")
+    settings = session_settings("d", section, {}, 0)
+    try:
+        with pytest.raises(RoundFailedError,
+                           match=rf"round 0 \(work 1\) left 1 process\(es\) .*{m}"):
+            run_round(settings, PlannedRound(1, "calibrate"), 0)
         assert sleepers(m) == []
     finally:
         kill_sleepers(m)

@@ -71,8 +71,8 @@ def run_round(settings: SessionSettings, planned: PlannedRound, index: int) -> R
     Raises
     ------
     RoundFailedError
-        the command exited with a non-zero status, was killed, or ran past the workload's
-        ``timeout_s``.
+        the command exited with a non-zero status, was killed, ran past the workload's
+        ``timeout_s``, or left a process running when it ended (killed, and named).
     InputError
         an output line the reading parser takes for a reading is not a duration.
     """
@@ -87,6 +87,9 @@ def run_round(settings: SessionSettings, planned: PlannedRound, index: int) -> R
         tail = res.stderr.strip().splitlines()[-5:]
         raise RoundFailedError(f"round {index} (work {planned.work}) exited with "
                                f"{res.returncode}: {command}\n" + "\n".join(tail))
+    if res.leftover_error is not None:
+        raise RoundFailedError(f"round {index} (work {planned.work}) {res.leftover_error}: "
+                               f"{command}")
     parser = ReadingParser(spec.readings_regex, spec.readings_scale)
     values, times, ignored = parser.parse(res.stdout_lines,
                                           source=f"output of round {index} ({command})")
