@@ -9,6 +9,7 @@ from any other ``sleep`` on the host, and every test kills what it finds in ``fi
 from __future__ import annotations
 
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +19,8 @@ import uuid
 import psutil
 import pytest
 
+from perfcast.counters.collect import collect_perf
+from perfcast.counters.settings import BaseEvents, CollectSettings, PerfRun
 from perfcast.process import read_report, run_measured
 from perfcast.sweep import runner, sensors
 from perfcast.sweep.job_settings import RunSettings
@@ -226,5 +229,24 @@ def test_a_warmup_round_that_daemonizes_fails_naming_it():
                            match=rf"round 0 \(work 1\) left 1 process\(es\) .*{m}"):
             run_round(settings, PlannedRound(1, "calibrate"), 0)
         assert sleepers(m) == []
+    finally:
+        kill_sleepers(m)
+
+
+@pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed")
+def test_a_perf_collect_run_that_daemonizes_fails_naming_it_and_spares_perf(tmp_path):
+    """perf is the shim's own child, the program's daemon a leftover: only the daemon is named
+    (perf ended on its own, having written its file)."""
+    m = marker()
+    run = PerfRun(binary="perf", timeout_s=60, command=f"setsid sleep {m} >/dev/null 2>&1 &",
+                  env={}, cwd=None)
+    out = tmp_path / "group0.csv"
+    try:
+        with pytest.raises(RuntimeError, match=rf"under perf failed \(left 1 process\(es\) .*{m}"):
+            collect_perf(CollectSettings(backend="perf", interval_ms=100,
+                                         base_events=BaseEvents("task-clock", "cpu-clock"),
+                                         events=("task-clock", "cpu-clock"), simulated=None,
+                                         perf=run), out)
+        assert sleepers(m) == [] and list(tmp_path.iterdir()) == []
     finally:
         kill_sleepers(m)

@@ -88,7 +88,8 @@ def collect_perf(settings: CollectSettings, out: str | Path) -> None:
         perf is missing or this host does not count an event (:func:`check_perf_events`).
     RuntimeError
         the command failed (its own exit status, which ``perf stat -I`` does not pass on:
-        :func:`perfcast.process.status_shell`) or timed out, or perf wrote no line for an event.
+        :func:`perfcast.process.status_shell`), timed out or left a process running (killed,
+        and named), or perf wrote no line for an event.
     ValueError
         settings of another backend.
     """
@@ -111,6 +112,8 @@ def collect_perf(settings: CollectSettings, out: str | Path) -> None:
         if not res.ok or status != 0:
             if res.timed_out:
                 why = "timed out"
+            elif res.leftover_error is not None:
+                why = res.leftover_error
             elif not res.ok:
                 why = f"perf's exit code {res.returncode}"
             else:
