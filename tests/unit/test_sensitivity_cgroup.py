@@ -246,6 +246,25 @@ def test_probe_without_root_names_the_control_file():
     assert not _leftovers(be.settings.cgroup.prefix)
 
 
+def test_a_run_that_daemonizes_fails_naming_the_process_it_left():
+    """A profiled program that leaves a daemon behind measured something else: the level
+    fails naming it, and the daemon is gone (it would load every later run)."""
+    marker = f"{39 + uuid.uuid4().int % 1000 / 1000:.3f}"
+    be = CgroupBackend(_settings("d", f"setsid sleep {marker} >/dev/null 2>&1 & {TINY_COMMAND}",
+                                 TINY_DIMS, metric=TINY_METRIC, cgroup={"prefix": _prefix()}))
+    try:
+        out = be.run({"cpu_quota": 1.0, "memory_mb": 64.0})
+        assert not out.ok and out.reason.startswith("left 1 process(es) running after it ended")
+        assert marker in out.reason
+        assert [p for p in psutil.process_iter(["cmdline", "status"])
+                if p.info["cmdline"] == ["sleep", marker]
+                and p.info["status"] != psutil.STATUS_ZOMBIE] == []
+    finally:
+        for p in psutil.process_iter(["cmdline"]):
+            if p.info["cmdline"] == ["sleep", marker]:
+                p.kill()
+
+
 @pytest.mark.parametrize("if_unavailable", ["report", "fail"])
 def test_host_without_the_controllers_is_reported_as_not_run(tmp_path, if_unavailable):
     """Asking for cgroup v2 where its hierarchy lacks the controllers: the program is written

@@ -166,6 +166,8 @@ class CgroupBackend:
                    else "no limit")
             return RunOutcome.failed(f"killed by the memory limit ({lim}; oom_kill={ooms})",
                                      **common), res
+        if res.leftover_error is not None:
+            return RunOutcome.failed(res.leftover_error, **common), res
         if res.returncode != 0:
             tail = res.stderr.strip().splitlines()[-1:] or [""]
             what = (f"killed by signal {res.signal}" if res.signal
@@ -238,7 +240,8 @@ class CgroupBackend:
     def run(self, point: Mapping[str, float]) -> RunOutcome:
         """The program at one grid point: the mean of ``settings.repeats`` runs with its
         confidence interval (:func:`~perfcast.sensitivity.metrics.repeat_ci`), failed if most
-        failed (killed by the memory limit, timed out, exit code, metric not found)."""
+        failed (killed by the memory limit, timed out, exit code, processes left running,
+        metric not found)."""
         limits, net_bits = self.limits(point)
         out = self._repeat(limits, net_bits, monitored=False)
         log.info("%s at %s: %s", self.program.name, dict(point),
