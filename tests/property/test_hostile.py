@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -231,3 +232,73 @@ def test_a_signal_at_any_moment_leaves_nothing_behind(tmp_path_factory, popen_to
         groups += list(Path(v2_mount()).glob(f"**/{prefix}*"))
     assert sleepers == [] and groups == [] and list(tmp.iterdir()) == []
     assert job.returncode == -signum  # the job ends by the signal, as without perfcast
+
+
+# ------------------------------------------------------------------- commands that daemonize
+
+#: ways a command leaves ``{s}`` (a ``sleep``) running after it ends; each is a shell fragment
+DETACH = {
+    "background": "{s} </dev/null >/dev/null 2>&1 &",
+    "setsid": "setsid {s} </dev/null >/dev/null 2>&1 &",
+    "nohup": "nohup {s} >/dev/null 2>&1 &",
+    "double_fork": "({s} </dev/null >/dev/null 2>&1 &)",
+    "setsid_double_fork": "(setsid sh -c '{s} & exit 0' >/dev/null 2>&1 &)",
+    "bash_disown": "bash -c '{s} >/dev/null 2>&1 & disown'",
+    "python_daemon": (f"{sys.executable} -c \"import os, sys\nif os.fork() == 0:\n"
+                      "    os.setsid()\n    if os.fork() == 0:\n"
+                      "        os.execvp('sleep', sys.argv[1:])\n\" {s}"),
+}
+#: a piece that ends before the command does: a short sleep it backgrounds and waits for
+WAITED = "{s} & wait $!"
+PIECE = st.tuples(st.sampled_from([*DETACH, "waited", "foreground"]), st.booleans())
+
+
+@settings(max_examples=max(6, settings.default.max_examples // 2))
+@example(pieces=[("setsid", False)], status=0)
+@example(pieces=[("double_fork", True), ("nohup", False)], status=3)
+@example(pieces=[("waited", False), ("foreground", False)], status=0)
+@given(pieces=st.lists(PIECE, max_size=3), status=st.sampled_from([0, 3]))
+def test_a_command_that_daemonizes_fails_naming_what_it_left_and_leaves_nothing(pieces, status):
+    """Any mix of detaching, backgrounded, waited and foreground pieces, each nested in
+    ``setsid`` or not: when the run ends no process of it is alive; a run whose command left a
+    process running is not ok and names it, one that did not is clean."""
+    import psutil
+
+    from perfcast.process import run_measured
+
+    marks, detached, parts = [], False, []
+    for kind, in_setsid in pieces:
+        long = kind in DETACH
+        mark = f"{(30 if long else 0) + uuid.uuid4().int % 10**6 / 10**8:.8f}"
+        marks.append(mark)
+        sleep = f"sleep {mark}"
+        part = (DETACH[kind] if long else WAITED if kind == "waited" else "{s}").format(s=sleep)
+        if in_setsid:  # the piece in a session of its own, the run waiting for it
+            part = f"setsid -w sh -c {shlex.quote(part)}"
+        detached |= long
+        parts.append(part)
+    command = "\n".join([*parts, f"exit {status}"])
+
+    def alive() -> list:
+        return [p for p in psutil.process_iter(["cmdline", "status"])
+                if p.info["cmdline"] and p.info["cmdline"][0] == "sleep"
+                and p.info["cmdline"][1:] and p.info["cmdline"][1] in marks
+                and p.info["status"] != psutil.STATUS_ZOMBIE]
+
+    try:
+        res = run_measured(command, timeout_s=20)
+        assert alive() == []
+        event(f"{len(res.leftovers)} leftover(s)")
+        assert not res.timed_out and res.returncode == status
+        if detached:
+            assert not res.ok and res.leftovers
+            assert res.leftover_error.startswith(f"left {len(res.leftovers)} process(es)")
+            assert all(f"pid {x.pid} (" in res.leftover_error for x in res.leftovers)
+        else:
+            assert res.leftovers == () and res.leftover_error is None
+            assert res.ok == (status == 0)
+        assert [c for c in psutil.Process().children()
+                if c.status() == psutil.STATUS_ZOMBIE] == []
+    finally:
+        for p in alive():
+            p.kill()
