@@ -19,10 +19,18 @@ sweep) renders its commands here, with the same placeholders and the same quotin
   interpreter path or a value with a space stays one word; a plain number or word is unchanged.
   A placeholder inside the template's own quotes (``'{v}'``, ``"{v}"``, ``"a {v} b"``) closes
   them around the quoted value and reopens them (``"a "'it'"'"'s'" b"``), so no value, whatever
-  ``$()``, backticks, ``;`` or quotes it holds, is ever read by the shell as code; a template
-  with an unterminated quote, or a placeholder inside ANSI-C ``$'...'`` quotes, is refused when
-  loaded (:func:`check_quoting`). In an environment value (no shell reads it) values are
-  substituted as they are.
+  ``$()``, backticks, ``;`` or quotes it holds, is ever read by the shell as code. Where no
+  quoting can do that the template is refused when loaded (:func:`check_quoting`), naming the
+  placeholder and its line: a placeholder inside a here-document (its body is not subject to
+  quote removal, so a quoted value's ``$( )`` would still run, and a value's line equal to the
+  delimiter would end it) or its delimiter, inside backticks, a ``${...}`` expansion,
+  arithmetic (``$((...))``, ``((...))``, ``$[...]``: bash evaluates a value there as an
+  expression, array subscripts and their ``$( )`` included), ANSI-C ``$'...'`` quotes, or
+  after a command substitution inside double quotes; so is an unterminated quote or
+  here-document. A here-string (``<<< {v}``) is an ordinary word. A program that reads a value
+  as code itself (``eval``, ``sh -c {v}``, ``bash -c '... {v}'``) is beyond any quoting: pass
+  such a value in an environment variable. In an environment value (no shell reads it) values
+  are substituted as they are.
 
 A stage's own entry either defines a program (the same keys) or names one of the top-level map
 (``program: NAME``, or the stage entry's own name with no ``command``); local keys override.
@@ -66,40 +74,151 @@ def placeholders(template: str) -> set[str]:
     return {m.group(1) for m in _TOKEN.finditer(template) if m.group(1)}
 
 
-def _contexts(template: str, *, where: str) -> list[str]:
-    """The shell quoting context of each placeholder of ``template``, in order: ``""``
-    (unquoted, also inside ``$(...)`` or backticks), ``"'"`` or ``'"'``.
+#: contexts in which a substituted value would be read as code whatever its quoting: the name
+#: each has in an error message, and what to do instead
+_CODE_CONTEXTS = {
+    "`": ("inside backticks",
+          "$(...) instead of backticks (a value inside `...` is parsed twice)"),
+    "${": ("inside a ${...} parameter expansion",
+           "the placeholder outside ${...} (a value there may be expanded again)"),
+    "((": ("inside arithmetic $((...)) or ((...))",
+           "the placeholder outside arithmetic (a value there is evaluated as code)"),
+    "$[": ("inside arithmetic $[...]",
+           "the placeholder outside arithmetic (a value there is evaluated as code)"),
+}
+#: characters that end an unquoted shell word
+_METACHARS = frozenset(" \t\n;&|<>()")
 
-    A POSIX shell's quoting, scanned left to right: a backslash outside single quotes escapes
-    the next character; single quotes end at the next single quote; double quotes at the next
-    unescaped double quote. ``{{``/``}}`` are literal braces.
+
+def _line(template: str, pos: int) -> int:
+    """The 1-based line of ``template`` at offset ``pos``."""
+    return template.count("\n", 0, pos) + 1
+
+
+def _heredoc_word(template: str, i: int, tokens: Mapping[int, re.Match], *,
+                  where: str) -> tuple[str, int]:
+    """The delimiter of a here-document whose word starts at ``i`` (blanks skipped), with its
+    quotes and backslashes removed, and the offset after the word.
 
     Raises
     ------
     InputError
-        an unterminated quote, or a placeholder inside ANSI-C ``$'...'`` quotes (its own escape
-        rules), naming ``where``.
+        no word, or a placeholder in it.
+    """
+    n = len(template)
+    while i < n and template[i] in " \t":
+        i += 1
+    start, word, quote = i, [], ""
+    while i < n and (quote or template[i] not in _METACHARS):
+        m = tokens.get(i)
+        if m is not None and m.group(1):
+            raise InputError(None, f"{where}: placeholder {{{m.group(1)}}} in a here-document "
+                             f"delimiter (line {_line(template, i)}) in {template!r}",
+                             expected="a literal delimiter word")
+        c = template[i]
+        if quote:
+            if c == quote:
+                quote = ""
+            else:
+                word.append(c)
+        elif c in "'\"":
+            quote = c
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            word.append(template[i])
+        else:
+            word.append(c)
+        i += 1
+    if i == start:
+        raise InputError(None, f"{where}: '<<' without a here-document delimiter (line "
+                         f"{_line(template, start)}) in {template!r}",
+                         expected="<<WORD, a body, then a line WORD")
+    return "".join(word), i
+
+
+def _heredoc_body(template: str, i: int, delimiter: str, strip_tabs: bool,
+                  tokens: Mapping[int, re.Match], *, where: str) -> int:
+    """The offset after the here-document body that starts at ``i`` and its delimiter line.
+
+    Raises
+    ------
+    InputError
+        a placeholder in the body, or no line that ends it.
+    """
+    n, start = len(template), i
+    while i <= n:
+        end = template.find("\n", i)
+        end = n if end < 0 else end
+        line = template[i:end]
+        if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+            return end + 1
+        for pos in range(i, end):
+            m = tokens.get(pos)
+            if m is not None and m.group(1):
+                raise InputError(
+                    None, f"{where}: placeholder {{{m.group(1)}}} inside a here-document "
+                    f"(line {_line(template, pos)}) in {template!r}: its body is not quoted "
+                    "for the shell, and a value's line can end it",
+                    expected="the value passed in an environment variable, or on the command "
+                             "line instead of in the here-document")
+        i = end + 1
+    raise InputError(None, f"{where}: here-document from line {_line(template, start) - 1} "
+                     f"has no line {delimiter!r} that ends it in {template!r}",
+                     expected="a line holding only the delimiter")
+
+
+def _contexts(template: str, *, where: str) -> list[str]:
+    """The shell quoting context of each placeholder of ``template``, in order: ``""``
+    (unquoted, also inside ``$(...)``), ``"'"`` or ``'"'``.
+
+    A POSIX shell's quoting, scanned left to right: a backslash outside single quotes escapes
+    the next character; single quotes end at the next single quote; double quotes at the next
+    unescaped double quote; ``{{``/``}}`` are literal braces. Here-documents (``<<WORD``,
+    ``<<-WORD``, quoted or not) are skipped from the line after their operator to the line
+    holding only their delimiter; a here-string ``<<<`` is an ordinary word. ``${...}``,
+    ``$((...))``, ``((...))``, ``$[...]`` and backticks are followed to their end.
+
+    Raises
+    ------
+    InputError
+        naming ``where``, the template, the placeholder and (for a here-document) the line: an
+        unterminated quote or here-document, or a placeholder where no quoting keeps its
+        value from being read as code: inside ANSI-C ``$'...'`` quotes (their own escape
+        rules), after a command substitution inside double quotes, inside a here-document's
+        body or delimiter, inside backticks, a ``${...}`` expansion or arithmetic.
     """
     out: list[str] = []
-    state, i, n = "", 0, len(template)
+    # the open contexts, innermost last: "" (unquoted), "'", "$'", '"', "`", "${", "((", "$["
+    stack, depth, i, n = [""], [0], 0, len(template)
     nested = False  # a $( or ` seen inside double quotes: its own quoting, not scanned here
+    heredocs: list[tuple[str, bool]] = []  # (delimiter, strip tabs) awaiting their bodies
     tokens = {m.start(): m for m in _TOKEN.finditer(template)}
     while i < n:
+        state = stack[-1]
         m = tokens.get(i)
         if m is not None:
             if m.group(1):
+                name = m.group(1)
+                code = next((c for c in stack if c in _CODE_CONTEXTS), None)
+                if code is not None:
+                    what, instead = _CODE_CONTEXTS[code]
+                    raise InputError(None, f"{where}: placeholder {{{name}}} {what} (line "
+                                     f"{_line(template, i)}) in {template!r}",
+                                     expected=instead)
                 if state == "$'":
-                    raise InputError(None, f"{where}: placeholder {{{m.group(1)}}} inside "
+                    raise InputError(None, f"{where}: placeholder {{{name}}} inside "
                                      f"$'...' quotes in {template!r}",
                                      expected="the placeholder outside $'...', or in '...' or "
                                               "\"...\"")
                 if nested:
-                    raise InputError(None, f"{where}: placeholder {{{m.group(1)}}} after a "
+                    raise InputError(None, f"{where}: placeholder {{{name}}} after a "
                                      f"command substitution inside double quotes in "
                                      f"{template!r}: its quoting cannot be told",
                                      expected="the substitution outside double quotes, or the "
                                               "value passed in an environment variable")
                 out.append(state)
+            elif m.group(0) == "}}" and state == "${":  # renders as the "}" that ends it
+                stack.pop()
             i = m.end()
             continue
         c = template[i]
@@ -108,23 +227,74 @@ def _contexts(template: str, *, where: str) -> list[str]:
                 i += 2
                 continue
             if c == "'":
-                state = ""
+                stack.pop()
         elif c == "\\":
             i += 2
             continue
         elif state == '"':
             if c == '"':
-                state = ""
+                stack.pop()
+            elif template.startswith("${", i):
+                stack.append("${")  # its "{" may be a "{{" token: scanned next
             elif c == "`" or template.startswith("$(", i):
                 nested = True
-        elif c == "'":
-            state = "$'" if i > 0 and template[i - 1] == "$" else "'"
+        elif state == "`":
+            if c == "`":
+                stack.pop()
+        elif state in ("((", "$["):
+            if c in "([":
+                depth[-1] += 1
+            elif c in ")]":
+                depth[-1] -= 1
+                if depth[-1] == 0:
+                    stack.pop()
+                    depth.pop()
+        elif state == "${" and c == "}":
+            stack.pop()
+        elif c == "'" and (state == "" or (state == "${" and stack[-2] != '"')):
+            stack.append("$'" if i > 0 and template[i - 1] == "$" else "'")
         elif c == '"':
-            state = '"'
+            stack.append('"')
+        elif c == "`":
+            stack.append("`")
+        elif template.startswith("${", i):
+            stack.append("${")  # its "{" may be a "{{" token: scanned next
+        elif template.startswith("$((", i) or (template.startswith("((", i) and state == ""):
+            stack.append("((")
+            depth.append(2)
+            i += 3 if c == "$" else 2
+            continue
+        elif template.startswith("$[", i):
+            stack.append("$[")
+            depth.append(1)
+            i += 2
+            continue
+        elif state == "" and template.startswith("<<<", i):
+            i += 3
+            continue
+        elif state == "" and template.startswith("<<", i):
+            strip_tabs = template.startswith("<<-", i)
+            delimiter, i = _heredoc_word(template, i + (3 if strip_tabs else 2), tokens,
+                                         where=where)
+            heredocs.append((delimiter, strip_tabs))
+            continue
+        elif c == "\n" and stack == [""] and heredocs:
+            i += 1
+            for delimiter, strip_tabs in heredocs:
+                i = _heredoc_body(template, i, delimiter, strip_tabs, tokens, where=where)
+            heredocs.clear()
+            continue
         i += 1
-    if state:
-        raise InputError(None, f"{where}: unterminated {state.lstrip('$')} quote in "
-                         f"{template!r}", expected="balanced quotes in a shell command")
+    if heredocs:
+        raise InputError(None, f"{where}: here-document {heredocs[0][0]!r} without a body in "
+                         f"{template!r}", expected="<<WORD, a body, then a line WORD")
+    if stack != [""]:
+        state = stack[-1]
+        what = {"'": "'", "$'": "'", '"': '"', "`": "`", "${": "${", "((": "((", "$[": "$["}
+        raise InputError(None, f"{where}: unterminated {what[state]} quote in "
+                         f"{template!r}" if state in ("'", "$'", '"') else
+                         f"{where}: unterminated {what[state]} in {template!r}",
+                         expected="balanced quotes in a shell command")
     return out
 
 

@@ -581,6 +581,21 @@ def test_a_value_with_shell_metacharacters_is_one_literal_word(tmp_path, rendere
     ("echo $'\\t{v}'", "inside $'...' quotes"),
     ('echo "$(printf %s {v})"', "command substitution inside double quotes"),
     ('echo "`printf %s {v}`"', "command substitution inside double quotes"),
+    # a here-document's body is not subject to quote removal: a quoted value's $( ) runs, and
+    # a value's line equal to the delimiter ends it, quoted delimiter or not
+    ("cat <<EOF\nx {v}\nEOF", "placeholder {v} inside a here-document (line 2)"),
+    ("cat <<'EOF'\n{v}\nEOF", "placeholder {v} inside a here-document (line 2)"),
+    ('cat <<"EOF"\n{v}\nEOF', "placeholder {v} inside a here-document (line 2)"),
+    ("true\ncat <<-EOF\n\t{v}\n\tEOF", "placeholder {v} inside a here-document (line 3)"),
+    ("cat << E\n$(printf %s {v})\nE", "placeholder {v} inside a here-document (line 2)"),
+    ("cat <<E{v}\nx\nE", "placeholder {v} in a here-document delimiter (line 1)"),
+    ("cat <<EOF\nx\n", "here-document from line 1 has no line 'EOF' that ends it"),
+    ("echo `printf %s {v}`", "placeholder {v} inside backticks (line 1)"),
+    ('echo "${HOME:-{v}}"', "placeholder {v} inside a ${...} parameter expansion"),
+    ("echo ${HOME:+{v}}", "placeholder {v} inside a ${...} parameter expansion"),
+    ("echo $(( {v} + 1 ))", "placeholder {v} inside arithmetic $((...)) or ((...))"),
+    ("(( {v} > 1 )) && echo big", "placeholder {v} inside arithmetic $((...)) or ((...))"),
+    ("echo $[{v}]", "placeholder {v} inside arithmetic $[...]"),
 ])
 def test_a_template_whose_quoting_cannot_be_told_is_refused_when_loaded(template, why):
     from perfcast.program import Program
@@ -589,6 +604,61 @@ def test_a_template_whose_quoting_cannot_be_told_is_refused_when_loaded(template
         Program.from_config("p", {"command": template}, stage="warmup")
     with pytest.raises(InputError, match=re.escape(why)):  # the sweep, when it parses its
         _sweep_render(template, "1")                      # campaigns
+
+
+#: values that try to run ``touch`` (M1..M9, relative to the run's directory) in any context
+CODE_VALUES = [*HOSTILE, "a[$(touch M7)]", "x\nEOF\ntouch M8\nEOF", "`; touch M9; `",
+               "x\nE\ntouch M8\nE", "'\ntouch M8\n'"]
+#: every template form tried: each is refused when loaded or its value stays data
+CODE_FORMS = [
+    "cat <<EOF\n{v}\nEOF", "cat <<'EOF'\n{v}\nEOF", "cat <<-EOF\n\t{v}\n\tEOF",
+    "cat <<-'E'\n\t{v}\n\tE", "cat <<E\n$(printf %s {v})\nE", "cat <<E{v}\nx\nE",
+    "cat <<EOF\nbody\nEOF\nprintf %s {v}", "cat <<'EOF'\nit's\nEOF\nprintf %s {v}",
+    "cat <<EOF; printf %s {v}\nbody\nEOF", "a=$(cat <<EOF\nbody\nEOF\n); printf %s {v}",
+    "cat <<< {v}", "cat <<<{v}", "cat <<< \"{v}\"", "echo `printf %s {v}`",
+    "echo \"`printf %s {v}`\"", "printf %s \"a {v} b\"", "printf %s \"$HOME{v}\"",
+    "echo $'a' {v}", "echo $'{v}'", "echo $(( {v} ))", "echo \"$(( {v} ))\"",
+    "echo $((1 << 2)) {v}", "(( {v} )) && echo y", "echo $[{v}]", "echo \"${NOPE:-{v}}\"",
+    "echo ${NOPE:-{v}}", "echo \"${NOPE:-'{v}'}\"", "echo ${HOME:+\"{v}\"}",
+    "echo \"${HOME:+{v}}\"",
+    "printf %s $(printf %s {v})", "printf %s \"$(printf %s {v})\"", "x={v}; printf %s \"$x\"",
+]
+
+
+@pytest.mark.parametrize("template", CODE_FORMS)
+def test_no_value_runs_as_code_whatever_the_template_form(tmp_path, template):
+    """Each form is refused when loaded (an InputError naming the placeholder) or runs with
+    its value as data, under /bin/sh and bash: no value's ``touch`` ever creates a file."""
+    import shutil
+    import subprocess
+
+    from perfcast.program import Program
+
+    try:
+        program = Program.from_config("p", {"command": template}, stage="warmup")
+    except InputError as exc:
+        assert "{v}" in str(exc) or "here-document" in str(exc), exc
+        return
+    shells = ["/bin/sh"] + ([shutil.which("bash")] if shutil.which("bash") else [])
+    for value in CODE_VALUES:
+        command = program.render(v=value)
+        for sh in shells:
+            subprocess.run([sh, "-c", command], cwd=tmp_path, capture_output=True, timeout=30,
+                           env={"HOME": "/home/x", "PATH": "/usr/bin:/bin"})
+            assert list(tmp_path.iterdir()) == [], (template, value, command, sh)
+
+
+def test_a_here_document_without_placeholders_keeps_its_quotes_and_braces():
+    """A here-document is skipped whole: its quote does not unbalance the template, its
+    ``{{x}}`` stays literal, and placeholders after it are quoted as usual."""
+    import subprocess
+
+    from perfcast.program import Program
+
+    template = "cat <<'EOF'\nit's {{x}}\nEOF\nprintf '%s|' {v} \"{v}\""
+    command = Program.from_config("p", {"command": template}, stage="warmup").render(v="a b")
+    out = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True)
+    assert out.stdout == "it's {x}\na b|a b|"
 
 
 # ------------------------------------------------------- outputs: one line for a place unwritable
