@@ -81,22 +81,21 @@ def reap(flags):
         try:
             got, status, ru = os.wait4(-1, flags)
         except ChildProcessError:
-            return
+            return False
         except InterruptedError:
             continue
         if got == 0:
-            return
+            return True
         if got == pid:
             done["main"] = (status, ru)
             if flags == 0:
-                return
+                return True
 def kill_all(seen):
-    deadline, empty = time.monotonic() + 10.0, 0
-    while empty < 3 and time.monotonic() < deadline:
-        reap(os.WNOHANG)
-        pids = [p for p in tree() if p != pid or "main" not in done]
-        empty = 0 if pids else empty + 1
-        for p in pids:
+    deadline = time.monotonic() + 10.0
+    while reap(os.WNOHANG) and time.monotonic() < deadline:
+        for p in tree():
+            if p == pid and "main" in done:
+                continue
             if p not in seen:
                 seen[p] = cmdline(p)
             try:
