@@ -100,7 +100,7 @@ def kill_all(seen):
                 seen[p] = cmdline(p)
             try:
                 os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
+            except (ProcessLookupError, PermissionError):  # gone, or setuid: named anyway
                 pass
         time.sleep(0.002)
 def on_term(signum, frame):

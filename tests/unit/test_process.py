@@ -235,8 +235,8 @@ def test_a_warmup_round_that_daemonizes_fails_naming_it():
 
 @pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed")
 def test_a_perf_collect_run_that_daemonizes_fails_naming_it_and_spares_perf(tmp_path):
-    """perf is the shim's own child, the program's daemon a leftover: only the daemon is named
-    (perf ended on its own, having written its file)."""
+    """perf is the shim's own child, the program's daemon a leftover: only the daemon is named,
+    and no CSV is written."""
     m = marker()
     run = PerfRun(binary="perf", timeout_s=60, command=f"setsid sleep {m} >/dev/null 2>&1 &",
                   env={}, cwd=None)
