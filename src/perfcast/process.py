@@ -14,9 +14,10 @@ measurement. A timeout kills the whole tree.
 
 ``ru_maxrss`` of a child includes the memory image it had *before* exec: a child forked from a
 Snakemake script that has loaded pandas reports that script's ~250 MB as its peak, even for
-``/bin/true``. So by default (``own_rusage``) the program is forked by a shim, a bare
-``python -I -S`` (~5 MB) that ``os.wait4``s it and reports the program's own wall, user, sys, max
-RSS and exit status; the shim's start-up (a few ms) stays outside the measured interval.
+``/bin/true``. So the program is forked by that shim, a bare ``python -I -S`` (~5 MB) that
+``os.wait4``s it and reports the program's own wall, user, sys, max RSS and exit status (used by
+default, ``own_rusage``); the shim's start-up and its search for leftovers (a few ms) stay
+outside the measured interval.
 """
 
 from __future__ import annotations
