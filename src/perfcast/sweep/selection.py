@@ -873,6 +873,26 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
     return pd.concat([out, frame], axis=1)
 
 
+def selection_criterion(result: SpecResult) -> str | None:
+    """The score :func:`_best` chose the effect's best model by: ``cv_smape`` where a chosen
+    candidate has a CV SMAPE (the normal-form search ran), else ``cv_mse`` where one has a CV
+    MSE, else ``training_mse`` (too few configurations to cross-validate); None without a
+    best model. The outputs and the figures name it from here.
+
+    Examples
+    --------
+    >>> selection_criterion(SpecResult("t", "t", ["p"], [], None, 0, 0, []))
+    """
+    if result.best is None:
+        return None
+    chosen = [c for c in result.candidates if c.chosen]
+    if any(np.isfinite(c.cv_smape) for c in chosen):
+        return "cv_smape"
+    if any(np.isfinite(c.cv_mse) for c in chosen):
+        return "cv_mse"
+    return "training_mse"
+
+
 def result_summary(result: SpecResult) -> dict[str, Any]:
     """One effect as plain data (the models JSON): its candidates with their statistics and
     coefficients (:meth:`Candidate.summary`), the best one's id and the notes."""
@@ -882,8 +902,7 @@ def result_summary(result: SpecResult) -> dict[str, Any]:
         "best": None if result.best is None else result.best.model,
         "best_family": None if result.best is None else FAMILY[result.best.kind],
         "formula": None if result.best is None else result.best.formula(result.y),
-        "selected_by": ("cv_smape" if any(c.kind == "normal_form" for c in result.candidates)
-                        else "cv_mse"),
+        "selected_by": selection_criterion(result),
         "models": [c.summary() for c in result.candidates],
     }
 
