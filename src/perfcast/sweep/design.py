@@ -60,12 +60,17 @@ def _divides(a: Term, b: Term) -> bool:
 
 
 class Standardiser:
-    """z = (x - center) / scale per column; a constant column keeps scale 1."""
+    """z = (x - center) / scale per column; a constant column keeps scale 1. With ``w``, the
+    rows are weighted (a row standing for ``w`` runs: the runs' mean and standard deviation)."""
 
-    def __init__(self, X: np.ndarray) -> None:
+    def __init__(self, X: np.ndarray, w: np.ndarray | None = None) -> None:
         X = np.asarray(X, dtype=float)
-        self.center = X.mean(axis=0)
-        scale = X.std(axis=0)
+        if w is None:
+            self.center = X.mean(axis=0)
+            scale = X.std(axis=0)
+        else:
+            self.center = np.average(X, axis=0, weights=w)
+            scale = np.sqrt(np.average((X - self.center) ** 2, axis=0, weights=w))
         self.scale = np.where(scale > 0, scale, 1.0)
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
@@ -141,7 +146,7 @@ def raw_transform(terms: Sequence[Term], center: np.ndarray, scale: np.ndarray) 
 
 
 def lstsq_predict(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
-                  terms: Sequence[Term]) -> np.ndarray:
+                  terms: Sequence[Term], w: np.ndarray | None = None) -> np.ndarray:
     """Predictions of an OLS fit of ``terms`` on (X_train, y_train) at X_test (for CV folds;
     dependent terms are dropped on the training part as in the full fit).
 
@@ -153,14 +158,20 @@ def lstsq_predict(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
         The held-out rows' regressors.
     terms : sequence of Term
         The exponent tuples of the design.
+    w : numpy.ndarray, optional, default=None
+        The number of runs each training row stands for (``y_train`` their means): the fit
+        of the runs.
 
     Returns
     -------
     numpy.ndarray
         One prediction per row of ``X_test``.
     """
-    std = Standardiser(X_train)
+    std = Standardiser(X_train, w)
     D = design(std(X_train), terms)
+    if w is not None:
+        sw = np.sqrt(w)
+        D, y_train = D * sw[:, None], y_train * sw
     keep, _ = independent_terms(D, terms)
     beta, *_ = np.linalg.lstsq(D[:, keep], y_train, rcond=None)
     return design(std(X_test), [terms[i] for i in keep]) @ beta

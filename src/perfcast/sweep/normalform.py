@@ -455,13 +455,31 @@ def _second_term_gain(smaller: Hypothesis, larger: Hypothesis) -> float:
     return REL_GAIN_SECOND_TERM if smaller.n_terms >= 1 else REL_GAIN
 
 
-def noise_floor(y: np.ndarray, groups: Sequence[Any]) -> float:
+def noise_floor(y: np.ndarray | None, groups: Sequence[Any] | None,
+                stats: pd.DataFrame | None = None) -> float:
     """The CV SMAPE that the scatter of repetitions alone gives a correct law: the mean over
     configurations of the expected absolute relative error of a configuration's mean,
     100 sqrt(2 / pi) s / (sqrt(n) |mean|) (a normal error; s the sample standard deviation of
-    its n runs). 0 without repetitions."""
-    frame = pd.DataFrame({"g": [str(v) for v in groups], "y": np.asarray(y, dtype=float)})
-    stats = frame.groupby("g")["y"].agg(["mean", "std", "count"])
+    its n runs). 0 without repetitions.
+
+    Parameters
+    ----------
+    y : numpy.ndarray or None
+        The runs' values (unused with ``stats``).
+    groups : sequence or None
+        One configuration label per run (unused with ``stats``).
+    stats : pandas.DataFrame, optional, default=None
+        Each configuration's ``mean``, ``std`` and ``count`` of its runs, already computed
+        (of compressed runs: :func:`perfcast.sweep.repetitions.configuration_stats`).
+
+    Returns
+    -------
+    float
+        The noise floor, in percent.
+    """
+    if stats is None:
+        frame = pd.DataFrame({"g": [str(v) for v in groups], "y": np.asarray(y, dtype=float)})
+        stats = frame.groupby("g")["y"].agg(["mean", "std", "count"])
     stats = stats[(stats["count"] > 1) & (stats["mean"] != 0)]
     if stats.empty:
         return 0.0

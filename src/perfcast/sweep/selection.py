@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,7 +33,9 @@ import pandas as pd
 from perfcast.errors import InputError
 from perfcast.sweep import design as dz
 from perfcast.sweep import normalform as nf
+from perfcast.sweep import repetitions as rp
 from perfcast.sweep.ols import DesignFit, LinearFit, fit_terms
+from perfcast.sweep.repetitions import Repetitions
 
 if TYPE_CHECKING:
     from perfcast.sweep.settings import FitSettings
@@ -70,7 +72,7 @@ def make_folds(groups: Sequence[Any], n_folds: int) -> Folds:
 
 
 def cv_predictions(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
-                   folds: Folds) -> np.ndarray:
+                   folds: Folds, w: np.ndarray | None = None) -> np.ndarray:
     """The held-out prediction of every row over ``folds`` (NaN without folds).
 
     Parameters
@@ -81,6 +83,8 @@ def cv_predictions(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
         The model's exponent tuples.
     folds : Folds
         (training rows, held-out rows) of each fold (:func:`make_folds`).
+    w : numpy.ndarray, optional, default=None
+        The runs each row stands for (compressed repetitions, ``y`` their means).
 
     Returns
     -------
@@ -89,11 +93,13 @@ def cv_predictions(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
     """
     pred = np.full(len(y), np.nan)
     for train, test in folds:
-        pred[test] = dz.lstsq_predict(X[train], y[train], X[test], terms)
+        pred[test] = dz.lstsq_predict(X[train], y[train], X[test], terms,
+                                      None if w is None else w[train])
     return pred
 
 
-def cv_mse(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term], folds: Folds) -> float:
+def cv_mse(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term], folds: Folds,
+           reps: Repetitions | None = None) -> float:
     """Pooled mean squared error of held-out predictions over ``folds`` (NaN without folds).
 
     Parameters
@@ -104,14 +110,20 @@ def cv_mse(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term], folds: Folds)
         The model's exponent tuples.
     folds : Folds
         (training rows, held-out rows) of each fold (:func:`make_folds`).
+    reps : Repetitions, optional, default=None
+        The rows are these compressed runs: the error is pooled over the runs
+        (:func:`perfcast.sweep.repetitions.pooled_squared_error`).
     """
     if not folds:
         return float("nan")
+    if reps is not None:
+        return rp.pooled_squared_error(reps, cv_predictions(X, y, terms, folds, reps.w))
     return float(np.mean((y - cv_predictions(X, y, terms, folds)) ** 2))
 
 
 def forward_smapes(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
-                   groups: Sequence[Any], min_train: int, how: str) -> list[float]:
+                   groups: Sequence[Any], min_train: int, how: str,
+                   reps: Repetitions | None = None) -> list[float]:
     """The configuration SMAPE of each forward fold
     (:func:`perfcast.sweep.normalform.forward_folds`: fitted below a regressor's largest
     value, predicting the runs at it), the extrapolating half of the normal form's selection
@@ -129,6 +141,8 @@ def forward_smapes(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
         The fewest training configurations of a fold (the model's coefficients + 1).
     how : str
         ``mean`` or ``median``: the runs of a configuration aggregated.
+    reps : Repetitions, optional, default=None
+        The rows are these compressed runs.
 
     Returns
     -------
@@ -145,15 +159,20 @@ def forward_smapes(X: np.ndarray, y: np.ndarray, terms: Sequence[dz.Term],
     """
     g = np.asarray([str(v) for v in groups])
     out = []
+    w = None if reps is None else reps.w
     for train, test in nf.forward_folds(X, min_train):
-        pred = dz.lstsq_predict(X[train], y[train], X[test], terms)
+        pred = dz.lstsq_predict(X[train], y[train], X[test], terms,
+                                None if w is None else w[train])
         if np.isfinite(pred).all():
-            out.append(configuration_smape(pred, y[test], g[test], how))
+            out.append(configuration_smape(
+                pred, y[test], g[test], how, None if w is None else w[test],
+                None if reps is None else rp.subset_medians(reps, test)))
     return out
 
 
 def configuration_smape(pred: np.ndarray, y: np.ndarray, groups: Sequence[Any],
-                        how: str) -> float:
+                        how: str, w: np.ndarray | None = None,
+                        medians: dict[str, float] | None = None) -> float:
     """CV SMAPE over configurations: the held-out predictions and the runs of each
     configuration aggregated by ``how`` (mean or median), then
     :func:`perfcast.sweep.normalform.smape` averaged over configurations.
@@ -166,8 +185,24 @@ def configuration_smape(pred: np.ndarray, y: np.ndarray, groups: Sequence[Any],
         One configuration label per run.
     how : str
         ``mean`` or ``median`` (``sweep.fit.normal_form.aggregate``).
+    w : numpy.ndarray, optional, default=None
+        The runs each row stands for (compressed repetitions, ``y`` their means).
+    medians : dict of str to float, optional, default=None
+        With ``w`` and the median: each configuration's median run.
     """
     frame = pd.DataFrame({"g": [str(v) for v in groups], "p": pred, "y": y})
+    if w is not None:
+        frame["w"], frame["wp"], frame["wy"] = w, w * frame["p"], w * frame["y"]
+        sums = frame.groupby("g")[["w", "wp", "wy"]].sum()
+        if how == "mean":
+            p_agg, y_agg = sums["wp"] / sums["w"], sums["wy"] / sums["w"]
+        else:
+            p_agg = frame.groupby("g").apply(lambda f: rp.weighted_median(
+                f["p"].to_numpy(), f["w"].to_numpy()), include_groups=False) \
+                if frame["g"].duplicated().any() else frame.set_index("g")["p"]
+            p_agg = p_agg.loc[sums.index]
+            y_agg = pd.Series([medians[g] for g in sums.index], index=sums.index)
+        return float(nf.smape(p_agg.to_numpy(), y_agg.to_numpy()).mean())
     agg = frame.groupby("g").agg(how)
     return float(nf.smape(agg["p"].to_numpy(), agg["y"].to_numpy()).mean())
 
@@ -275,7 +310,7 @@ NO_CV_ORDER = ("no cross-validated order selection: a fold that leaves one confi
 
 
 def polynomial_candidates(X: np.ndarray, y: np.ndarray, name: str, folds: Folds,
-                          max_order: int) -> list[Candidate]:
+                          max_order: int, reps: Repetitions | None = None) -> list[Candidate]:
     """Orders 1..N of one regressor, each scored by CV; N is capped so that every training
     fold still has order + 1 distinct values (a higher order is not identifiable there).
 
@@ -295,6 +330,8 @@ def polynomial_candidates(X: np.ndarray, y: np.ndarray, name: str, folds: Folds,
         (training rows, held-out rows) of each fold (:func:`make_folds`).
     max_order : int
         The highest order tried (``sweep.fit.max_order``).
+    reps : Repetitions, optional, default=None
+        The rows are these compressed runs (``y`` their means): fits and errors of the runs.
 
     Returns
     -------
@@ -310,15 +347,17 @@ def polynomial_candidates(X: np.ndarray, y: np.ndarray, name: str, folds: Folds,
     if top < 1 <= distinct - 1:
         terms = dz.polynomial_terms(1)
         return [Candidate(model=f"poly[{name}]^1", kind="polynomial", x=[name],
-                          fit=fit_terms(x, y, terms, [name]), cv_mse=float("nan"), order=1,
+                          fit=fit_terms(x, y, terms, [name], reps), cv_mse=float("nan"),
+                          order=1,
                           extra={"order_by_cv": None, "order_by_training_error": 1,
                                  "note": NO_CV_ORDER.format(name=name, k=distinct)})]
     cands = []
     for order in range(1, top + 1):
         terms = dz.polynomial_terms(order)
         cands.append(Candidate(model=f"poly[{name}]^{order}", kind="polynomial", x=[name],
-                               fit=fit_terms(x, y, terms, [name]),
-                               cv_mse=cv_mse(x, y, terms, folds), order=order, chosen=False))
+                               fit=fit_terms(x, y, terms, [name], reps),
+                               cv_mse=cv_mse(x, y, terms, folds, reps), order=order,
+                               chosen=False))
     if cands:
         best = nf.first_lowest([c.cv_mse for c in cands], TIE_MSE * float(np.mean(y ** 2)))
         cands[0 if best is None else best].chosen = True
@@ -330,7 +369,8 @@ def polynomial_candidates(X: np.ndarray, y: np.ndarray, name: str, folds: Folds,
 
 
 def form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str], folds: Folds,
-                    forms: Sequence[str]) -> tuple[list[Candidate], list[str]]:
+                    forms: Sequence[str],
+                    reps: Repetitions | None = None) -> tuple[list[Candidate], list[str]]:
     """ARPE's four multivariate OLS forms, each listed once: a form whose terms repeat an
     earlier one's (as with a single regressor) is skipped, and so is a form whose fit equals an
     earlier one's once collinear terms are dropped (in a sparse cross design the interaction
@@ -346,6 +386,8 @@ def form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str], folds: F
         (training rows, held-out rows) of each fold (:func:`make_folds`).
     forms : sequence of str
         The forms fitted (``sweep.fit.forms``).
+    reps : Repetitions, optional, default=None
+        The rows are these compressed runs (``y`` their means): fits and errors of the runs.
 
     Returns
     -------
@@ -361,7 +403,7 @@ def form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str], folds: F
         if key in seen:
             continue
         seen.add(key)
-        fit = fit_terms(X, y, terms, names)
+        fit = fit_terms(X, y, terms, names, reps)
         kept = tuple(sorted(fit.terms))
         if kept in fitted:
             same = fitted[kept]
@@ -372,15 +414,15 @@ def form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str], folds: F
             same.extra.setdefault("same_as", []).append(f"ols:{form}")
             continue
         c = Candidate(model=f"ols:{form}", kind="ols", x=list(names), fit=fit,
-                      cv_mse=cv_mse(X, y, terms, folds), form=form)
+                      cv_mse=cv_mse(X, y, terms, folds, reps), form=form)
         fitted[kept] = c
         cands.append(c)
     return cands, notes
 
 
 def normal_form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str],
-                           groups: Sequence[Any], cv_folds: int,
-                           settings: Any) -> tuple[list[Candidate], list[str]]:
+                           groups: Sequence[Any], cv_folds: int, settings: Any,
+                           reps: Repetitions | None = None) -> tuple[list[Candidate], list[str]]:
     """The normal-form search (:func:`perfcast.sweep.normalform.search`) on the
     configuration aggregates, its listed hypotheses as candidates (the search's pick
     ``chosen``), each refitted by OLS for statistics and intervals: on the runs when
@@ -399,28 +441,40 @@ def normal_form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str],
         Folds over configurations (``sweep.fit.cv_folds``).
     settings : NormalFormSettings
         ``sweep.fit.normal_form``.
+    reps : Repetitions, optional, default=None
+        The rows are these compressed runs (``y`` their means, ``groups`` their labels):
+        aggregates, noise floor, fits and errors of the runs.
 
     Returns
     -------
     tuple of list of Candidate and list of str
         The candidates and the notes.
     """
-    frame = pd.DataFrame(X, columns=list(names))
-    frame["_y"] = y
-    agg = nf.aggregate(frame, "_y", list(names), groups, settings.aggregate)
+    if reps is None:
+        frame = pd.DataFrame(X, columns=list(names))
+        frame["_y"] = y
+        agg = nf.aggregate(frame, "_y", list(names), groups, settings.aggregate)
+        floor = nf.noise_floor(y, groups)
+    else:
+        agg = rp.configuration_values(reps, list(names), settings.aggregate)
+        floor = nf.noise_floor(None, None, stats=rp.configuration_stats(reps))
     Xc, yc = agg[list(names)].to_numpy(dtype=float), agg["_y"].to_numpy(dtype=float)
     space = nf.Space.from_settings(settings)
-    floor = nf.noise_floor(y, groups)
     found = nf.search(Xc, yc, list(names), space, lambda g: make_folds(g, cv_folds), floor)
     conf = [tuple(r) for r in Xc]
-    row_conf = [tuple(r) for r in pd.DataFrame(X).groupby(
-        [str(v) for v in groups], sort=False).transform("mean").to_numpy()]
+    if reps is None:
+        row_conf = [tuple(r) for r in pd.DataFrame(X).groupby(
+            [str(v) for v in groups], sort=False).transform("mean").to_numpy()]
+    else:  # each row's configuration, as it stands in agg
+        at = dict(zip(agg["_g"], conf, strict=True))
+        row_conf = [at[str(v)] for v in groups]
     cfolds = make_folds(conf, cv_folds)
     cands = []
     for h in found.listed:
         labels = ["const", *(nf.term_name(t, names) for t in h.terms)]
         X_fit, y_fit = (X, y) if settings.aggregate == "mean" else (Xc, yc)
-        fit = DesignFit.fit(names, labels, h.design, X_fit, y_fit, X, y)
+        fit = DesignFit.fit(names, labels, h.design, X_fit, y_fit, X, y, reps=reps,
+                            fit_reps=settings.aggregate == "mean")
         held = np.full(len(yc), np.nan)  # held-out configuration predictions -> run CV MSE
         D = h.design(Xc)
         for train, test in cfolds:
@@ -428,8 +482,11 @@ def normal_form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str],
             held[test] = D[test] @ coef
         by_conf = dict(zip(conf, held, strict=True))
         run_pred = np.array([by_conf.get(c, np.nan) for c in row_conf])
-        mse = float(np.nanmean((y - run_pred) ** 2)) if np.isfinite(run_pred).any() \
-            else float("nan")
+        if reps is not None:
+            mse = rp.pooled_squared_error(reps, run_pred)
+        else:
+            mse = float(np.nanmean((y - run_pred) ** 2)) if np.isfinite(run_pred).any() \
+                else float("nan")
         model = "pmnf:" + (" + ".join(labels[1:]) if h.terms else "const")
         cands.append(Candidate(model=model, kind="normal_form", x=list(names), fit=fit,
                                cv_mse=mse, cv_smape=h.cv_smape, chosen=h is found.best,
@@ -496,6 +553,14 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
     InputError
         a column of ``y`` or ``x`` that ``df`` lacks.
 
+    Notes
+    -----
+    The usable runs are compressed first to one row per configuration (label and regressor
+    values) with the number, mean, squared deviations and median of its runs
+    (:func:`perfcast.sweep.repetitions.compress`): every fit, CV error, SMAPE and statistic
+    is computed from these as the runs give it, so 10^6 runs of 100 configurations cost
+    what 100 rows cost; fitted values and residuals stay per run.
+
     Examples
     --------
     >>> import numpy as np, pandas as pd
@@ -537,23 +602,24 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
     data = data[keep]
     Y = data[y].to_numpy(dtype=float)
     X = data[list(x)].to_numpy(dtype=float)
-    if groups is None:
-        g = [tuple(r) for r in X]
-    else:
-        g = list(np.asarray(groups, dtype=object)[keep])
+    n_runs, scale = len(Y), float(np.mean(Y ** 2)) if len(Y) else 0.0
+    # every score below needs the runs' sufficient statistics only: one row per configuration
+    reps = rp.compress(X, Y, None if groups is None
+                       else list(np.asarray(groups, dtype=object)[keep]))
+    X, Y, g = reps.X, reps.y, reps.groups
     n_conf = len(set(map(str, g)))
     folds = make_folds(g, cv_folds)
     cands: list[Candidate] = []
-    if len(Y) < 2:
-        notes.append(f"{len(Y)} usable row(s): nothing fitted")
+    if n_runs < 2:
+        notes.append(f"{n_runs} usable row(s): nothing fitted")
     elif n_conf < 2:
         notes.append(f"{n_conf} configuration: a model needs the effect at 2 or more "
                      "configurations (one determines a mean, not a slope); no model fitted")
     else:
         for j, col in enumerate(x):
-            cands += polynomial_candidates(X[:, j], Y, col, folds, max_order)
+            cands += polynomial_candidates(X[:, j], Y, col, folds, max_order, reps)
         if len(x) > 1 and n_conf > 2:  # one regressor: the forms are the orders 1-2
-            form_cands, form_notes = form_candidates(X, Y, list(x), folds, forms)
+            form_cands, form_notes = form_candidates(X, Y, list(x), folds, forms, reps)
             cands += form_cands
             notes += form_notes
         elif len(x) > 1:
@@ -567,15 +633,17 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
             if n_conf >= 3:
                 for c in cands:
                     idx = [list(x).index(v) for v in c.x]
-                    pred = cv_predictions(X[:, idx], Y, c.fit.terms, folds)
+                    pred = cv_predictions(X[:, idx], Y, c.fit.terms, folds, reps.w)
                     if np.isfinite(pred).all():
                         c.cv_smape = float(nf.with_forward(
-                            configuration_smape(pred, Y, g, normal_form.aggregate),
+                            configuration_smape(pred, Y, g, normal_form.aggregate, reps.w,
+                                                reps.medians),
                             forward_smapes(X[:, idx], Y, c.fit.terms, g, c.fit.k + 1,
-                                           normal_form.aggregate)))
+                                           normal_form.aggregate, reps)))
                 varying = [j for j in range(len(x)) if len(np.unique(X[:, j])) > 1]
                 nf_cands, nf_notes = normal_form_candidates(
-                    X[:, varying], Y, [x[j] for j in varying], g, cv_folds, normal_form)
+                    X[:, varying], Y, [x[j] for j in varying], g, cv_folds, normal_form,
+                    replace(reps, X=X[:, varying]))
                 notes += nf_notes + _same_models(cands, nf_cands)
                 cands += nf_cands
             else:
@@ -583,8 +651,7 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
                              "constant and one term needs 3 to be cross-validated)")
     for c in cands:
         c.data = X[:, [list(x).index(v) for v in c.x]]
-    best = _best(cands, by_smape=normal_form.enabled,
-                 scale=float(np.mean(Y ** 2)) if len(Y) else 0.0)
+    best = _best(cands, by_smape=normal_form.enabled, scale=scale)
     if best is not None and not np.isfinite(best.cv_mse):
         notes.append(f"best model {best.model!r} by training MSE: no candidate could be "
                      "cross-validated")
@@ -594,7 +661,7 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
                      "standard error and no intervals")
     if not cands and not notes:  # never an empty model list without a reason
         notes.append("no candidate model could be fitted")
-    return SpecResult(name=name, y=y, x=list(x), candidates=cands, best=best, n=len(Y),
+    return SpecResult(name=name, y=y, x=list(x), candidates=cands, best=best, n=n_runs,
                       n_configurations=n_conf, notes=notes)
 
 
@@ -689,8 +756,8 @@ def _same_models(arpe: Sequence[Candidate], laws: Sequence[Candidate]) -> list[s
     notes = []
     for law in laws:
         for c in arpe:
-            if c.fit.k == law.fit.k and same_span(c.fit.result.model.exog,
-                                                  law.fit.result.model.exog):
+            if c.fit.k == law.fit.k and c.fit.n == law.fit.n and same_span(
+                    c.fit.result.model.exog, law.fit.result.model.exog):
                 law.extra["same_as"] = c.model
                 notes.append(f"{law.model} is the same model as {c.model} (another family's "
                              "name for it)")

@@ -1,0 +1,156 @@
+"""The model choice on runs compressed to the sufficient statistics of their repetitions
+(:mod:`perfcast.sweep.repetitions`): the same chosen model, coefficients, statistics and
+scores as the fit of every run, with data per configuration only."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+from perfcast.settings import from_section
+from perfcast.sweep import design as dz
+from perfcast.sweep import normalform as nf
+from perfcast.sweep import repetitions as rp
+from perfcast.sweep import selection
+from perfcast.sweep.ols import fit_terms
+from perfcast.sweep.settings import SweepSettings
+
+
+def fit_of(**fit):
+    return from_section(SweepSettings, {"fit": fit}, "sweep").fit
+
+
+def table() -> pd.DataFrame:
+    """a x b at 20 configurations, 2 to 5 repetitions each, rows shuffled."""
+    rng = np.random.default_rng(7)
+    a, b = np.meshgrid([1.0, 2, 4, 8, 16], [1.0, 2, 3, 4], indexing="ij")
+    reps = 2 + (np.arange(a.size) % 4)
+    a, b = np.repeat(a.ravel(), reps), np.repeat(b.ravel(), reps)
+    y = 2 + 0.5 * a * np.log2(a) * b + rng.normal(0, 0.4, a.size)
+    order = rng.permutation(a.size)
+    return pd.DataFrame({"a": a[order], "b": b[order], "y": y[order]})
+
+
+#: the best model and its coefficients on table(), as the fit of every run gave them before
+#: the runs were compressed (perfcast at f8f2fee)
+BEFORE = {
+    "default": ("pmnf:a * log2(a) * b", [1.8841273538614258, 0.500566032347607]),
+    "median": ("pmnf:a * log2(a) * b", [1.9068737850961979, 0.5004278728021923]),
+    "arpe": ("ols:quadratic", [8.008889807655727, -2.6108534958718077, -3.890063668657481,
+                               2.1618343150071166, 0.1525609874858731, 0.05478141709307181]),
+}
+SETTINGS = {"default": {}, "median": {"normal_form": {"aggregate": "median"}},
+            "arpe": {"normal_form": {"enabled": False}}}
+
+
+@pytest.mark.parametrize("name", list(BEFORE))
+def test_compressed_fit_gives_the_model_and_coefficients_of_every_run(name):
+    res = selection.fit_effect(table(), "y", "y", ["a", "b"], fit=fit_of(**SETTINGS[name]))
+    model, coef = BEFORE[name]
+    assert res.best.model == model
+    got = [c["coef"] for c in res.best.fit.coefficients()]
+    np.testing.assert_allclose(got, coef, rtol=1e-10)
+    assert res.n == 70 and res.n_configurations == 20
+
+
+def test_fits_keep_one_row_per_configuration():
+    """The memory of a fit does not grow with the repetitions: each candidate's design has
+    a row per configuration, while its fitted values and residuals are still per run."""
+    df = table()
+    res = selection.fit_effect(df, "y", "y", ["a", "b"], fit=fit_of())
+    for c in res.candidates:
+        rows = c.fit.result.model.exog.shape[0]
+        assert rows == res.n_configurations, c.model
+        assert len(c.fit.fitted) == len(c.fit.residuals) == len(df)
+        np.testing.assert_allclose(c.fit.fitted + c.fit.residuals, df["y"], rtol=1e-12)
+
+
+def test_runs_ols_is_statsmodels_ols_of_the_runs():
+    df = table()
+    X, y = df[["a", "b"]].to_numpy(), df["y"].to_numpy()
+    reps = rp.compress(X, y)
+    terms = dz.form_terms("interaction", 2)
+    fit = fit_terms(reps.X, reps.y, terms, ["a", "b"], reps)
+    ref = fit_terms(X, y, terms, ["a", "b"])
+    assert fit.n == ref.n == len(df)
+    for key, value in ref.metrics().items():
+        assert fit.metrics()[key] == pytest.approx(value, rel=1e-10), key
+    for got, want in zip(fit.coefficients(), ref.coefficients(), strict=True):
+        for key in ("coef", "se", "t", "p"):
+            assert got[key] == pytest.approx(want[key], rel=1e-9), key
+    points = np.array([[3.0, 2.5], [20.0, 5.0]])
+    np.testing.assert_allclose(fit.predict(points, 0.1).to_numpy(),
+                               ref.predict(points, 0.1).to_numpy(), rtol=1e-10)
+    direct = sm.OLS(y, sm.add_constant(X)).fit()  # the linear form, from the runs
+    lin = fit_terms(reps.X, reps.y, dz.form_terms("linear", 2), ["a", "b"], reps)
+    np.testing.assert_allclose([c["coef"] for c in lin.coefficients()], direct.params,
+                               rtol=1e-10)
+    assert lin.metrics()["bic"] == pytest.approx(direct.bic, rel=1e-12)
+
+
+@pytest.mark.parametrize("how", ["mean", "median"])
+def test_scores_of_compressed_runs_are_the_scores_of_the_runs(how):
+    """Labels (points) whose runs differ in a regressor: the configuration's values are
+    weighted over its rows, its median taken over its runs."""
+    rng = np.random.default_rng(3)
+    p = np.repeat([1.0, 2, 3, 4, 5, 6], 4)
+    p[::4] += 0.5  # one run of each point at another value
+    groups = [f"p{int(v)}" for v in p]
+    y = 1 + 2 * p + rng.normal(0, 0.3, p.size)
+    X = p.reshape(-1, 1)
+    reps = rp.compress(X, y, groups)
+    terms = dz.polynomial_terms(1)
+    folds, cfolds = selection.make_folds(groups, 10), selection.make_folds(reps.groups, 10)
+    assert selection.cv_mse(reps.X, reps.y, terms, cfolds, reps) == pytest.approx(
+        selection.cv_mse(X, y, terms, folds), rel=1e-12)
+    pred = selection.cv_predictions(X, y, terms, folds)
+    cpred = selection.cv_predictions(reps.X, reps.y, terms, cfolds, reps.w)
+    np.testing.assert_allclose(cpred[reps.inverse], pred, rtol=1e-12)
+    assert selection.configuration_smape(cpred, reps.y, reps.groups, how, reps.w,
+                                         reps.medians) == pytest.approx(
+        selection.configuration_smape(pred, y, groups, how), rel=1e-12)
+    assert selection.forward_smapes(reps.X, reps.y, terms, reps.groups, 3, how, reps) == \
+        pytest.approx(selection.forward_smapes(X, y, terms, groups, 3, how), rel=1e-12)
+    assert nf.noise_floor(None, None, stats=rp.configuration_stats(reps)) == pytest.approx(
+        nf.noise_floor(y, groups), rel=1e-12)
+    frame = pd.DataFrame({"p": p, "_y": y})
+    want = nf.aggregate(frame, "_y", ["p"], groups, how)
+    got = rp.configuration_values(reps, ["p"], how)
+    np.testing.assert_allclose(got[["p", "_y", "n_runs"]].to_numpy(),
+                               want[["p", "_y", "n_runs"]].to_numpy(), rtol=1e-12)
+
+
+def test_candidates_of_compressed_runs_are_those_of_the_runs():
+    df = table()
+    X, y = df[["a", "b"]].to_numpy(), df["y"].to_numpy()
+    groups = [tuple(r) for r in X]
+    reps = rp.compress(X, y)
+    folds, cfolds = selection.make_folds(groups, 10), selection.make_folds(reps.groups, 10)
+    runs = selection.polynomial_candidates(X[:, 0], y, "a", folds, 4)
+    comp = selection.polynomial_candidates(reps.X[:, 0], reps.y, "a", cfolds, 4, reps)
+    assert [c.chosen for c in comp] == [c.chosen for c in runs]
+    np.testing.assert_allclose([c.cv_mse for c in comp], [c.cv_mse for c in runs], rtol=1e-10)
+    runs, _ = selection.form_candidates(X, y, ["a", "b"], folds, list(dz.FORMS))
+    comp, _ = selection.form_candidates(reps.X, reps.y, ["a", "b"], cfolds, list(dz.FORMS),
+                                        reps)
+    assert [c.model for c in comp] == [c.model for c in runs]
+    np.testing.assert_allclose([c.cv_mse for c in comp], [c.cv_mse for c in runs], rtol=1e-10)
+    settings = fit_of().normal_form
+    runs, _ = selection.normal_form_candidates(X, y, ["a", "b"], groups, 10, settings)
+    comp, _ = selection.normal_form_candidates(reps.X, reps.y, ["a", "b"], reps.groups, 10,
+                                               settings, reps)
+    assert [(c.model, c.chosen) for c in comp] == [(c.model, c.chosen) for c in runs]
+    np.testing.assert_allclose([c.cv_mse for c in comp], [c.cv_mse for c in runs], rtol=1e-10)
+    for a, b in zip(comp, runs, strict=True):
+        np.testing.assert_allclose(a.fit.fitted, b.fit.fitted, rtol=1e-10)
+        assert a.fit.metrics()["aic"] == pytest.approx(b.fit.metrics()["aic"], rel=1e-10)
+
+
+@pytest.mark.parametrize("rows", [0, 1])
+def test_too_few_runs_compress_to_a_note(rows):
+    df = pd.DataFrame({"p": [2.0] * rows, "t": [1.0] * rows})
+    res = selection.fit_effect(df, "t", "t", ["p"], fit=fit_of())
+    assert res.best is None and res.candidates == [] and res.n == rows
+    assert res.notes == [f"{rows} usable row(s): nothing fitted"]
