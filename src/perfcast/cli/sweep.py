@@ -245,7 +245,7 @@ def _fit(args: argparse.Namespace) -> int:
     from perfcast.sweep.analysis import add_derived
     from perfcast.sweep.expressions import expression_names
     from perfcast.sweep.runner import json_safe
-    from perfcast.sweep.table import load_table
+    from perfcast.sweep.tables import pooled_categories, read_fit_input
 
     args.csv = table_argument(args)
     fit = fit_settings(args)
@@ -257,54 +257,10 @@ def _fit(args: argparse.Namespace) -> int:
         if not sep or not name.strip() or not expr.strip():
             raise InputError(None, f"--derived {item!r}", expected="NAME=EXPRESSION")
         derived[name.strip()] = expr.strip()
-    is_table = False
-    status: str | None = None  # a table's runs left out by their status
-    if Path(args.csv).is_dir():
-        from perfcast.sweep.analysis import categorical_parameters
-        from perfcast.sweep.arpe import import_arpe
-
-        if not args.parameters:
-            raise InputError(args.csv, "is a directory",
-                             expected="a table, an Extra-P .txt file, or an ARPE results "
-                                      "directory with --parameters NAME [NAME ...]")
-        df = _select_levels(import_arpe(args.csv, args.parameters, "fit"), args.level,
-                            args.csv)
-        categorical = categorical_parameters(df, args.parameters)
-        y = args.y or "wall_s"
-        x = args.x or [p for p in args.parameters if p not in categorical]
-        several = [c for c in categorical if df[c].nunique() > 1]
-        if several:
-            raise InputError(args.csv, f"categorical parameter(s) {several} take several "
-                                       f"values {sorted(df[several[0]].unique())}",
-                             expected=f"one model per level: --level {several[0]}=VALUE")
-    elif str(args.csv).lower().endswith((".txt", ".json")):
-        from perfcast.checks import input_file
-        from perfcast.sweep import extrap_text as et
-        from perfcast.sweep.extrap_json import read_extrap_json
-
-        read = read_extrap_json if str(args.csv).lower().endswith(".json") \
-            else et.read_extrap_text
-        table = read(input_file(args.csv))
-        df = et.select_series(table, args.csv, args.region, args.metric)
-        y, x = args.y or "value", args.x or et.extrap_parameters(df)
-        missing = [c for c in (y, *x) if c not in df.columns and c not in derived]
-        if missing:
-            raise InputError(args.csv, f"no column(s) {missing} for --y/--x",
-                             expected=f"some of {list(df.columns)}")
-    else:
-        if not args.y or not args.x:
-            raise InputError(args.csv, "--y and --x are required for a table",
-                             expected="--y COLUMN --x COLUMN [COLUMN ...]")
-        y, x = args.y, args.x
-        needed = {y, *x} - set(derived)
-        for name, expr in derived.items():
-            needed |= expression_names(expr, where=f"--derived {name}") - set(derived)
-        if args.groups:
-            needed.add(args.groups)
-        df, status = load_table(args.csv,
-                                sorted(needed - ({args.groups} if args.groups else set())))
-        df = _select_levels(df, args.level, args.csv)
-        is_table = True
+    inp = read_fit_input(args.csv, y=args.y, x=args.x, parameters=args.parameters,
+                         levels=args.level, region=args.region, metric=args.metric,
+                         derived=derived, groups=args.groups)
+    df, y, x = inp.data, inp.y, inp.x
     repeated = sorted({c for c in x if list(x).count(c) > 1})
     if repeated:
         raise InputError(None, f"--x names {repeated[0]!r} twice", expected="each regressor once")
@@ -318,8 +274,8 @@ def _fit(args: argparse.Namespace) -> int:
     except InputError as exc:  # the expression's error, in the table it was evaluated on
         raise InputError(args.csv, str(exc).removeprefix("<input>: ")) from None
     # a table's other columns, once the derived ones exist (ARPE folders refuse such columns)
-    pooled = _pooled_categories(df, {y, *x, *derived, args.groups, "point"}, x) if is_table else []
-    pooled = [status, *pooled] if status else pooled
+    pooled = [*inp.notes, *(pooled_categories(df, {y, *x, *derived, args.groups, "point"}, x)
+                            if inp.is_table else [])]
     groups = df[args.groups].tolist() if args.groups else (
         df["point"].tolist() if "point" in df.columns else None)
     try:
@@ -434,60 +390,6 @@ def _import(args: argparse.Namespace) -> int:
     json.dump({"out": args.out, **summary}, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
-
-
-def _pooled_categories(df, used: set[str | None], x: list[str]) -> list[str]:
-    """A note per column of text (not a number) that is neither fitted nor fixed by ``--level``
-    and takes several values within one configuration of ``x``, but fewer values than half the
-    rows (a run id or a time stamp differs on every row: pooling over it is what repetitions
-    are). Such a column is a categorical parameter (an input file, a host, a compiler): the
-    fit pools its values as repetitions of each configuration, a law of none of them.
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"input": ["a", "b"] * 4, "p": [1, 1, 2, 2, 4, 4, 8, 8],
-    ...                    "run": list("abcdefgh"), "t": range(8)})
-    >>> _pooled_categories(df, {"t", "p"}, ["p"])  # doctest: +ELLIPSIS
-    ["column 'input' (text, 2 values: 'a', 'b') varies within the configurations of ['p'] ...]
-    """
-    import pandas as pd
-
-    notes = []
-    for c in df.columns:
-        if c in used or pd.to_numeric(df[c].dropna(), errors="coerce").notna().all():
-            continue  # a number: another effect, or a parameter the user left out on purpose
-        values = df[c].dropna().astype(str)
-        k = values.nunique()
-        if 2 <= k <= len(df) // 2 and df.groupby(list(x), dropna=False)[c].nunique().max() > 1:
-            shown = ", ".join(repr(v) for v in sorted(values.unique())[:4])
-            notes.append(f"column {c!r} (text, {k} values: {shown}{', ...' if k > 4 else ''}) "
-                         f"varies within the configurations of {list(x)} and is neither a "
-                         "regressor nor fixed: its rows are pooled as repetitions, so the law "
-                         f"is of their mix; --level {c}=VALUE models one value")
-    return notes
-
-
-def _select_levels(df, levels: list[str], path):
-    """The rows where each ``--level NAME=VALUE`` holds (compared as text).
-
-    Raises
-    ------
-    InputError
-        a malformed ``--level``, an unknown column, or a value no row has (the values named).
-    """
-    for item in levels:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise InputError(None, f"--level {item!r}", expected="NAME=VALUE")
-        name = name.strip()
-        if name not in df.columns:
-            raise InputError(path, f"no column {name!r} for --level",
-                             expected=f"one of {list(df.columns)}")
-        keep = df[name].astype(str) == value.strip()
-        if not keep.any():
-            raise InputError(path, f"--level {item!r}: no row has {name} = {value.strip()!r}",
-                             expected=f"one of {sorted(df[name].astype(str).unique())}")
-        df = df[keep].reset_index(drop=True)
-    return df
 
 
 def _num(obj):
