@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.collections import PathCollection  # noqa: E402
 
 from perfcast.settings import from_section  # noqa: E402
 from perfcast.sweep import figures, selection  # noqa: E402
@@ -220,3 +221,21 @@ def test_a_band_wider_than_the_scatter_says_why():
                                                     fit=fit_of()).best, one_parameter(),
                                "t", 0.05)
     assert "lack of fit" not in tight
+
+
+def test_many_repetitions_are_drawn_as_order_statistics():
+    """10^3 runs per configuration: each drawn as MAX_RUNS_DRAWN of its runs, its smallest
+    and largest among them, and the legend says so; a configuration of few runs whole."""
+    rng = np.random.default_rng(4)
+    p = np.repeat([1.0, 2, 3, 4, 5], [1000, 1000, 1000, 1000, 7])
+    df = pd.DataFrame({"p": p, "t": 1 + p + rng.normal(0, 0.1, p.size)})
+    res = selection.fit_effect(df, "t", "t", ["p"], fit=fit_of())
+    ax = figures.model_figure(res, df, 0.05).axes[0]
+    points = np.vstack([c.get_offsets() for c in ax.collections
+                        if isinstance(c, PathCollection)])  # the scatters
+    for value, runs in df.groupby("p")["t"]:
+        drawn = np.sort(points[points[:, 0] == value][:, 1])
+        assert len(drawn) == min(len(runs), figures.MAX_RUNS_DRAWN)
+        assert drawn[0] == runs.min() and drawn[-1] == runs.max()
+    assert any(n.startswith(f"runs: {figures.MAX_RUNS_DRAWN} order statistics")
+               for n in legend_labels(ax))

@@ -43,6 +43,10 @@ FORMULA_WIDTH = 58
 FORMULA_LINES = 3
 #: the most curves (levels of the other regressors) a panel draws: one colour each
 MAX_LINES = len(PALETTE) - 1
+#: the most runs of one configuration drawn: beyond, that many of its order statistics, evenly
+#: spaced from its smallest to its largest run (10^4 repetitions look the same, and draw in
+#: a fraction of the time)
+MAX_RUNS_DRAWN = 100
 #: a band wider than this many times the runs' scatter within a configuration is explained
 #: in its label (the residual variance then holds the model's lack of fit)
 WIDE_BAND = 2.0
@@ -147,6 +151,43 @@ def band_label(cand: Candidate, data: pd.DataFrame, y: str, alpha: float) -> str
                  f"{s_runs:.3g} within a configuration: lack of fit)") if s_runs > 0 else \
             f"\n(residual SD {s_model:.3g}; the runs of a configuration agree: lack of fit)"
     return text
+
+
+def drawn_runs(data: pd.DataFrame, y: str, keys: Sequence[str],
+               limit: int = MAX_RUNS_DRAWN) -> np.ndarray:
+    """Which runs to draw: every run of a configuration (``keys``' values) of at most
+    ``limit`` runs, else ``limit`` of its order statistics evenly spaced from its smallest
+    to its largest run.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The runs.
+    y : str
+        The effect.
+    keys : sequence of str
+        The columns whose values make a configuration.
+    limit : int, default=MAX_RUNS_DRAWN
+        The most runs drawn per configuration.
+
+    Returns
+    -------
+    numpy.ndarray
+        A boolean mask over the rows of ``data``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"p": [1] * 9 + [2], "t": np.arange(10.0)})
+    >>> df["t"][drawn_runs(df, "t", ["p"], limit=3)].tolist()
+    [0.0, 4.0, 8.0, 9.0]
+    """
+    by = data.groupby(list(keys))[y]
+    n = by.transform("size").to_numpy(dtype=float)
+    rank = by.rank(method="first").to_numpy(dtype=float) - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = (n - 1) / (limit - 1)
+        pick = np.round(np.round(rank / step) * step)
+    return (n <= limit) | (rank == pick)
 
 
 def _level_text(line: pd.Series, others: Sequence[str]) -> str:
@@ -267,7 +308,8 @@ def model_curves(ax, cand: Candidate, data: pd.DataFrame, y: str, col: str, alph
     is (:func:`band_label`); the x axis is logarithmic when the levels are log-spaced (and
     the y axis too when the effect is positive and spans more than a factor 10), ticked at
     the measured levels. Each predicted point is drawn in its level's colour and labelled
-    with its level.
+    with its level. A configuration of more than :data:`MAX_RUNS_DRAWN` runs is drawn as
+    that many of its order statistics (:func:`drawn_runs`), which the legend says.
 
     Parameters
     ----------
@@ -300,6 +342,7 @@ def model_curves(ax, cand: Candidate, data: pd.DataFrame, y: str, col: str, alph
     grid = dense_grid(xs, hi)
     positive = bool((data[y] > 0).all())
     band = band_label(cand, data, y, alpha)
+    drawn = drawn_runs(data, y, cand.x)
     colors = {}
     for n, k in enumerate(shown):
         line = levels.iloc[k]
@@ -309,7 +352,8 @@ def model_curves(ax, cand: Candidate, data: pd.DataFrame, y: str, col: str, alph
         sel = np.ones(len(data), bool)
         for o in others:
             sel &= (data[o] == line[o]).to_numpy()
-        ax.scatter(data.loc[sel, col], data.loc[sel, y], s=14, color=color, alpha=0.7)
+        ax.scatter(data.loc[sel & drawn, col], data.loc[sel & drawn, y], s=14, color=color,
+                   alpha=0.7)
         X = np.column_stack([grid if c == col else np.full(len(grid), line[c])
                              for c in cand.x])
         pred = cand.fit.predict(X, alpha=alpha)
@@ -318,6 +362,10 @@ def model_curves(ax, cand: Candidate, data: pd.DataFrame, y: str, col: str, alph
                   label=label or None, band_label=band if n == 0 else None)
     if left_out:
         ax.plot([], [], " ", label="not drawn: " + "; ".join(left_out))
+    if not drawn.all():
+        most = int(data.groupby(list(cand.x))[y].size().max())
+        ax.plot([], [], " ", label=f"runs: {MAX_RUNS_DRAWN} order statistics of each "
+                                   f"configuration's (up to {most}) drawn")
     if extra is not None and not extra.empty:
         pred = cand.fit.predict(extra[cand.x].to_numpy(dtype=float), alpha=alpha)
         low = np.clip(pred["obs_ci_lower"], 0, None) if positive else pred["obs_ci_lower"]
