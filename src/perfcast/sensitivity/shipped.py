@@ -166,8 +166,7 @@ def measure_grid(config: Mapping[str, Any], out_dir: str | Path,
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m perfcast.sensitivity.shipped CONFIG OUT_DIR``: :func:`measure_grid`."""
-    import yaml
-
+    from perfcast.configfile import load_config_file
     from perfcast.settings import validate
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -177,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="runs a cell, their mean (default: the config's sensitivity.repeats)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    config = validate(yaml.safe_load(Path(args.config).read_text()), "config", where=args.config)
+    config = validate(load_config_file(args.config), "config", where=args.config)
     measure_grid(config, args.out_dir, args.repeats)
     return 0
 
