@@ -287,8 +287,10 @@ def _check(name: str, data: Any, where: str | None, pointer: str | None = None, 
             message = f"{_clip(exc.instance)} is not accepted here: {exc.schema['description']}"
         if isinstance(exc.instance, float) and not math.isfinite(exc.instance):
             message = f"{exc.instance} is not a finite number ({message})"
+        # a schema's own words for what it expects (its ``x-expected``), where it has them
+        expected = exc.schema.get("x-expected") if isinstance(exc.schema, dict) else None
         raise InputError(where, f"{name}: {_cut(key, MAX_MESSAGE // 2)}: "
-                         f"{_cut(message, MAX_MESSAGE)}") from None
+                         f"{_cut(message, MAX_MESSAGE)}", expected=expected) from None
 
 
 #: how every schema pattern of a name that becomes a file or folder name starts: a letter, digit
@@ -386,6 +388,102 @@ def _radius_needs_dtw(align: Mapping[str, Any] | None, name: str, where: str | N
                          f"{prefix}method dtw only, not {method}",
                          expected=f"{prefix}method: dtw with a radius, or no radius (exact "
                                   "takes no band)")
+
+
+#: the longest name of a file or folder most file systems take (bytes, NAME_MAX)
+NAME_MAX = 255
+
+
+def require_results_dir(path: str, *, where: str | None = None,
+                        key: str = "results_dir") -> str:
+    """``path`` as the folder every output of a run goes to, or an error before any job.
+
+    The schema bounds its length and characters; this checks what it cannot: the folder is
+    not the file system's root (``""`` and ``"/"`` would put ``/logs``, ``/raw``, ``/model``
+    there), none of its names is longer than :data:`NAME_MAX` bytes, and no part of it that
+    exists is a file (every output would fail to be made, with a traceback). Relative paths
+    are taken from the working directory.
+
+    Parameters
+    ----------
+    path : str
+        the configured ``results_dir``.
+    where : str or None, default=None
+        the config file(s), named in the error.
+    key : str, default="results_dir"
+        the key, named in the error.
+
+    Returns
+    -------
+    str
+        ``path`` without trailing separators (``results/`` gives ``results``), so that the
+        paths built from it have no ``//``.
+
+    Raises
+    ------
+    InputError
+        naming the key, the value and what was expected.
+
+    Examples
+    --------
+    >>> require_results_dir("results/")
+    'results'
+    >>> require_results_dir("/")
+    Traceback (most recent call last):
+    perfcast.errors.InputError: <input>: config: results_dir: '/' is the file system's root \
+(expected a directory path other than / (relative to the working directory or absolute), not an \
+existing file)
+    """
+    import os
+
+    expected = ("a directory path other than / (relative to the working directory or "
+                "absolute), not an existing file")
+    text = str(path)
+    if not text.strip():
+        raise InputError(where, f"config: {key}: {path!r} is empty", expected=expected)
+    if os.path.normpath(text).lstrip("/") == "" or os.path.realpath(text) == "/":
+        raise InputError(where, f"config: {key}: {_clip(path)} is the file system's root",
+                         expected=expected)
+    long = [p for p in text.split("/") if len(p.encode("utf-8", "surrogateescape")) > NAME_MAX]
+    if long:
+        raise InputError(where, f"config: {key}: the name {_clip(long[0], 80)} is "
+                         f"{len(long[0].encode('utf-8', 'surrogateescape'))} bytes long",
+                         expected=f"each name of the path at most {NAME_MAX} bytes")
+    node = Path(text)
+    for part in (node, *node.parents):
+        if part.exists() or part.is_symlink():
+            if not part.is_dir():
+                what = "is" if part == node else f"is under {str(part)!r}, which is"
+                raise InputError(where, f"config: {key}: {_clip(path)} {what} not a directory",
+                                 expected=expected)
+            break
+    return text.rstrip("/") or text
+
+
+def require_writable_dir(path: str, *, key: str = "results_dir") -> None:
+    """The folder ``path`` (or, where it does not exist yet, the nearest folder above it that
+    does) can be written: checked when a run starts, so that a run into a read-only folder
+    stops at once, naming it, instead of when the first job writes.
+
+    Raises
+    ------
+    InputError
+        naming the key and the folder that cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     require_writable_dir(f"{tmp}/results/new")
+    """
+    import os
+
+    node = Path(path).absolute()
+    while not node.exists() and node != node.parent:
+        node = node.parent
+    if not (node.is_dir() and os.access(node, os.W_OK | os.X_OK)):
+        raise InputError(node, f"cannot be written (config: {key}: {_clip(path)})",
+                         expected=f"a {key} whose folder this user may write")
 
 
 #: checks no JSON schema can express (one key against another), per schema name

@@ -3,6 +3,7 @@ frozen settings objects built from the result without defaults of their own."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import FrozenInstanceError, dataclass
 from pathlib import Path
 
@@ -10,7 +11,16 @@ import pytest
 import yaml
 
 from perfcast.errors import InputError
-from perfcast.settings import as_params, build, schema_default, schema_path, validate
+from perfcast.settings import (
+    NAME_MAX,
+    as_params,
+    build,
+    require_results_dir,
+    require_writable_dir,
+    schema_default,
+    schema_path,
+    validate,
+)
 
 
 def test_defaults_are_filled_inside_referenced_section_schemas():
@@ -76,3 +86,57 @@ def test_schema_default_reads_the_schema_through_refs():
     assert help_default("sweep", "fit.cv_folds") == "(default: 10)"
     with pytest.raises(KeyError, match="no setting"):
         schema_default("sweep", "fit.no_such_key")
+
+
+# --- results_dir ----------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["", "   ", "res{x}", "res\nults"])
+def test_a_blank_or_wildcard_results_dir_is_refused_by_the_schema(value):
+    """An empty results_dir put every output at the file system's root (/raw, /logs, ...)."""
+    with pytest.raises(InputError, match=r"my\.yaml: config: results_dir: .*\(expected a "
+                                         r"directory path of 1 to 1024 characters"):
+        validate({"results_dir": value}, "config", where="my.yaml")
+
+
+@pytest.mark.parametrize("value", ["/", "//", "/.", "/tmp/..", "///./"])
+def test_the_root_as_results_dir_is_refused(value):
+    with pytest.raises(InputError, match=r"my\.yaml: config: results_dir: .* is the file "
+                                         r"system's root \(expected a directory path other "
+                                         r"than /"):
+        require_results_dir(value, where="my.yaml")
+
+
+def test_a_results_dir_that_is_or_is_under_a_file_is_refused(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(InputError, match=r"results_dir: '.*/f' is not a directory"):
+        require_results_dir(str(tmp_path / "f"))
+    with pytest.raises(InputError, match=r"results_dir: '.*/f/sub/res' is under '.*/f', which "
+                                         r"is not a directory"):
+        require_results_dir(str(tmp_path / "f" / "sub" / "res"))
+    assert require_results_dir(f"{tmp_path}/new/results//") == f"{tmp_path}/new/results"
+
+
+def test_results_dir_names_are_at_most_name_max_bytes(tmp_path):
+    assert NAME_MAX == 255
+    ok = f"{tmp_path}/{'r' * 255}"
+    assert require_results_dir(ok) == ok
+    with pytest.raises(InputError, match=r"results_dir: the name 'rrr.* is 256 bytes long "
+                                         r"\(expected each name of the path at most 255 bytes"):
+        require_results_dir(f"{tmp_path}/{'r' * 256}/x")
+    with pytest.raises(InputError, match=r"is 256 bytes long"):  # bytes, not characters
+        require_results_dir(f"{tmp_path}/{'é' * 128}")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write a folder without write permission")
+def test_a_read_only_results_dir_is_named_when_the_run_starts(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    require_writable_dir(str(ro / "results"))
+    ro.chmod(0o555)
+    try:
+        with pytest.raises(InputError, match=r"/ro: cannot be written \(config: results_dir: "
+                                             r"'.*/ro/results'\)"):
+            require_writable_dir(str(ro / "results"))
+    finally:
+        ro.chmod(0o755)
