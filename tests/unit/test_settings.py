@@ -4,6 +4,7 @@ frozen settings objects built from the result without defaults of their own."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import FrozenInstanceError, dataclass
 from pathlib import Path
 
@@ -88,7 +89,7 @@ def test_schema_default_reads_the_schema_through_refs():
         schema_default("sweep", "fit.no_such_key")
 
 
-# --- results_dir ----------------------------------------------
+# --- results_dir and the names that become files ----------------------------------------------
 
 
 @pytest.mark.parametrize("value", ["", "   ", "res{x}", "res\nults"])
@@ -140,3 +141,101 @@ def test_a_read_only_results_dir_is_named_when_the_run_starts(tmp_path):
             require_writable_dir(str(ro / "results"))
     finally:
         ro.chmod(0o755)
+
+
+#: every config name that becomes a file or folder name: (section, key path) -> a config with
+#: ``name`` in that place (counters need generations and benchmarks)
+def _counters(gens=("g1", "g2"), benchmarks=("b",)):
+    return {"generations": {"old": gens[0], "new": gens[1]}, "benchmarks": list(benchmarks),
+            "events": ["e"]}
+
+
+NAMED = {
+    "counters.generations.old": lambda n: {"counters": _counters(gens=(n, "g2"))},
+    "counters.generations.new": lambda n: {"counters": _counters(gens=("g1", n))},
+    "counters.benchmarks.0": lambda n: {"counters": _counters(benchmarks=(n,))},
+    "predict.benchmarks.0": lambda n: {"predict": {"benchmarks": [n]}},
+    "warmup.workloads": lambda n: {"warmup": {"workloads": {n: {"command": "x {work}",
+                                                                "work_max": 2}}}},
+    "sensitivity.programs": lambda n: {"sensitivity": {"programs": {n: {"command": "x"}}}},
+    "sensitivity.cgroup.prefix": lambda n: {"sensitivity": {"cgroup": {"prefix": n}}},
+    "sweep.campaigns": lambda n: {"sweep": {"campaigns": {n: {"command": "x {a}",
+                                                              "parameters": {"a": [1]}}}}},
+    "sweep.imports": lambda n: {"sweep": {"imports": {n: {"path": "d", "parameters": ["a"]}}}},
+}
+
+
+@pytest.mark.parametrize("key", sorted(NAMED))
+def test_names_that_become_files_have_a_length_bound(key):
+    """A 255-character benchmark or program name passed the schema, and its files (a
+    ``<name>_figure.log``, a ``<name>.runs.parquet``) failed with ENAMETOOLONG: each such name
+    is at most 128 characters (the longest file built from one, 13 characters more, stays far
+    within 255 bytes: tests/workflow/test_config_checks.py plans them)."""
+    name = "n" + "0123456789abcdef" * 8  # 129 characters
+    validate(NAMED[key](name[:128]), "config")
+    with pytest.raises(InputError, match=rf"config: {re.escape(key.rsplit('.', 1)[0])}"
+                                         rf"(\.{key.rsplit('.', 1)[-1]})?: '{name}' is too long"):
+        validate(NAMED[key](name), "config")
+
+
+def test_a_network_interface_is_a_short_safe_name():
+    """The interface names a lock file (perfcast-tc-<interface>.lock in the temporary folder):
+    a path there was written wherever it pointed."""
+    for bad in ("../../etc/x", "a" * 16, ""):
+        with pytest.raises(InputError, match=r"sensitivity\.network\.interface"):
+            validate({"sensitivity": {"network": {"interface": bad}}}, "config")
+    validate({"sensitivity": {"network": {"interface": "eth0.100"}}}, "config")
+
+
+# --- numeric knobs that drive loop counts, sizes and waits --------------------------------------
+
+
+BOUNDED = [
+    ("counters.simulate.scale", 1e300, 100),
+    ("counters.simulate.noise", 1e300, 1),
+    ("counters.simulate.jitter", 1e300, 1),
+    ("counters.interval_ms", 10**12, 3_600_000),
+    ("counters.group_size", 10**6, 64),
+    ("counters.perf.timeout_s", 1e300, 604_800),
+    ("sensitivity.repeats", 10**9, 1000),
+    ("sensitivity.baseline_repeats", 10**9, 1000),
+    ("sensitivity.timeout_s", 1e300, 604_800),
+    ("sensitivity.budget", 10**12, 1_000_000),
+    ("sensitivity.replay.lhs_repeats", 10**9, 10_000),
+    ("warmup.session.max_rounds", 10**12, 100_000),
+    ("warmup.session.max_time_s", 1e300, 604_800),
+    ("warmup.session.first_estimate_rounds", 10**12, 100_000),
+]
+
+
+def _nested(key: str, value) -> dict:
+    """``{"a": {"b": value}}`` for ``"a.b"``, with the counters section's required keys."""
+    out: dict = {}
+    node = out
+    *parents, last = key.split(".")
+    for p in parents:
+        node = node.setdefault(p, _counters() if p == "counters" and node is out else {})
+    node[last] = value
+    return out
+
+
+@pytest.mark.parametrize("key, huge, highest", BOUNDED)
+def test_numeric_knobs_that_drive_loops_are_bounded(key, huge, highest):
+    """counters.simulate.scale: 1e300 was accepted and the collect job never ended; each knob
+    that sets a loop count, a size or a wait is refused above its bound, naming the key and the
+    bound (config/README.md lists them)."""
+    validate(_nested(key, highest), "config")
+    with pytest.raises(InputError, match=rf"my\.yaml: config: {re.escape(key)}: .* is greater "
+                                         rf"than the maximum of {highest}"):
+        validate(_nested(key, huge), "config", where="my.yaml")
+
+
+@pytest.mark.parametrize("key, tiny, lowest", [("counters.clock_ghz.g1", 1e-300, 0.1),
+                                               ("sensitivity.monitor_interval_s", 1e-300, 0.001)])
+def test_knobs_that_divide_a_time_are_bounded_below(key, tiny, lowest):
+    """A clock of 1e-300 GHz makes the simulator's interval a fraction of a cycle (a run of
+    1e310 intervals); a monitor interval of 1e-300 s only spins."""
+    validate(_nested(key, lowest), "config")
+    with pytest.raises(InputError, match=rf"config: {re.escape(key)}: .* is less than the "
+                                         rf"minimum of {lowest}"):
+        validate(_nested(key, tiny), "config")
