@@ -4,6 +4,7 @@ rule for what a config may say."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import shlex
 import sys
 
@@ -430,3 +431,41 @@ def test_schema_refuses_unknown_keys():
 def test_unvalidated_section_is_refused():
     with pytest.raises(InputError, match="missing setting"):
         cpp.parse_sweep({"campaigns": {"demo": campaign()}}, seed=SEED)
+
+
+def test_a_run_folder_name_longer_than_name_max_is_refused_before_any_run():
+    """Each configuration's runs go to runs/<name~value_...>/: parameters whose longest such
+    name passes 255 bytes failed each run with ENAMETOOLONG."""
+    names = [f"p{k}{'x' * 62}" for k in range(3)]  # 64-character names (the schema's most)
+    params = {names[0]: [1, 2], names[1]: ["v" * 60], names[2]: ["w" * 60, "w"]}
+    # (64 + 1 + 1) + 2 x (64 + 1 + 60) + 2 separators = 318 bytes
+    with pytest.raises(InputError, match=r"campaign 'demo': the longest run folder name .* is "
+                                         r"318 bytes \(expected at most 255 bytes"):
+        parse(campaign(command="prog " + " ".join(f"{{{n}}}" for n in names),
+                       parameters=params))
+    params.pop(names[2])  # 66 + 125 + 1 = 192 bytes
+    c = parse(campaign(command="prog " + " ".join(f"{{{n}}}" for n in params),
+                       parameters=params))
+    assert max(len(p.encode()) for p in c.point_ids()) == 192
+
+
+def test_a_campaign_of_more_than_max_runs_is_refused():
+    """Three ranges of 10,000 values each were 1e12 jobs to plan."""
+    big = {"start": 1, "stop": 10_000, "step": 1}
+    with pytest.raises(InputError, match=r"campaign 'demo': 1,000,000,000,000 runs \(1 "
+                                         r"iterations .*\(expected at most 100,000 runs"):
+        parse(campaign(parameters={"a": big, "b": big, "c": big}, iterations=1,
+                       command="prog {a} {b} {c}"))
+    assert cpp.MAX_RUNS == 100_000
+    parse(campaign(parameters={"a": big, "b": [1, 2, 3, 4, 5]}, iterations=2,
+                   command="prog {a} {b}"))  # exactly 100,000
+
+
+def test_sweep_knobs_are_bounded_by_the_schema():
+    for spec, message in [({"iterations": 1001}, "iterations: 1001 is greater than the maximum "
+                                                 "of 1000"),
+                          ({"timeout_s": 1e300}, "timeout_s: 1e+300 is greater than the maximum"),
+                          ({"parameters": {"a" * 65: [1]}}, "is too long"),
+                          ({"parameters": {"a": ["v" * 65]}}, "parameters.a: ")]:
+        with pytest.raises(InputError, match=re.escape(message)):
+            parse(campaign(**spec))

@@ -12,13 +12,14 @@ is refused with the campaign and key named. The result is the campaign model of
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from perfcast.errors import InputError
 from perfcast.program import Program, check_placeholders, stage_placeholders
-from perfcast.settings import build
+from perfcast.settings import NAME_MAX, build
 from perfcast.sweep import expressions
 from perfcast.sweep.campaign import (
     ARPE_COLUMNS,
@@ -203,6 +204,23 @@ def _program(name: str, settings: SweepCampaignSettings,
                                programs, stage="sweep campaign")
 
 
+#: the most runs (configurations times iterations) a campaign may have: each is a job
+MAX_RUNS = 100_000
+
+
+def _require_short_point_ids(where: str, parameters: Mapping[str, Sequence[Any]]) -> None:
+    """The longest run-folder name (:func:`perfcast.sweep.space.point_id`, ``name~value_...``)
+    of any configuration fits a file system's :data:`perfcast.settings.NAME_MAX` bytes, found
+    without listing the configurations."""
+    longest = len(parameters) - 1 + sum(
+        max(len(f"{p}~{v}".encode()) for v in values) for p, values in parameters.items())
+    if longest > NAME_MAX:
+        raise InputError(None, f"{where}: the longest run folder name (name~value_... of "
+                               f"parameters {list(parameters)}) is {longest} bytes",
+                         expected=f"at most {NAME_MAX} bytes: fewer parameters or shorter "
+                                  "names or values")
+
+
 def parse_campaign(name: str, settings: SweepCampaignSettings,
                    programs: Mapping[str, Any] | None = None, *, seed: int) -> Campaign:
     """Check one campaign and expand its parameters (see the module docstring).
@@ -229,12 +247,19 @@ def parse_campaign(name: str, settings: SweepCampaignSettings,
         ``iteration``; a parameter named ``work`` or ``seed`` supplies that placeholder), an
         unknown placeholder, ``{work}`` without a value, a parameter no template uses, a bad
         range, a ``threads: "{p}"`` whose values are not positive integers, a parameter named
-        like a sensor column, or a bad model (:func:`parse_analysis`).
+        like a sensor column, a run folder name longer than 255 bytes, more than
+        :data:`MAX_RUNS` runs, or a bad model (:func:`parse_analysis`).
     """
     where = f"campaign {name!r}"
     program = _program(name, settings, programs or {})
     env = {**program.env, **{k: str(v) for k, v in settings.env.items()}}
     parameters = {p: parameter_values(p, v) for p, v in settings.parameters.items()}
+    _require_short_point_ids(where, parameters)
+    runs = math.prod(len(v) for v in parameters.values()) * settings.iterations
+    if runs > MAX_RUNS:
+        raise InputError(None, f"{where}: {runs:,} runs ({settings.iterations} iterations of "
+                               f"each configuration of {list(parameters)})",
+                         expected=f"at most {MAX_RUNS:,} runs, each a job of its own")
     # the workflow's seed and the program's work, unless the campaign sweeps them
     constants = {k: v for k, v in (("seed", seed), ("work", program.work))
                  if v is not None and k not in parameters}
