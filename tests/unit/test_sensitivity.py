@@ -4,6 +4,7 @@ functions with known values, replay of the paper's measurements, the CLI."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import numpy as np
@@ -74,6 +75,18 @@ def test_range_levels_and_refusals():
         range_levels(1, 2, 0.3)
     with pytest.raises(InputError):
         range_levels(3, 2, 1)
+
+
+@pytest.mark.parametrize("lower, upper, step, levels", [(1, 1e12, 1, "1e+12"),
+                                                        (0.5, 1e308, 1e-300, "inf"),
+                                                        (1, 1001, 1, "1e+03")])
+def test_range_levels_are_bounded(lower, upper, step, levels):
+    """A range of a trillion levels (or of a tiny step: infinitely many) was expanded level by
+    level; more than MAX_LEVELS is refused naming the dimension."""
+    with pytest.raises(InputError, match=rf"dimension d: .* is {re.escape(levels)} levels "
+                                         r"\(expected at most 1000 levels\)"):
+        range_levels(lower, upper, step, name="d")
+    assert len(range_levels(1, 1000, 1)) == 1000
 
 
 def test_model_from_dimensions_orders_axes_like_arcptool():

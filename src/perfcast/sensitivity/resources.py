@@ -53,6 +53,10 @@ CGROUP_DIMENSIONS: dict[str, str] = {
 CPU_KINDS = frozenset({"cpu_cores", "cpu_quota"})
 
 
+#: the most levels a dimension's range may give (each level is measured, times the others')
+MAX_LEVELS = 1000
+
+
 def range_levels(lower: float, upper: float, step: float, *, name: str = "?") -> tuple[float, ...]:
     """The levels ``lower, lower + step, ..., upper`` (Wang et al. 2017, Table 2).
 
@@ -71,7 +75,8 @@ def range_levels(lower: float, upper: float, step: float, *, name: str = "?") ->
     Raises
     ------
     InputError
-        ``step <= 0``, ``upper < lower``, or not a whole number of steps.
+        ``step <= 0``, ``upper < lower``, not a whole number of steps, or more than
+        :data:`MAX_LEVELS` levels.
 
     Examples
     --------
@@ -82,6 +87,9 @@ def range_levels(lower: float, upper: float, step: float, *, name: str = "?") ->
         raise InputError(None, f"dimension {name}: need step > 0 and upper >= lower",
                          expected=f"lower <= upper, step > 0 (got {lower}, {upper}, {step})")
     n = (upper - lower) / step
+    if not n < MAX_LEVELS:  # (inf too: a tiny step over a wide range)
+        raise InputError(None, f"dimension {name}: {lower} to {upper} in steps of {step} is "
+                               f"{n + 1:.3g} levels", expected=f"at most {MAX_LEVELS} levels")
     if abs(n - round(n)) > 1e-6:
         raise InputError(None, f"dimension {name}: ({upper} - {lower}) / {step} is not whole",
                          expected="upper - lower a whole number of steps")
