@@ -26,11 +26,19 @@ def rule_settings(snakemake: Any, cls: type[T]) -> T:
 @contextlib.contextmanager
 def rule_logging(snakemake: Any) -> Iterator[logging.Logger]:
     """Log to ``snakemake.log[0]``; an exception is logged with its traceback, its message goes
-    to stderr (Snakemake shows it) and the job fails without writing outputs."""
+    to stderr (Snakemake shows it) and the job fails without writing outputs. A log that cannot
+    be opened (its folder made read-only under a running workflow) fails the job with one line
+    naming it."""
     log_path = snakemake.log[0] if len(snakemake.log) else None
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_path:
-        handlers.append(logging.FileHandler(log_path, mode="w"))
+        try:
+            handlers.append(logging.FileHandler(log_path, mode="w"))
+        except OSError as exc:  # results_dir made read-only (or removed) under a running workflow
+            print(f"perfcast rule {snakemake.rule}: {log_path}: the log cannot be written: "
+                  f"{exc.strerror or exc} (expected a results_dir this user may write)",
+                  file=sys.stderr)
+            sys.exit(1)
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logger = logging.getLogger(f"perfcast.{snakemake.rule}")
