@@ -521,3 +521,22 @@ def test_cli_help_shows_the_defaults_the_schema_fills_in(capsys):
             assert f"(default: {value})" in text, (command, value)
     source = (Path(__file__).parents[2] / "src/perfcast/cli/counters.py").read_text()
     assert "(default: " not in source  # no default typed by hand beside the schema's
+
+
+def test_a_simulated_run_of_too_many_intervals_is_refused_before_it_starts():
+    """Scale, interval and clock each within their schema bounds can still multiply to days of
+    simulation (scale 100 at 10 ms and 0.1 GHz: about 2e7 intervals); such a run is refused,
+    naming the keys, instead of running without visible end."""
+    from perfcast.counters.simulate import MAX_INTERVALS, simulate_group_csv
+
+    kw = dict(seed=7, noise=0.05, jitter=0.02, base=("instructions", "cycles"),
+              run_variation=0.03)
+    with pytest.raises(InputError, match=r"the simulated run would take about .* intervals of "
+                                         r"10 ms at 0\.1 GHz \(expected at most 1,000,000: a "
+                                         r"smaller counters\.simulate\.scale"):
+        simulate_group_csv("mcf", "old", 0, ["br_mis_pred"], interval_ms=10, clock_ghz=0.1,
+                           scale=100, **kw)
+    assert MAX_INTERVALS == 1_000_000
+    text = simulate_group_csv("mcf", "old", 0, ["br_mis_pred"], interval_ms=100, clock_ghz=None,
+                              scale=0.02, **kw)
+    assert text.count("br_mis_pred") > 1

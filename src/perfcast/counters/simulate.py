@@ -23,7 +23,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from perfcast.counters.perfstat import format_perf_csv
+from perfcast.errors import InputError
 
+#: the most intervals one simulated run may take (scale 1 at 100 ms: about a thousand)
+MAX_INTERVALS = 1_000_000
 SIMULATED_HEADER = "Thu Jan  1 00:00:00 1970 (SIMULATED by perfcast: synthetic counters)"
 
 
@@ -280,6 +283,12 @@ def simulate_run(
         relative noise of the per-interval rates (``counters.simulate.noise``).
     jitter : float
         relative speed jitter of the run (``counters.simulate.jitter``).
+
+    Raises
+    ------
+    InputError
+        a run that would take more than :data:`MAX_INTERVALS` intervals (the scale, interval
+        and clock together; each within its own bound may still multiply to days of work).
     """
     unknown = [e for e in events if e not in SIM_EVENTS and e not in ("instructions", "cycles")]
     if unknown:
@@ -291,6 +300,13 @@ def simulate_run(
     # run-to-run IPC differs far less than timing does
     run_speed = 1.0 + 0.1 * jitter * rng.standard_normal()
     cycles_per_interval = gen.clock_ghz * 1e9 * interval_s
+    intervals = float(np.sum(cpis * remaining)) / cycles_per_interval
+    if not intervals <= MAX_INTERVALS:  # (each is a line per event of the perf file)
+        raise InputError(None, f"the simulated run would take about {intervals:.3g} intervals "
+                               f"of {interval_s * 1000:g} ms at {gen.clock_ghz:g} GHz",
+                         expected=f"at most {MAX_INTERVALS:,}: a smaller counters.simulate."
+                                  "scale, a longer counters.interval_ms or a faster "
+                                  "counters.clock_ghz")
     times, instr, cyc = [], [], []
     ev_counts: dict[str, list[float]] = {e: [] for e in events}
     t, ar, k = 0.0, 0.0, 0
