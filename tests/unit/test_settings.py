@@ -92,12 +92,13 @@ def test_schema_default_reads_the_schema_through_refs():
 # --- results_dir and the names that become files ----------------------------------------------
 
 
-@pytest.mark.parametrize("value", ["", "   ", "res{x}", "res\nults"])
+@pytest.mark.parametrize("value", ["", "   ", "res{x}", "res\nults", "r" * 1025])
 def test_a_blank_or_wildcard_results_dir_is_refused_by_the_schema(value):
     """An empty results_dir put every output at the file system's root (/raw, /logs, ...)."""
     with pytest.raises(InputError, match=r"my\.yaml: config: results_dir: .*\(expected a "
                                          r"directory path of 1 to 1024 characters"):
         validate({"results_dir": value}, "config", where="my.yaml")
+    assert validate({"results_dir": "r/" * 512}, "config")["results_dir"] == "r/" * 512  # 1024
 
 
 @pytest.mark.parametrize("value", ["/", "//", "/.", "/tmp/..", "///./"])
