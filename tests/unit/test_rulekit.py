@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import logging
 import types
 
 import pytest
 
 from perfcast.rulekit import rule_logging
+
+
+@pytest.fixture(autouse=True)
+def _root_logging():
+    """rule_logging configures the root logger (a job is a process of its own); here it is put
+    back, so that later tests do not log to this test's captured, closed stderr."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    for handler in root.handlers:
+        if handler not in handlers:
+            handler.close()
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 def test_a_log_that_cannot_be_opened_fails_the_job_with_one_line(tmp_path, capsys):
