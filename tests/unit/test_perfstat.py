@@ -173,8 +173,8 @@ def test_event_names_containing_the_separator_and_modifiers(tmp_path, aggregated
                                   aggregated["page-faults"])
     # :D (pinned) does not change what is counted: it plays the configured task-clock's role
     np.testing.assert_array_equal(wide["task-clock"], aggregated["task-clock"])
-    # :u does: a user-only count never stands in for the full one
-    f.write_text(text.replace(",task-clock,", ",task-clock:u,"))
+    # :k does: a kernel-only count never stands in for the configured one
+    f.write_text(text.replace(",task-clock,", ",task-clock:k,"))
     with pytest.raises(InputError, match="event 'task-clock' is missing"):
         to_wide(parse_perf_stat(f), f, required=["task-clock"])
 

@@ -13,7 +13,8 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from perfcast.counters.perfstat import IMPORT_HEADER, parse_perf_stat, resolve_event, to_wide
+from perfcast.counters.events import resolve_event, user_mode_blind
+from perfcast.counters.perfstat import IMPORT_HEADER, parse_perf_stat, to_wide
 from perfcast.counters.settings import CollectSettings
 from perfcast.counters.simulate import simulate_group_csv
 from perfcast.errors import HostCapabilityError, InputError
@@ -32,7 +33,8 @@ def check_perf_events(events: list[str], perf: str) -> None:
     ------
     HostCapabilityError
         ``perf`` is not installed, does not know an event, or reads ``<not supported>`` /
-        ``<not counted>`` for one.
+        ``<not counted>`` for one, or restricts one the scheduler counts in the kernel to user
+        mode (:func:`~perfcast.counters.events.user_mode_blind`: it would read 0).
     """
     if shutil.which(perf) is None:
         raise HostCapabilityError(f"'{perf}' not found: install linux-perf (Debian) / perf")
@@ -40,7 +42,7 @@ def check_perf_events(events: list[str], perf: str) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if proc.returncode != 0 and not proc.stderr:
         raise HostCapabilityError(f"'{' '.join(cmd)}' failed with exit code {proc.returncode}")
-    unsupported, uncounted = [], []
+    unsupported, uncounted, blind = [], [], []
     for line in proc.stderr.splitlines():
         fields = line.split(",")
         if len(fields) < 7 or line.startswith("#"):
@@ -50,6 +52,8 @@ def check_perf_events(events: list[str], perf: str) -> None:
             unsupported.append(event)
         elif fields[0] == "<not counted>":
             uncounted.append(event)
+        elif (why := user_mode_blind(event)) is not None:
+            blind.append(why)
     if "event syntax error" in proc.stderr or "Cannot find PMU" in proc.stderr:
         raise HostCapabilityError(f"perf does not know an event of {events}: {proc.stderr.strip()}")
     if unsupported:
@@ -64,6 +68,8 @@ def check_perf_events(events: list[str], perf: str) -> None:
             f"perf could not count {sorted(set(uncounted))} on this host (<not counted>): "
             "too many events for the PMU at once, or counters taken by another tool"
         )
+    if blind:
+        raise HostCapabilityError("; ".join(blind))
     if proc.returncode != 0:
         raise HostCapabilityError(f"'{' '.join(cmd)}' failed: {proc.stderr.strip()}")
 

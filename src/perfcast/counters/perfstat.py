@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from perfcast.checks import input_file
+from perfcast.counters.events import claim_events, user_mode_blind
 from perfcast.errors import HostCapabilityError, InputError
 
 if TYPE_CHECKING:
@@ -553,116 +554,6 @@ def parse_perf_stat(path: str | Path, separator: str = "auto",
     return df
 
 
-# --- event names: modifiers and hybrid PMUs ------------------------------------------------------
-
-_PMU_EVENT = re.compile(r"(?P<pmu>[A-Za-z0-9_]+)/(?P<body>[^/]*)/(?P<mods>[A-Za-z]*)")
-_PLAIN_EVENT = re.compile(r"(?P<body>[^:/]+)(:(?P<mods>[A-Za-z]+))?")
-
-
-#: modifiers that change what is counted (privilege level, guest/host, idle); the others (``p``
-#: precise, ``D`` pinned, ``S`` sampled read, ``e`` exclusive, ``W`` weak group, ...) only change
-#: how, so ``instructions:D`` still plays the role of ``instructions``
-_COUNTING_MODIFIERS = frozenset("ukhGHI")
-
-
-def split_event(name: str) -> tuple[str, str, str]:
-    """``(pmu, name, modifiers)`` of an event as perf prints it: ``cpu_core/instructions/u``
-    -> ``("cpu_core", "instructions", "u")``, ``cycles:kpp`` -> ``("", "cycles", "k")``; raw
-    events keep their whole text as the name. Only the modifiers that change what is counted
-    are kept, sorted."""
-    m = _PMU_EVENT.fullmatch(name)
-    if m and "=" not in m["body"]:
-        body, mods = m["body"], m["mods"]
-        if ":" in body:
-            body, _, inner = body.partition(":")
-            mods += inner
-        return m["pmu"], body, _counting(mods)
-    m = _PLAIN_EVENT.fullmatch(name)
-    if m:
-        return "", m["body"], _counting(m["mods"] or "")
-    return "", name, ""
-
-
-def _counting(mods: str) -> str:
-    return "".join(sorted(set(mods) & _COUNTING_MODIFIERS))
-
-
-def resolve_event(wanted: str, available: Iterable[str]) -> list[str]:
-    """The events of a file that ``wanted`` (a configured name) stands for.
-
-    The exact name if present. Otherwise a name without a PMU stands for that event with the
-    same counting modifiers (``u``, ``k``, ...; ``:D`` or ``:pp`` do not change the count) on
-    every PMU that reports it (``instructions`` -> ``cpu_core/instructions/``
-    and ``cpu_atom/instructions/`` on a hybrid CPU: the program ran on both kinds of core, so
-    its count is their sum); a name with a PMU stands for that PMU's event only.
-    """
-    available = list(available)
-    if wanted in available:
-        return [wanted]
-    pmu, body, mods = split_event(wanted)
-    found = []
-    for ev in available:
-        p, b, m = split_event(ev)
-        if b == body and m == mods and (p == pmu or not pmu):
-            found.append(ev)
-    return found
-
-
-def claim_events(names: Iterable[str], present: Sequence[str], path: str | Path,
-                 required: Iterable[str] = ()) -> dict[str, list[str]]:
-    """The events of a file each configured name stands for (:func:`resolve_event`), each name
-    on its own: ``{name: events}``, in the order of ``names``, a name the file lacks left out.
-
-    Every name gets exactly the rows it names, whatever else is configured: ``a`` the sum of
-    ``cpu_core/a/`` and ``cpu_atom/a/`` even beside ``cpu_core/a/``, which gets its PMU's rows.
-    What the names do not define is refused: two names that stand for the same rows
-    (``instructions`` and ``instructions:D`` where the file has ``instructions`` only: one event
-    configured twice, its PKI 1000 by construction) and one name that stands for two events on
-    one PMU, or for an event without a PMU beside one with (``a:p`` for both ``a`` and ``a:D``:
-    one count read twice, a sum of the two would double it).
-
-    Parameters
-    ----------
-    names : iterable of str
-        the configured names.
-    present : sequence of str
-        the events of the file.
-    path : str or Path
-        the file (for errors).
-    required : iterable of str, default=()
-        the names the file must have (a missing one is an error).
-
-    Raises
-    ------
-    InputError
-        naming the file and the name(s): a required name the file lacks, a name for two copies
-        of one count, two names for the same rows.
-    """
-    required = set(required)
-    claims: dict[str, list[str]] = {}
-    owner: dict[tuple[str, ...], str] = {}
-    for name in dict.fromkeys(names):
-        found = resolve_event(name, present)
-        if not found:
-            if name in required:
-                raise InputError(path, f"event {name!r} is missing",
-                                 expected=f"{name} in every group run (found {list(present)[:10]})")
-            continue
-        pmus = [split_event(ev)[0] for ev in found]
-        if len(found) > 1 and (len(set(pmus)) < len(pmus) or "" in pmus):
-            raise InputError(path, f"event {name!r} stands for {found} in the file: copies of one "
-                                   "count on one PMU (or with and without a PMU), whose sum counts "
-                                   "it twice", expected="the exact name of one of them")
-        key = tuple(sorted(found))
-        if key in owner:
-            raise InputError(path, f"events {owner[key]!r} and {name!r} both stand for "
-                                   f"{list(key)} in the file: one event configured twice",
-                             expected="each event configured once: keep one of the two names")
-        owner[key] = name
-        claims[name] = found
-    return claims
-
-
 def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
             wanted: Iterable[str] = ()) -> pd.DataFrame:
     """One row per interval: ``time``, ``duration_s``, a column per event, ``pct_running_min``
@@ -674,7 +565,10 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
     missing, percent-running 0), whatever other names are configured, so ``a`` is the sum over
     PMUs beside ``cpu_core/a/``. An event no name stands for keeps its own column. Every event
     must appear in every interval. A ``required`` event that is ``<not supported>`` throughout
-    raises :class:`HostCapabilityError` (a host without a hardware PMU): never zeros.
+    raises :class:`HostCapabilityError` (a host without a hardware PMU): never zeros. The
+    scheduler's events restricted to user mode (``context-switches:u``,
+    :func:`~perfcast.counters.events.user_mode_blind`), which perf prints as 0, are not counted
+    (missing, percent-running 0).
 
     Parameters
     ----------
@@ -690,6 +584,14 @@ def to_wide(long: pd.DataFrame, path: str | Path, required: Iterable[str] = (),
     import pandas as pd
 
     present = list(long["event"].unique())
+    blind = long["event"].map({ev: user_mode_blind(ev) for ev in present})
+    if blind.notna().any():
+        # the scheduler's events restricted to user mode print 0 that is no count
+        for why in blind.dropna().unique():
+            log.warning("%s: %s; read as not counted", path, why)
+        long = long.copy()
+        long.loc[blind.notna(), ["value", "pct_running"]] = [math.nan, 0.0]
+        long.loc[blind.notna(), "status"] = "not counted"
     required = list(required)
     claims = claim_events([*required, *wanted], present, path, required)
     for ev in required:

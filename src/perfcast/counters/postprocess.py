@@ -37,12 +37,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfcast.counters.events import pki_column
+from perfcast.counters.events import pki_column, split_event
 from perfcast.counters.perfstat import (
     origin,
     parse_perf_stat,
     pct_column,
-    split_event,
     to_wide,
 )
 from perfcast.counters.settings import BaseEvents, PostprocessSettings, ReadSettings

@@ -186,9 +186,11 @@ def check_cut(long: pd.DataFrame, path: str | Path) -> None:
     path : str or Path
         the file (for errors).
     """
-    from perfcast.counters.perfstat import _THREAD_ID, split_event
+    from perfcast.counters.events import split_event
+    from perfcast.counters.perfstat import _THREAD_ID
 
-    with_ids = long[(long["id"] != "") & ~long["event"].isin(TOOL_EVENTS)]
+    tool = long["event"].map(lambda ev: split_event(str(ev))[1] in TOOL_EVENTS).astype(bool)
+    with_ids = long[(long["id"] != "") & ~tool]
     if with_ids.empty:
         return
     families: dict[tuple[str, str], dict[str, list[str]]] = {}
@@ -218,7 +220,7 @@ def check_cut(long: pd.DataFrame, path: str | Path) -> None:
 def _resolve(counts: dict[str, float], claims: dict[str, list[str]], wanted: str,
              path: str | Path) -> float:
     """The count of a configured event name: the events
-    :func:`~perfcast.counters.perfstat.claim_events` gave it (hybrid PMU copies summed, as for
+    :func:`~perfcast.counters.events.claim_events` gave it (hybrid PMU copies summed, as for
     interval files)."""
     names = claims.get(wanted, [])
     values = [counts[n] for n in names if math.isfinite(counts[n])]
@@ -380,7 +382,7 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
     >>> round(float(t["branch-misses_pki"][0]), 3), info["format"]
     (6.667, 'table')
     """
-    from perfcast.counters.perfstat import claim_events
+    from perfcast.counters.events import claim_events, resolve_event, user_mode_blind
 
     # a base event listed among the counters is not a counter of its own (its PKI would be
     # 1000 or constant): left out, as the interval path does
@@ -403,6 +405,11 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
     else:
         unnamed_by_path(path, form, pattern_fields)
         counts, pct = perf_counts(path, text, form)
+        # the scheduler's events restricted to user mode print 0 that is no count: not counted
+        for ev in list(counts):
+            if (why := user_mode_blind(ev)) is not None:
+                log.warning("%s: %s; read as not counted", path, why)
+                counts[ev] = math.nan
         # each name exactly its rows: two names for one count, or one name for two copies of
         # one count (instructions:D and instructions:p), refused as in interval files
         claims = claim_events([*base.names, *events], list(counts), path)
@@ -410,7 +417,9 @@ def read_wholerun(path: str | Path, *, benchmark: str, machine: str, base: BaseE
         def value(ev):
             return _resolve(counts, claims, ev, path)
 
-        wall = counts["duration_time"] / 1e9 if "duration_time" in counts else math.nan
+        # duration_time:u where perf restricted the events to user mode (the same wall time)
+        duration = resolve_event("duration_time", counts)
+        wall = counts[duration[0]] / 1e9 if len(duration) == 1 else math.nan
         clock = math.nan
         time_source = "duration_time event"
     instructions, cycles = value(base.instructions), value(base.cycles)
