@@ -10,4 +10,5 @@ with rule_logging(snakemake):
                   prediction_figures=list(i.get("figures", [])), counters=i.get("counters"),
                   evaluation=i.get("evaluation"), predictions=list(i.get("predictions", [])),
                   warmup=list(i.get("warmup", [])), sensitivity=list(i.get("sensitivity", [])),
-                  sweep=list(i.get("sweep", [])), replay=i.get("replay"))
+                  sweep=list(i.get("sweep", [])), sweep_sensors=list(i.get("sweep_sensors", [])),
+                  replay=i.get("replay"))

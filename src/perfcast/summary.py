@@ -288,10 +288,18 @@ def replay_rows(summary_csv: str | Path, section: Section) -> None:
     section.numbers["replay"] = rows
 
 
-def sweep_section(models: Sequence[str | Path]) -> Section:
+def sweep_section(models: Sequence[str | Path], sensors: Sequence[str | Path] = ()) -> Section:
     """Each campaign: runs succeeded against runs planned, and the best model of each effect
-    (chosen by cross-validation) with its CV RMSE and adjusted R^2."""
+    (chosen by cross-validation) with its CV RMSE and adjusted R^2; a warning for each perf event
+    a measured campaign's ``sensors.json`` says is not counted (its column is empty: a
+    scheduler event perf restricted to user mode, never a 0)."""
     s = Section("sweep", "Parameter sweeps")
+    for path in sensors:
+        d = _json(path)
+        for event, status in (d.get("perf_events") or {}).items():
+            if str(status).startswith("unsupported: "):
+                s.warnings.append(f"{s.title}: {Path(path).parent.name}: perf event {event} not "
+                                  f"counted ({str(status).removeprefix('unsupported: ')})")
     for path in models:
         d = _json(path)
         c = d["campaign"]
@@ -322,8 +330,8 @@ def build_summary(*, evaluation: str | Path | None = None,
                   predictions: Sequence[str | Path] = (), counters: str | Path | None = None,
                   simulated: bool = False, warmup: Sequence[str | Path] = (),
                   sensitivity: Sequence[str | Path] = (),
-                  sweep: Sequence[str | Path] = (), replay: str | Path | None = None,
-                  off: Sequence[str] = ()) -> dict[str, Any]:
+                  sweep: Sequence[str | Path] = (), sweep_sensors: Sequence[str | Path] = (),
+                  replay: str | Path | None = None, off: Sequence[str] = ()) -> dict[str, Any]:
     """The whole run's summary (``summary.json``): one section per stage that has outputs,
     the stages switched off (``off``), and every warning.
 
@@ -340,6 +348,8 @@ def build_summary(*, evaluation: str | Path | None = None,
     warmup, sensitivity, sweep : sequences of paths, default=()
         Each session's ``summary.json``, each program's ``<program>.json``, each campaign's
         ``models.json``.
+    sweep_sensors : sequence of paths, default=()
+        Each measured campaign's ``sensors.json`` (what the host counts).
     replay : str or Path, default=None
         ``paper/sensitivity_summary.csv``, the replay of the sensitivity paper's measurements
         (none: not replayed in this run).
@@ -362,7 +372,7 @@ def build_summary(*, evaluation: str | Path | None = None,
             replay_rows(replay, sec)
         sections.append(sec)
     if sweep:
-        sections.append(sweep_section(sweep))
+        sections.append(sweep_section(sweep, sweep_sensors))
     return {
         "warnings": [w for sec in sections for w in sec.warnings],
         "stages_off": sorted(off),

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
@@ -24,9 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from perfcast.counters.events import resolve_event, split_event_list, user_mode_blind
 from perfcast.errors import HostCapabilityError
 from perfcast.process import run_measured, status_shell
 from perfcast.sweep.campaign import HEARTBEAT_COLUMNS, Sensors
+
+log = logging.getLogger(__name__)
 
 POWERCAP_ROOT = "/sys/class/powercap"
 #: how long a probe or a custom-sensor reading may take
@@ -66,27 +70,40 @@ def perf_command(command: str, events: Sequence[str], out_csv: str | Path, statu
 
 
 def _perf_lines(text: str) -> list[tuple[str, str]]:
-    """``(value, event and the fields after it)`` of each counter line of ``perf stat -x,``
-    output. An event name may itself hold commas (``cha/event=0x34,umask=0x1fe001/``), so
-    only the value and the unit are split off."""
+    """``(value, event as perf printed it)`` of each counter line of ``perf stat -x,`` output.
+    An event name may itself hold commas (``cha/event=0x34,umask=0x1fe001/``): a comma between
+    a PMU's slashes belongs to the name (:func:`~perfcast.counters.events.split_event_list`)."""
     rows = []
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
         fields = line.split(",", 2)
         if len(fields) == 3:
-            rows.append((fields[0].strip(), fields[2]))
+            printed = split_event_list(fields[2])
+            rows.append((fields[0].strip(), printed[0] if printed else ""))
     return rows
 
 
-def _perf_line(rows: Sequence[tuple[str, str]], i: int, event: str) -> str | None:
-    """The raw value of ``event``: its line by name (the last one), else the ``i``-th line
-    (perf prints events in the order asked), else None."""
-    named = [raw for raw, rest in rows
-             if rest.strip() == event or rest.lstrip().startswith(event + ",")]
+def _perf_line(rows: Sequence[tuple[str, str]], i: int, event: str) -> tuple[str, str] | None:
+    """``(value, printed name)`` of ``event``: its line by name (the last one;
+    :func:`~perfcast.counters.events.resolve_event`: ``task-clock`` is perf's ``task-clock:u``
+    for a user it restricts to user mode), else the ``i``-th line (perf prints events in the
+    order asked), else None."""
+    found = resolve_event(event, dict.fromkeys(name for _, name in rows))
+    named = [row for row in rows if row[1] in found]
     if named:
         return named[-1]
-    return rows[i][0] if i < len(rows) else None
+    return rows[i] if i < len(rows) else None
+
+
+def _perf_status(row: tuple[str, str] | None) -> str:
+    if row is None:
+        return "missing"
+    raw, printed = row
+    if raw in _NOT_COUNTED:
+        return raw
+    why = user_mode_blind(printed)
+    return "supported" if why is None else f"unsupported: {why}"
 
 
 def parse_perf_csv(text: str, events: Sequence[str]) -> dict[str, float | None]:
@@ -104,30 +121,55 @@ def parse_perf_csv(text: str, events: Sequence[str]) -> dict[str, float | None]:
     -------
     dict
         event -> value; None for an event perf did not count (``<not counted>``,
-        ``<not supported>``) or did not print. Lines are matched to ``events`` by name, else
-        by position.
+        ``<not supported>``, one of the scheduler's events restricted to user mode, whose 0 is
+        no count: :func:`~perfcast.counters.events.user_mode_blind`) or did not print. Lines
+        are matched to ``events`` by name (with the modifier perf appends for a user it
+        restricts to user mode), else by position.
+
+    Examples
+    --------
+    >>> parse_perf_csv("3.5,msec,task-clock:u,3500,100.00,0.5,CPUs utilized\\n"
+    ...                "0,,context-switches:u,3500,100.00,0.000,/sec\\n",
+    ...                ["task-clock", "context-switches"])
+    {'task-clock': 3.5, 'context-switches': None}
     """
     rows = _perf_lines(text)
     out: dict[str, float | None] = {}
     for i, ev in enumerate(events):
-        raw = _perf_line(rows, i, ev)
-        out[ev] = None if raw is None or raw in _NOT_COUNTED else _float_or_none(raw)
+        row = _perf_line(rows, i, ev)
+        out[ev] = _float_or_none(row[0]) if _perf_status(row) == "supported" else None
     return out
 
 
 def perf_support(text: str, events: Sequence[str]) -> dict[str, str]:
-    """event -> "supported" | "<not supported>" | "<not counted>" | "missing" from perf CSV."""
+    """What perf CSV says of each event asked for.
+
+    Parameters
+    ----------
+    text : str
+        ``perf stat -x,`` output.
+    events : sequence of str
+        The events asked for, in order.
+
+    Returns
+    -------
+    dict
+        event -> ``"supported"``, ``"<not supported>"``, ``"<not counted>"``, ``"missing"``, or
+        ``"unsupported: <why>"`` for one of the scheduler's events that perf restricted to user
+        mode (:func:`~perfcast.counters.events.user_mode_blind`).
+    """
     rows = _perf_lines(text)
-    status = {}
-    for i, ev in enumerate(events):
-        raw = _perf_line(rows, i, ev)
-        status[ev] = "missing" if raw is None else raw if raw in _NOT_COUNTED else "supported"
-    return status
+    return {ev: _perf_status(_perf_line(rows, i, ev)) for i, ev in enumerate(events)}
 
 
 def probe_perf_events(events: Sequence[str], binary: str = "perf") -> dict[str, str]:
     """Count ``events`` once around ``true``; raise HostCapabilityError naming any the host
-    cannot count (a VM without PMU: hardware events read ``<not supported>``)."""
+    cannot count (a VM without PMU: hardware events read ``<not supported>``).
+
+    The scheduler's events that perf restricts to user mode for this user (``context-switches``
+    printed ``context-switches:u``, which reads 0 whatever the program does) do not stop the
+    campaign: their status is ``"unsupported: <why>"`` (:func:`perf_support`) and every run
+    records them as not counted (:func:`parse_perf_csv`), never as 0."""
     if not events:
         return {}
     with tempfile.TemporaryDirectory(prefix="perfcast-perf-") as tmp:
@@ -144,7 +186,11 @@ def probe_perf_events(events: Sequence[str], binary: str = "perf") -> dict[str, 
         raise HostCapabilityError(f"perf cannot count {list(events)}: {first} "
                                   f"(perf exit status {res.returncode}; see 'perf list')")
     status = perf_support(text, events)
-    bad = {e: s for e, s in status.items() if s != "supported"}
+    bad = {e: s for e, s in status.items()
+           if s != "supported" and not s.startswith("unsupported: ")}
+    for e, s in status.items():
+        if s.startswith("unsupported: "):
+            log.warning("perf event %s is not counted: %s", e, s.removeprefix("unsupported: "))
     if bad:
         raise HostCapabilityError(
             "perf events unavailable on this host: "

@@ -61,6 +61,7 @@ def get_summary_inputs(wildcards):
         out["sweep"] = [
             f"{SWEEP_DIR}/{n}/models.json" for n in sorted([*SWEEP.campaigns, *SWEEP.imports])
         ]
+        out["sweep_sensors"] = [f"{SWEEP_DIR}/{n}/sensors.json" for n in sorted(SWEEP.campaigns)]
     return out
 
 
