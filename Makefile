@@ -145,6 +145,18 @@ test-lowest: $(LOWEST)/.complete system-deps
 	$(LOWEST)/bin/python -m pytest -q -p no:cacheprovider \
 	  tests/unit tests/workflow/test_scale.py -m "not slurm and (not slow or floors)"
 
+# the whole suite as a user without root (tests/nonroot.sh): `make test` in a copy of the clone
+# that user owns, with a venv it can read (built from uv's cache on a Python it can run, cached
+# outside the clone keyed on pyproject.toml's hash). perf restricts such a user to user mode
+# (perf_event_paranoid >= 2) and the tests that need root skip with their reason. As root the
+# user is NONROOT_USER, created when missing; a user without root runs its own `make test`.
+.PHONY: test-nonroot
+NONROOT_USER ?= perfcast-test
+NONROOT_CACHE ?= /var/tmp/perfcast-nonroot
+test-nonroot: venv
+	NONROOT_USER=$(NONROOT_USER) NONROOT_CACHE=$(NONROOT_CACHE) UV=$(abspath $(BIN))/uv \
+	  TEST_WORKERS=$(TEST_WORKERS) tests/nonroot.sh test
+
 # the whole suite with the CPU saturated (busy loops, twice the CPUs): it must pass as on an
 # idle host; no test may depend on the machine's speed or load
 test-loaded: venv-dev system-deps
