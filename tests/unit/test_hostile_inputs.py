@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import shutil
 import subprocess
@@ -695,9 +696,12 @@ def test_stdout_on_a_full_disk_is_one_line(tmp_path):
     f = tmp_path / "r.txt"
     rng = np.random.default_rng(0)  # i.i.d. readings: no warning (a cycle would print one)
     f.write_text("\n".join(str(1 + 0.01 * v) for v in rng.normal(size=100)) + "\n")
+    # stdout buffered, as Python has it unless told otherwise: the output is written at the
+    # last flush
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     with open("/dev/full", "w") as full:
         r = subprocess.run([sys.executable, "-m", "perfcast", "ci", str(f)], stdout=full,
-                           stderr=subprocess.PIPE, text=True)
+                           stderr=subprocess.PIPE, text=True, env=env)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip() == "perfcast ci: error: cannot write its output: No space left on " \
                                "device"

@@ -47,7 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        # what is still buffered fails here, where it is reported, not at exit (status 120)
+        sys.stdout.flush()
+        return code
     except (InputError, HostCapabilityError) as exc:
         print(f"perfcast {args.command}: error: {exc}", file=sys.stderr)
         return 2
