@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import shutil
 import signal
 import socket
@@ -160,6 +161,19 @@ def _closed_url() -> str:
 def closed_url() -> Callable[[], str]:
     """``closed_url()``: a URL on 127.0.0.1 where nothing listens (a fresh port each call)."""
     return _closed_url
+
+
+# --- perf as the user the tests run as ----------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def perf_user_mode_only() -> bool:
+    """perf restricts the user the tests run as to user mode (not root, perf_event_paranoid
+    >= 2): every event is printed with ``:u`` and the scheduler's events (context-switches,
+    cpu-migrations) cannot count, so the collection refuses them."""
+    paranoid = Path("/proc/sys/kernel/perf_event_paranoid")
+    level = int(paranoid.read_text()) if paranoid.exists() else -1
+    return os.geteuid() != 0 and level >= 2
 
 
 # --- the repository's own files ------------------------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -314,18 +313,13 @@ def test_perf_backend_checks_the_host_for_hardware_events():
             check_perf_events(["instructions", "cycles"], "perf")
 
 
-def _perf_paranoid() -> int:
-    paranoid = Path("/proc/sys/kernel/perf_event_paranoid")
-    return int(paranoid.read_text()) if paranoid.exists() else -1
-
-
-def test_perf_backend_multi_group_real_run(tmp_path):
+def test_perf_backend_multi_group_real_run(tmp_path, perf_user_mode_only):
     """Real perf, two groups, software events in the base roles (this VM has no PMU)."""
     base = BaseEvents("task-clock", "cpu-clock")
     # a user perf restricts to user mode cannot count context switches (perf prints 0): refused
     # with the reason, and major faults counted in their place
     second = "context-switches"
-    if os.geteuid() != 0 and _perf_paranoid() >= 2:
+    if perf_user_mode_only:
         with pytest.raises(HostCapabilityError, match="context-switches:u counts nothing"):
             check_perf_events(["task-clock", "context-switches"], "perf")
         second = "major-faults"
