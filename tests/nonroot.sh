@@ -68,6 +68,9 @@ git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
   if [ -f "$f" ] && [ ! -L "$f" ]; then printf '%s\0' "$f"; fi
 done | tar -c --null -T - -f - | tar -x -p -f - -C "$copy"
 rm -rf "$copy/.venv"
+# the development reference data beside the clone, where there is some (its tests skip
+# without it), read in place
+if [ -d "$repo/../shared" ]; then ln -s "$(cd "$repo/.." && pwd)/shared" "$top/shared"; fi
 "$uv" pip install -q --python "$venv/bin/python" --no-deps -e "$copy"
 ln -s "$venv" "$copy/.venv"
 # the Makefile's venv targets up to date: nothing rebuilt in a venv the user cannot write
