@@ -11,10 +11,14 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from perfcast.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: the largest magnitude a reading may have: sums and squares of a few million of them stay
 #: finite in double precision (1.8e308), so an estimate never fails for an overflow it hides
@@ -38,21 +42,68 @@ def input_file(path: str | Path) -> Path:
 
 
 def read_text(path: str | Path) -> str:
-    """The text of a file (UTF-8).
+    """The text of a file (UTF-8), read once within bounds (:func:`perfcast.io.read_text`).
 
     Raises
     ------
     InputError
-        missing, a directory, unreadable, or not text (binary bytes).
+        missing, a directory, unreadable, not text (a byte that is not UTF-8, a NUL byte:
+        naming its line and column), a line or the whole too long.
     """
-    p = input_file(path)
+    from perfcast.io import read_text as read
+
+    return read(path)
+
+
+def read_csv(path: str | Path) -> pd.DataFrame:
+    """A CSV table, its text read once within bounds (:func:`read_text`), its header naming each
+    column once (:func:`require_unique_columns`).
+
+    Parameters
+    ----------
+    path : str or Path
+        the table (a file, FIFO or ``/dev/fd/N``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        the table as pandas reads it (types inferred per column).
+
+    Raises
+    ------
+    InputError
+        naming the file: as :func:`read_text`, empty, a header naming a column twice (its
+        line), or rows pandas cannot parse (its message).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "t.csv").write_text("p,t\\n2,1.5\\n")
+    ...     read_csv(Path(tmp, "t.csv")).to_dict("list")
+    {'p': [2], 't': [1.5]}
+    """
+    import io
+
+    import pandas as pd
+
+    text = read_text(path)
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            try:
+                require_unique_columns(next(csv.reader([line])), path, row=lineno)
+            except csv.Error as exc:
+                raise InputError(path, f"not a readable CSV header: {exc}", row=lineno,
+                                 expected="a CSV table with a header row") from None
+            break
     try:
-        return p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(p, f"not a text file (byte {exc.start}: {exc.reason})",
-                         expected="UTF-8 text") from None
-    except OSError as exc:
-        raise InputError(p, f"cannot be read: {exc.strerror}") from None
+        return pd.read_csv(io.StringIO(text))
+    except pd.errors.EmptyDataError:
+        raise InputError(path, "empty file", expected="a CSV table with a header row") from None
+    except (pd.errors.ParserError, csv.Error) as exc:
+        why = " ".join(str(exc).split())
+        raise InputError(path, f"not a readable CSV table: {why}",
+                         expected="a CSV table with a header row") from None
 
 
 def require_values(values: Sequence[float] | np.ndarray, path: str | Path | None, what: str, *,
@@ -194,16 +245,3 @@ def require_unique_columns(columns: Sequence[object], path: str | Path,
     if dup:
         raise InputError(path, f"column {dup[0]!r} appears {counts[dup[0]]} times in the header",
                          row=row, expected="each column named once")
-
-
-def require_unique_csv_header(path: str | Path) -> None:
-    """The header (first non-blank line) of a CSV file names each column once
-    (:func:`require_unique_columns`); a file that is not text is left to its reader."""
-    try:
-        with open(path, newline="") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if line.strip():
-                    require_unique_columns(next(csv.reader([line])), path, row=lineno)
-                    return
-    except (UnicodeDecodeError, csv.Error):
-        return

@@ -280,27 +280,6 @@ def cmd_wps(args: argparse.Namespace) -> int:
     return 0
 
 
-def _lines(path: str) -> Any:
-    """The lines of ``path`` (``-``: stdin) as they arrive."""
-    name = "<stdin>" if path == "-" else path
-    try:
-        fh = sys.stdin if path == "-" else open(path)  # noqa: SIM115 (closed when exhausted)
-    except FileNotFoundError as exc:
-        raise InputError(path, "file not found") from exc
-    except IsADirectoryError as exc:
-        raise InputError(path, "is a directory", expected="a file") from exc
-    lineno = 0
-    try:
-        for lineno, line in enumerate(fh, start=1):  # noqa: B007 (named in the error)
-            yield line
-    except UnicodeDecodeError as exc:
-        raise InputError(name, f"not text (byte {exc.start} of the block read: {exc.reason})",
-                         row=lineno + 1, expected="UTF-8 text, one reading per line") from None
-    finally:
-        if fh is not sys.stdin:
-            fh.close()
-
-
 def cmd_watch(args: argparse.Namespace) -> int:
     """``perfcast watch``: live phases of readings as they arrive, one JSON line per analysis
     (:func:`perfcast.warmup.watch.watch` with the ``watch`` settings). Returns the exit status:
@@ -309,6 +288,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     import numpy as np
 
+    from perfcast.io import text_lines
     from perfcast.warmup.readings import is_header, parse_reading
     from perfcast.warmup.season import HEAD as SEASON_HEAD
     from perfcast.warmup.watch import watch
@@ -333,7 +313,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     def values():
         first = True
-        for lineno, line in enumerate(_lines(args.file), start=1):
+        for lineno, line in text_lines(args.file):  # read as it arrives, each line bounded
             try:  # the common case, fast; anything else gets parse_reading's checks (the same
                 # range: finite, >= 0, of a magnitude that sums and squares can carry; a 0
                 # goes there too, where a literal such as 1e-400 that only reads as 0 is refused)

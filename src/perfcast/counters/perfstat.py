@@ -32,7 +32,9 @@ import fnmatch
 import json
 import logging
 import math
+import os
 import re
+import stat
 import warnings
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
@@ -44,6 +46,7 @@ import numpy as np
 from perfcast.checks import input_file
 from perfcast.counters.events import claim_events, user_mode_blind
 from perfcast.errors import HostCapabilityError, InputError
+from perfcast.io import text_lines
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -281,8 +284,12 @@ IMPORT_HEADER = "# perfcast: imported from "
 
 def origin(path: str | Path) -> Path:
     """The file errors about ``path`` name: the user's file it was imported from (its first
-    line :data:`IMPORT_HEADER`, written by the import backend), else ``path`` itself."""
+    line :data:`IMPORT_HEADER`, written by the import backend), else ``path`` itself. Only a
+    regular file is looked into (the backend writes one): a FIFO or a ``<(...)`` pipe is left to
+    its one reader, which would otherwise find the data this look consumed gone."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return Path(path)
         with open(path, errors="replace") as fh:
             first = fh.readline(4096)
     except OSError:
@@ -309,35 +316,27 @@ def iter_rows(path: str | Path, separator: str = "auto") -> Iterator[Row]:
     shown = origin(path)
     offset = int(shown != path)  # the import header is the copy's one extra line
     form: str | None = None
-    lineno, found = -offset, False
-    try:
-        with open(path, encoding="utf-8", newline=None) as fh:
-            for lineno, raw in enumerate(fh, start=1 - offset):
-                raw = raw.rstrip("\n")
-                if found and raw.lstrip().startswith(STARTED):
-                    raise InputError(shown, f"a second {STARTED!r} header after counter lines: "
-                                            "another perf run was appended to this file "
-                                            "(perf stat --append)", row=lineno,
-                                     expected="one perf run per file (its intervals would be "
-                                              "summed with the first run's)")
-                if not raw.strip() or raw.lstrip().startswith("#"):
-                    continue
-                if form is None:
-                    form = detect_form(raw, shown, lineno)
-                    if separator != "auto" and form not in ("json", separator):
-                        raise InputError(shown, f"the separator is {form!r}, not the configured "
-                                                f"{separator!r}", row=lineno,
-                                         expected="counters.read.separator: auto, or perf's -x")
-                row = (_parse_json(raw, shown, lineno) if form == "json"
-                       else _parse_sv(raw, form, shown, lineno))
-                if row is not None:
-                    found = True
-                    yield row
-    except UnicodeDecodeError as exc:
-        raise InputError(shown, f"not a text file ({exc.reason})", row=lineno + 1,
-                         expected="UTF-8 text") from None
-    except OSError as exc:
-        raise InputError(shown, f"cannot be read: {exc.strerror}") from None
+    found = False
+    for lineno, raw in text_lines(path, name=shown, first=1 - offset):
+        if found and raw.lstrip().startswith(STARTED):
+            raise InputError(shown, f"a second {STARTED!r} header after counter lines: "
+                                    "another perf run was appended to this file "
+                                    "(perf stat --append)", row=lineno,
+                             expected="one perf run per file (its intervals would be "
+                                      "summed with the first run's)")
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        if form is None:
+            form = detect_form(raw, shown, lineno)
+            if separator != "auto" and form not in ("json", separator):
+                raise InputError(shown, f"the separator is {form!r}, not the configured "
+                                        f"{separator!r}", row=lineno,
+                                 expected="counters.read.separator: auto, or perf's -x")
+        row = (_parse_json(raw, shown, lineno) if form == "json"
+               else _parse_sv(raw, form, shown, lineno))
+        if row is not None:
+            found = True
+            yield row
     if not found:
         raise InputError(shown, "no counter lines", expected=f"perf stat -I output: {_HINT}")
 

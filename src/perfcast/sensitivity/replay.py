@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfcast.checks import input_file, require_unique_csv_header, require_values
+from perfcast.checks import input_file, read_csv, require_values
 from perfcast.errors import InputError
 from perfcast.sensitivity.backends import RunOutcome
 from perfcast.sensitivity.metrics import sensitivity_array
@@ -70,13 +70,7 @@ def read_measurements(path: str | Path) -> pd.DataFrame:
         (naming the file and line).
     """
     path = input_file(path)
-    try:
-        df = pd.read_csv(path)
-    except pd.errors.EmptyDataError:
-        raise InputError(path, "empty file", expected="a CSV table with a header row") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"not a readable CSV: {exc}") from exc
-    require_unique_csv_header(path)
+    df = read_csv(path)
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise InputError(path, f"missing column(s) {missing}",

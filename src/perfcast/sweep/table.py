@@ -12,8 +12,8 @@ import pandas as pd
 
 from perfcast.checks import (
     input_file,
+    read_csv,
     require_unique_columns,
-    require_unique_csv_header,
     require_values,
 )
 from perfcast.errors import InputError
@@ -183,11 +183,7 @@ def load_table(path: str | Path, columns: Sequence[str]) -> tuple[pd.DataFrame, 
 
         df = read_parquet(path)
     else:
-        try:
-            df = pd.read_csv(path)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-            raise InputError(path, f"not a readable CSV table: {exc}") from exc
-        require_unique_csv_header(path)
+        df = read_csv(path)
     require_unique_columns(df.columns, path, row=None)
     missing = [c for c in columns if c not in df.columns]
     if missing:

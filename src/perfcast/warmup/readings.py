@@ -10,17 +10,18 @@ reading must be a finite number >= 0 (a duration); ``scale`` converts it to seco
 from __future__ import annotations
 
 import csv
-import io
 import math
 import re
-import sys
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from perfcast.checks import read_text, require_magnitude, require_unique_columns
+from perfcast.checks import require_magnitude, require_unique_columns
 from perfcast.errors import InputError
+from perfcast.io import MAX_TEXT_BYTES, input_name, text_lines
 
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
@@ -96,16 +97,6 @@ class ReadingParser:
             values.append(v * self.scale)
             times.append(t)
         return np.asarray(values, dtype=float), np.asarray(times, dtype=float), ignored
-
-
-def _open_text(path: str | Path) -> tuple[str, str]:
-    if str(path) == "-":
-        try:
-            return "<stdin>", sys.stdin.read()
-        except UnicodeDecodeError as exc:
-            raise InputError("<stdin>", f"not a text file (byte {exc.start}: {exc.reason})",
-                             expected="UTF-8 text") from None
-    return str(path), read_text(path)
 
 
 def parse_reading(line: str, name: str, lineno: int, *, allow_negative: bool
@@ -203,10 +194,10 @@ def read_readings(path: str | Path, *, allow_negative: bool,
     ...     read_readings(Path(tmp) / "r.txt", allow_negative=False).tolist()
     [0.5, 0.25]
     """
-    name, text = _open_text(path)
-    values: list[float] = []
+    name = input_name(path)
+    values = array("d")
     first = True
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in text_lines(path, max_bytes=MAX_TEXT_BYTES):
         if first and line.strip() and not line.lstrip().startswith("#"):
             first = False
             if is_header(line):
@@ -250,9 +241,8 @@ def read_rounds(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     ...     read_rounds(Path(tmp) / "rounds.csv")
     (array([100., 200.]), array([0.6, 0.7]))
     """
-    name, text = _open_text(path)
-    rows = list(csv.reader(io.StringIO(text)))
-    rows = [(i, r) for i, r in enumerate(rows, start=1) if any(c.strip() for c in r)]
+    name = input_name(path)
+    rows = [(i, r) for i, r in _csv_rows(name, path) if any(c.strip() for c in r)]
     if not rows:
         raise InputError(name, "no rounds (the file is empty)",
                          expected="a CSV with columns work,duration_s")
@@ -286,6 +276,17 @@ def read_rounds(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     if not work:
         raise InputError(name, "a header but no rounds", expected="one row per round")
     return np.asarray(work), np.asarray(dur)
+
+
+def _csv_rows(name: str, path: str | Path) -> Iterator[tuple[int, list[str]]]:
+    """Each line of a CSV input, split into its fields, with its line number (a field spans
+    one line: a rounds table's cells are numbers)."""
+    for lineno, line in text_lines(path, max_bytes=MAX_TEXT_BYTES):
+        try:
+            yield lineno, next(csv.reader([line]), [])
+        except csv.Error as exc:
+            raise InputError(name, f"not a CSV row: {exc}", row=lineno,
+                             expected="a CSV with columns work,duration_s") from None
 
 
 def _short(s: str, n: int = 40) -> str:
