@@ -189,3 +189,17 @@ def test_postprocess_reads_a_pipe_once_as_the_file_it_carries(capsys, tmp_path):
                         "-o", tmp_path / "file.parquet")
     assert code == 0, err
     assert read_parquet(tmp_path / "pipe.parquet").equals(read_parquet(tmp_path / "file.parquet"))
+
+
+def test_the_import_backend_reads_a_pipe_once(tmp_path):
+    from perfcast.counters.collect import import_perf_csv
+    from perfcast.counters.perfstat import IMPORT_HEADER
+
+    counts = {"instructions": [2e8, 2e8], "cycles": [1e8, 1e8], "branch-misses": [4e5, 6e5]}
+    text = format_perf_csv([0.1, 0.2], counts)
+    pipe = _pipe(text.encode())
+    try:
+        import_perf_csv(pipe, tmp_path / "copy.csv", ["instructions", "cycles", "branch-misses"])
+    finally:
+        os.close(int(pipe.rsplit("/", 1)[1]))
+    assert (tmp_path / "copy.csv").read_text() == f"{IMPORT_HEADER}{pipe}\n{text}"

@@ -18,7 +18,7 @@ from perfcast.counters.perfstat import IMPORT_HEADER, parse_perf_stat, to_wide
 from perfcast.counters.settings import CollectSettings
 from perfcast.counters.simulate import simulate_group_csv
 from perfcast.errors import HostCapabilityError, InputError
-from perfcast.io import atomic_path
+from perfcast.io import atomic_path, text_lines
 from perfcast.process import read_status, run_measured, status_shell
 from perfcast.program import run_dir
 
@@ -132,10 +132,12 @@ def collect_perf(settings: CollectSettings, out: str | Path) -> None:
 
 
 def import_perf_csv(source: str | Path, out: str | Path, events: Sequence[str]) -> None:
-    """Validate an already-collected perf file (any form :mod:`.perfstat` reads; parses, has
-    ``events`` under their names or as modified / hybrid copies) and copy it to ``out``, with a
-    first line naming ``source`` (:data:`~perfcast.counters.perfstat.IMPORT_HEADER`), so that
-    every later error about the copy names the user's file and its line.
+    """Copy an already-collected perf file to ``out``, with a first line naming ``source``
+    (:data:`~perfcast.counters.perfstat.IMPORT_HEADER`), so that every later error about the
+    copy names the user's file and its line, and validate the copy (any form
+    :mod:`.perfstat` reads; parses, has ``events`` under their names or as modified / hybrid
+    copies). The source is read once (:func:`perfcast.io.text_lines`): a FIFO or a ``<(...)``
+    pipe imports as the file it carries; its lines are copied with ``\\n`` endings.
 
     Parameters
     ----------
@@ -153,17 +155,20 @@ def import_perf_csv(source: str | Path, out: str | Path, events: Sequence[str]) 
         every event.
     """
     source = Path(source)
-    long = parse_perf_stat(source)
-    present = set(long["event"])
-    missing = [e for e in events if not resolve_event(e, present)]
-    if missing:
-        raise InputError(source, f"missing event(s) {missing}",
-                         expected=f"this group's events {list(events)}")
-    to_wide(long, source, wanted=events)
     with atomic_path(out) as tmp:  # a first line naming the user's file, for later errors
-        with open(tmp, "wb") as dst, open(source, "rb") as src:
-            dst.write(f"{IMPORT_HEADER}{source}\n".encode())
-            shutil.copyfileobj(src, dst)
+        # the source is read once, line by line within bounds (a FIFO or a <(...) pipe gives
+        # its data once), into the copy; the copy is then checked, its errors naming the source
+        with open(tmp, "w", encoding="utf-8", newline="\n") as dst:
+            dst.write(f"{IMPORT_HEADER}{source}\n")
+            for _, line in text_lines(source):
+                dst.write(f"{line}\n")
+        long = parse_perf_stat(tmp)
+        present = set(long["event"])
+        missing = [e for e in events if not resolve_event(e, present)]
+        if missing:
+            raise InputError(source, f"missing event(s) {missing}",
+                             expected=f"this group's events {list(events)}")
+        to_wide(long, source, wanted=events)
 
 
 def collect_simulated(settings: CollectSettings, out: str | Path, *, benchmark: str,
