@@ -780,6 +780,34 @@ def test_a_counter_not_supported_is_flagged_in_the_table_and_the_log(tmp_path, c
     assert f"{f}: event 'a' reads <not supported> in every interval" in caplog.text
 
 
+@pytest.mark.parametrize("cli", [False, True])
+def test_a_counter_not_counted_in_any_interval_is_refused_naming_it(capsys, tmp_path, cli):
+    # perf never scheduled it (a group larger than the PMU's counters): exit 0 and an all-NaN
+    # feature column before, with only the multiplexed intervals hinting at it
+    f = _perf_file(tmp_path / "g0.csv")
+    f.write_text(re.sub(r"^( *[0-9.]+),[0-9]+,,a,[0-9]+,[0-9.]+,", r"\1,<not counted>,,a,0,0.00,",
+                        f.read_text(), flags=re.M))
+    assert ",<not counted>,,a,0,0.00," in f.read_text()
+    want = f"{f}: event 'a' was not counted in any of its 8 intervals"
+    if cli:
+        code, _, err = _cli(capsys, "postprocess", f, "--events", "a", "-o", tmp_path / "t.pq")
+        _one_line_error(code, err, want)
+        assert not (tmp_path / "t.pq").exists()
+    else:
+        with pytest.raises(InputError, match=re.escape(want)):
+            postprocess([f], from_section(PostprocessSettings, {"events": ["a"]},
+                                          "counters_postprocess"))
+
+
+def test_a_counter_counted_in_some_intervals_keeps_them(tmp_path):
+    f = _perf_file(tmp_path / "g0.csv")
+    f.write_text(re.sub(r"^( *0\.[1-7]0*),[0-9]+,,a,[0-9]+,[0-9.]+,",
+                        r"\1,<not counted>,,a,0,0.00,", f.read_text(), flags=re.M))
+    t = postprocess([f], from_section(PostprocessSettings, {"events": ["a"]},
+                                      "counters_postprocess"))
+    assert t["a_pki"].isna().sum() == len(t) - 1 and t["a_pki"].iloc[-1] == 5.0
+
+
 def test_a_selection_that_keeps_a_whole_uncore_count_says_so(tmp_path, caplog):
     from perfcast.counters.perfstat import parse_perf_stat
 

@@ -97,7 +97,56 @@ def read_group(path: str | Path, base: BaseEvents, events: tuple[str, ...],
     last = wide[list(base.names)].iloc[-1]
     if len(wide) > 1 and (~np.isfinite(last.to_numpy()) | (last.to_numpy() <= 0)).any():
         wide = wide.iloc[:-1]
+    require_counted(wide, long, events, path)
     return wide.reset_index(drop=True)
+
+
+def require_counted(wide: pd.DataFrame, long: pd.DataFrame, events: tuple[str, ...],
+                    path: str | Path) -> None:
+    """Every counter of a group run that perf counted (it was not ``<not supported>``) has a
+    count in at least one of its intervals.
+
+    An event that perf reports ``<not counted>`` in every interval (it never got a counter: a
+    group too large for the PMU, an event the kernel refused to schedule, or one of the
+    program's privilege levels that was never entered) would become a feature without a single
+    value. A counter that is never counted cannot be a feature: the model could only refuse it
+    after every other stage had run, or a reader of the table take it for one that counted
+    nothing, so the run is refused here, naming the event and the file. An event the PMU lacks
+    (``<not supported>`` throughout) is flagged instead (its percent-running 0, and a warning):
+    the host, not the run, is the cause, and the train rule names it.
+
+    Parameters
+    ----------
+    wide : pandas.DataFrame
+        the group run's per-interval table (:func:`perfcast.counters.perfstat.to_wide`).
+    long : pandas.DataFrame
+        its rows as read (:func:`perfcast.counters.perfstat.parse_perf_stat`), for the status
+        perf gave each.
+    events : tuple of str
+        the configured counters besides the base events.
+    path : str or Path
+        the group run's file (for errors).
+
+    Raises
+    ------
+    InputError
+        naming the file and the first such event, with its intervals.
+    """
+    from perfcast.counters.perfstat import resolve_event
+
+    present = list(long["event"].unique())
+    for ev in events:
+        if ev not in wide.columns or np.isfinite(wide[ev].to_numpy(dtype=float)).any():
+            continue
+        status = long.loc[long["event"].isin(resolve_event(ev, present)), "status"]
+        if len(status) and (status == "not supported").all():
+            continue
+        raise InputError(path, f"event {ev!r} was not counted in any of its {len(wide)} "
+                               "intervals (perf's <not counted>): a counter without a count "
+                               "cannot be a feature",
+                         expected="a count in at least one interval; collect it in a smaller "
+                                  "group (a group larger than the PMU's counters is never "
+                                  "scheduled), or leave it out of the configured events")
 
 
 def _resample(cum_src: np.ndarray, counts: np.ndarray, cum_ref: np.ndarray) -> np.ndarray:
