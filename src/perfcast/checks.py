@@ -88,7 +88,7 @@ def read_csv(path: str | Path) -> pd.DataFrame:
     import pandas as pd
 
     text = read_text(path)
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    for lineno, line in enumerate(io.StringIO(text), start=1):  # (lazily: a large table)
         if line.strip():
             try:
                 require_unique_columns(next(csv.reader([line])), path, row=lineno)

@@ -186,8 +186,9 @@ def text_lines(path: str | Path, *, max_line_bytes: int = MAX_LINE_BYTES,
 
 
 def _require_short(line: bytes, name: str, lineno: int, most: int) -> None:
-    """``line`` (its end of line not counted) is at most ``most`` bytes long."""
-    body = line[:-2] if line.endswith(b"\r\n") else line.removesuffix(b"\n")
+    """``line`` (its end of line not counted, nor a CR that may start one) is at most ``most``
+    bytes long."""
+    body = line.removesuffix(b"\n").removesuffix(b"\r")
     if len(body) > most:
         begin = body[:32].decode("utf-8", "replace")
         raise InputError(name, f"line longer than {most} bytes (it starts {begin!r})",

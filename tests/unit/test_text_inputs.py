@@ -130,6 +130,12 @@ def test_a_line_longer_than_the_bound_is_refused_after_reading_the_bound_only(tm
         list(text_lines(f))
     f.write_bytes(b"0.5\n" * 3 + b"1" * MAX_LINE_BYTES + b"\r\n")  # the bound itself: read
     assert len(list(text_lines(f))[-1][1]) == MAX_LINE_BYTES
+    # whatever the blocks read: a CR that ends one, its LF in the next
+    pipe = _pipe_of(f.read_bytes(), cut=len(f.read_bytes()) - 1)
+    try:
+        assert len(list(text_lines(pipe))[-1][1]) == MAX_LINE_BYTES
+    finally:
+        os.close(int(pipe.rsplit("/", 1)[1]))
 
 
 #: per command: its arguments, and an input of 500 kB whose line 2 is not what it reads
@@ -141,6 +147,24 @@ LONG_LINES = {
                      f"PARAMETER p\n{LONG}\n"),
     "wps": ([], f"work,duration_s\n{LONG},1\n"),
 }
+
+
+def _pipe_of(data: bytes, cut: int) -> str:
+    """``/dev/fd/N`` of a pipe fed ``data`` by a thread in two writes, cut at ``cut``, so that
+    a reader gets at most ``cut`` bytes in its first block."""
+    import threading
+    import time
+
+    r, w = os.pipe()
+
+    def feed() -> None:
+        os.write(w, data[:cut])
+        time.sleep(0.2)  # (the reader takes what arrived: the first part alone)
+        os.write(w, data[cut:])
+        os.close(w)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return f"/dev/fd/{r}"
 
 
 @pytest.mark.parametrize("command", sorted(LONG_LINES))
