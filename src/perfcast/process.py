@@ -350,7 +350,7 @@ class RunResult:
         --------
         >>> res = run_measured("sleep 30 & echo started")
         >>> res.ok, res.returncode, res.leftover_error  # doctest: +ELLIPSIS
-        (False, 0, 'left 1 process(es) running after it ended (killed): pid ... (sleep 30)')
+        (False, 0, 'left 1 process(es) running after it ended (killed): pid ... (...sleep 30...)')
         """
         if not self.leftovers:
             return None
