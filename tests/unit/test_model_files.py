@@ -5,8 +5,10 @@ predict and align write, and what they refuse (naming the file, the row or key, 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -152,3 +154,178 @@ def test_an_ipc_column_rounded_to_four_digits_is_accepted(tmp_path):
     t = run(1.0, 10).assign(cycles=1e9 / 1.23456, ipc=1.235)
     info = _predict(tmp_path, t, clock=None)
     assert info["predicted_new_total_cycles"] == pytest.approx(1e10 / 1.235 / 1.25)
+
+
+# ------------------------------------------------ a model file's metadata is data, checked by key
+
+#: the hyper-parameters save_model writes for each family (a valid model file's ``params``)
+GOOD_PARAMS = {"constant": {"ratio": 1.25}, "ridge": {"ridge__regressor__alpha": 1.0},
+               "knn": {"knn__n_neighbors": 3, "knn__weights": "distance"}}
+
+
+def _model_meta(family: str) -> dict:
+    """The metadata save_model writes for a ``family`` model of one feature ``x_pki``."""
+    from perfcast.model.modelfile import MODEL_FORMAT, MODEL_FORMAT_VERSION
+
+    return {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION, "family": family,
+            "features": ["x_pki"], "target": "ipc_ratio", "params": dict(GOOD_PARAMS[family]),
+            "log1p": True, "calibration": {"cycles": {"a": 0.01, "b": -0.02},
+                                           "runtime": {"a": 0.01, "b": -0.02},
+                                           "coverage": 0.9},
+            "versions": {"scikit-learn": "1.5.0"}}
+
+
+def _write_model(tmp: Path, meta: dict) -> Path:
+    """A model file of twelve rows (the ratio grows with ``x_pki``) with ``meta``."""
+    rows = pd.DataFrame({"x_pki": [float(i) for i in range(12)],
+                         "ipc_ratio": [1.0 + 0.05 * i for i in range(12)]})
+    path = tmp / "crafted" / "model.parquet"
+    write_parquet(rows, path, metadata=meta)
+    return path
+
+
+def _pipeline_params(family: str) -> list[str]:
+    """Every constructor argument scikit-learn's estimators of ``family``'s pipeline take (its
+    ``get_params(deep=True)``), but the hyper-parameters save_model writes."""
+    from perfcast.model.families import ridge_pipeline
+    from perfcast.model.knn import make_pipeline
+
+    pipe = make_pipeline(True) if family == "knn" else ridge_pipeline()
+    return sorted(k for k in pipe.get_params(deep=True) if k not in GOOD_PARAMS[family])
+
+
+#: values a crafted file could give an argument that names a path, a cache, a callable or a
+#: number of jobs (JSON holds no callable: a string names one, or write_parquet's text of one)
+HOSTILE_VALUES = ["{tmp}/cache", "builtins.eval", "os.system", -1, 8, True, None]
+
+
+@pytest.mark.parametrize("family", ["constant", "ridge", "knn"])
+def test_a_model_file_of_each_family_with_its_own_params_loads(tmp_path, family):
+    from perfcast.model.modelfile import load_model
+
+    loaded = load_model(_write_model(tmp_path, _model_meta(family)))
+    assert loaded["family"] == family and loaded["features"] == ["x_pki"]
+    assert np.isfinite(loaded["model"].predict(np.array([[2.5]]))).all()
+
+
+@pytest.mark.parametrize("family, key", [(f, k) for f in ("ridge", "knn")
+                                         for k in _pipeline_params(f)]
+                         + [("constant", k) for k in ("memory", "n_jobs", "func")])
+def test_no_constructor_argument_of_the_pipeline_is_taken_from_a_model_file(tmp_path, family,
+                                                                           key):
+    """A model file that sets any argument of the pipeline but the hyper-parameters save_model
+    writes (``memory``: a joblib cache in a folder the file names, whose planted pickle the
+    next predict would load; ``knn__metric``, ``knn__weights`` as a callable's name,
+    ``ridge__func``, ``log1p__func``, ``knn__n_jobs``, ``verbose``...) is refused naming the
+    key, with nothing written; ``set_params`` took them all."""
+    from perfcast.model.modelfile import load_model
+
+    before = set(tmp_path.rglob("*"))
+    for value in HOSTILE_VALUES:
+        meta = _model_meta(family)
+        meta["params"][key] = value.format(tmp=tmp_path) if isinstance(value, str) else value
+        path = _write_model(tmp_path, meta)
+        written = set(tmp_path.rglob("*"))
+        with pytest.raises(InputError, match=rf"{re.escape(str(path))}: model metadata params "
+                                             rf"has an unknown key '{re.escape(key)}'"):
+            load_model(path)
+        assert set(tmp_path.rglob("*")) == written  # no cache, no file of any name
+    assert not (tmp_path / "cache").exists() and before <= written
+
+
+def _damaged_params():
+    """(family, params, the key the refusal names) of a wrong type or out of range."""
+    cases = []
+    for k in (0, -3, True, 2.0, "3", 13, 10**30, None, [3]):
+        cases.append(("knn", {"knn__n_neighbors": k, "knn__weights": "uniform"},
+                      "params.knn__n_neighbors"))
+    for w in ("Uniform", "builtins.eval", 1, None, ["uniform"], {"f": "g"}):
+        cases.append(("knn", {"knn__n_neighbors": 3, "knn__weights": w}, "params.knn__weights"))
+    for a in (0.0, -1.0, float("nan"), float("inf"), 1e300, True, "1.0", None, [1.0]):
+        cases.append(("ridge", {"ridge__regressor__alpha": a}, "params.ridge__regressor__alpha"))
+    for r in (0.0, -1.25, float("nan"), float("inf"), 1e300, 1e-300, False, "1.25", None):
+        cases.append(("constant", {"ratio": r}, "params.ratio"))
+    cases += [("knn", {"knn__n_neighbors": 3}, "params lacks the key 'knn__weights'"),
+              ("ridge", {}, "params lacks the key 'ridge__regressor__alpha'"),
+              ("constant", {"ridge__regressor__alpha": 1.0}, "params has an unknown key"),
+              ("ridge", ["ridge__regressor__alpha", 1.0], "model metadata params"),
+              ("knn", "knn__n_neighbors=3", "model metadata params")]
+    return cases
+
+
+@pytest.mark.parametrize("family, params, needle", _damaged_params())
+def test_a_hyper_parameter_of_the_wrong_type_or_range_is_refused_naming_it(tmp_path, family,
+                                                                          params, needle):
+    """n_neighbors 0, 13 of 12 rows or True (a bool is no count), a negative, NaN or 1e300
+    alpha, a ratio of 0 or 1e300 are refused naming the key and the value, not passed to a
+    constructor whose error (or silence) names neither."""
+    from perfcast.model.modelfile import load_model
+
+    meta = _model_meta(family)
+    meta["params"] = params
+    path = _write_model(tmp_path, meta)
+    with pytest.raises(InputError, match=rf"{re.escape(str(path))}: .*{re.escape(needle)}"):
+        load_model(path)
+
+
+@pytest.mark.parametrize("key, value, needle", [
+    ("features", "x_pki", "model metadata features 'x_pki'"),
+    ("features", [], "model metadata features []"),
+    ("features", ["x_pki"] * 1001, "model metadata features ['x_pki'"),
+    ("features", [1.0], "model metadata features[0] 1.0"),
+    ("features", [""], "model metadata features[0] ''"),
+    ("features", ["x\npki"], "model metadata features[0] 'x\\npki'"),
+    ("features", ["x" * 201], "model metadata features[0] 'xxx"),
+    ("features", ["ipc_ratio"], "model metadata features[0] 'ipc_ratio'"),
+    ("features", ["x_pki", "x_pki"], "model metadata features name 'x_pki' twice"),
+    ("target", "../../etc/passwd", "model metadata target '../../etc/passwd'"),
+    ("target", ["ipc_ratio"], "model metadata target ['ipc_ratio']"),
+    ("family", ["knn"], "model family ['knn']"),
+    ("family", "Pipeline", "model family 'Pipeline'"),
+    ("log1p", "yes", "model metadata log1p 'yes'"),
+    ("log1p", 1, "model metadata log1p 1"),
+    ("format_version", True, "model format version True"),
+    ("versions", {"numpy": 2}, "model metadata versions {'numpy': 2}"),
+    ("versions", {"v": "\x1b[2J"}, "model metadata versions"),
+    ("versions", ["1.5"], "model metadata versions ['1.5']"),
+])
+def test_the_other_metadata_keys_are_checked_as_data(tmp_path, key, value, needle):
+    """features, target, family, log1p, format_version and versions of the wrong type, length
+    or content are refused naming the key, before any column is read or estimator built."""
+    from perfcast.model.modelfile import load_model
+
+    meta = _model_meta("knn")
+    meta[key] = value
+    path = _write_model(tmp_path, meta)
+    with pytest.raises(InputError) as err:
+        load_model(path)
+    assert str(err.value).startswith(f"{path}: {needle}"), str(err.value)
+
+
+def test_predict_with_a_model_file_naming_a_cache_writes_nothing(tmp_path, capsys):
+    """The review's attack end to end: a model file whose params set the pipeline's memory to
+    a folder; perfcast predict refuses it naming the key, and creates no cache folder."""
+    from perfcast.cli import main
+
+    meta = _model_meta("knn")
+    meta["params"]["memory"] = str(tmp_path / "cache")
+    path = _write_model(tmp_path, meta)
+    write_parquet(run(1.0, 10), tmp_path / "old.parquet")
+    capsys.readouterr()
+    code = main(["predict", str(tmp_path / "old.parquet"), "--model", str(path), "-o",
+                 str(tmp_path / "p.parquet")])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert f"{path}: model metadata params has an unknown key 'memory'" in err
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "p.parquet").exists()
+
+
+def test_the_config_takes_no_ridge_penalty_a_model_file_could_not_hold():
+    """model.ridge_alphas has the schema maximum MAX_RIDGE_ALPHA that a model file's alpha is
+    checked against: a larger one is refused with the config, not after training."""
+    from perfcast.model.settings import MAX_RIDGE_ALPHA
+
+    from_section(KnnSettings, {"ridge_alphas": [MAX_RIDGE_ALPHA]}, "model")
+    with pytest.raises(InputError,
+                       match=r"ridge_alphas\.0: 10000000000000\.0 is greater than the maximum"):
+        from_section(KnnSettings, {"ridge_alphas": [1e13]}, "model")

@@ -5,6 +5,12 @@ A model file is a Parquet table of the rows the model was fitted on, with the ch
 hyper-parameters, features and calibration as metadata; the model is refitted from them when it
 is loaded. A pickled model (joblib) would run whatever code a crafted file carries when it is
 loaded, before any check could refuse it.
+
+The metadata is data only: every key is checked against what :func:`save_model` writes (its
+type, length and range: :func:`check_metadata`), and the estimators are built by perfcast's own
+constructors from the checked hyper-parameters of :data:`PARAMS` alone. No value of a file
+reaches ``set_params`` or a constructor argument that names a path, a cache (a ``Pipeline``'s
+``memory``), a callable (``metric``, ``weights``, ``func``) or a number of jobs.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import pandas as pd
 from perfcast.checks import MAX_MAGNITUDE, input_file, require_values
 from perfcast.errors import InputError
 from perfcast.io import parquet_metadata, read_parquet, require_columns, write_parquet
-from perfcast.model.settings import KnnSettings
+from perfcast.model.settings import MAX_RIDGE_ALPHA, KnnSettings
 
 #: the ``format`` a model file's metadata names (:func:`save_model`)
 MODEL_FORMAT = "perfcast-ipc-ratio-model"
@@ -35,6 +41,14 @@ CALIBRATION_KEYS = ("cycles", "runtime", "coverage")
 #: MAX_MAGNITUDE (1e150), the largest a reading may have. A larger one is no measurement's, and
 #: the interval's bounds ``total * exp(+-q)`` would overflow or vanish
 MAX_LOG_ERROR = math.log(MAX_MAGNITUDE)
+#: the hyper-parameters :func:`save_model` writes for each family (``params``), and no other:
+#: the searched pipelines' own names (``GridSearchCV.best_params_``), the constant's ratio
+PARAMS = {"constant": ("ratio",), "ridge": ("ridge__regressor__alpha",),
+          "knn": ("knn__n_neighbors", "knn__weights")}
+#: the KNN's weightings (scikit-learn's names; a callable is never taken from a file)
+KNN_WEIGHTS = ("uniform", "distance")
+#: at most this many features, each name at most MAX_NAME characters; as many library versions
+MAX_FEATURES, MAX_NAME, MAX_VERSIONS = 1000, 200, 50
 
 
 def save_model(sel: Any, data: pd.DataFrame, features: list[str], settings: KnnSettings, *,
@@ -90,27 +104,101 @@ def save_model(sel: Any, data: pd.DataFrame, features: list[str], settings: KnnS
 
 def _refit(rows: pd.DataFrame, meta: dict, path: str | Path) -> Any:
     """The model of family ``meta["family"]`` with ``meta``'s parameters, fitted on ``rows``
-    (:mod:`perfcast.model.families`); a parameter the model does not take is an InputError
-    naming it."""
+    (:mod:`perfcast.model.families`).
+
+    The parameters are checked first (:func:`check_params`), and the estimator is built by
+    :func:`~perfcast.model.families.ridge_pipeline` or :func:`~perfcast.model.knn.make_pipeline`
+    from them alone: no value of the file reaches ``set_params``.
+
+    Raises
+    ------
+    InputError
+        naming the file and the parameter that is unknown, missing, of the wrong type or out of
+        its range (:func:`check_params`).
+    """
     from perfcast.model.families import ConstantRatio, ridge_pipeline
     from perfcast.model.knn import make_pipeline
 
     family, params = meta["family"], meta["params"]
-    try:
-        if family == "constant":
-            ratio = float(params["ratio"])
-            if not (math.isfinite(ratio) and ratio > 0):
-                raise ValueError(f"ratio {ratio!r} is not finite and positive")
-            return ConstantRatio(ratio)
-        pipe = make_pipeline(meta["log1p"]) if family == "knn" else ridge_pipeline()
-        pipe.set_params(**params)
-        return pipe.fit(rows[meta["features"]].to_numpy(dtype=float),
-                        rows[meta["target"]].to_numpy(dtype=float))
-    except (ValueError, TypeError, KeyError) as exc:
-        why = " ".join(str(exc).split())  # one line (scikit-learn's messages span several)
-        raise InputError(path, f"its parameters {params} do not fit a {family} model: "
-                         f"{why[:300]}", expected="a model file written by perfcast's train "
-                         "rule") from None
+    check_params(family, params, path, rows=len(rows))
+    if family == "constant":
+        return ConstantRatio(float(params["ratio"]))
+    if family == "knn":
+        pipe = make_pipeline(meta["log1p"], params["knn__n_neighbors"], params["knn__weights"])
+    else:
+        pipe = ridge_pipeline(float(params["ridge__regressor__alpha"]))
+    return pipe.fit(rows[meta["features"]].to_numpy(dtype=float),
+                    rows[meta["target"]].to_numpy(dtype=float))
+
+
+def check_params(family: str, params: Any, path: str | Path, rows: int | None = None) -> None:
+    """``params`` are exactly the hyper-parameters :func:`save_model` writes for ``family``
+    (:data:`PARAMS`), each of its type and in its range: ``ratio`` a number in [1/MAX_MAGNITUDE,
+    MAX_MAGNITUDE] (1e150); ``ridge__regressor__alpha`` a number in (0, MAX_RIDGE_ALPHA]
+    (``model.ridge_alphas``' range); ``knn__n_neighbors`` an integer (not a boolean) from 1 to
+    the number of ``rows``; ``knn__weights`` ``uniform`` or ``distance``.
+
+    Parameters
+    ----------
+    family : str
+        the model's family (one of :data:`PARAMS`).
+    params : object
+        the metadata's ``params``.
+    path : str or Path
+        the model file (in the error).
+    rows : int or None, default=None
+        the model's training rows (the largest number of neighbours; None: not checked).
+
+    Raises
+    ------
+    InputError
+        naming the file and the key (``params.knn__n_neighbors``) and its value: an unknown key
+        (a ``Pipeline``'s ``memory``, a ``metric``, ``n_jobs``: nothing but the keys of
+        :data:`PARAMS` is taken), a missing one, a wrong type or a value out of range.
+
+    Examples
+    --------
+    >>> check_params("knn", {"knn__n_neighbors": 5, "knn__weights": "distance"}, "m.parquet")
+    >>> check_params("knn", {"knn__n_neighbors": 5, "knn__weights": "uniform",
+    ...                      "memory": "/tmp/cache"}, "m.parquet")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    perfcast.errors.InputError: m.parquet: model metadata params has an unknown key 'memory' ...
+    >>> check_params("ridge", {"ridge__regressor__alpha": -1.0}, "m.parquet")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    perfcast.errors.InputError: m.parquet: params.ridge__regressor__alpha -1.0 ...
+    """
+    allowed = PARAMS[family]
+    if not isinstance(params, dict):
+        raise InputError(path, f"model metadata params {_short(params)}",
+                         expected=f"an object of the keys {list(allowed)}")
+    for key in params:
+        if key not in allowed:
+            raise InputError(path, f"model metadata params has an unknown key {_short(key)}",
+                             expected=f"only the keys {list(allowed)} of a {family} model")
+    for key in allowed:
+        if key not in params:
+            raise InputError(path, f"model metadata params lacks the key {key!r}",
+                             expected=f"the keys {list(allowed)} of a {family} model")
+    for key in allowed:
+        value = params[key]
+        if key == "ratio":
+            ok = (_is_number(value) and math.isfinite(value)
+                  and 1 / MAX_MAGNITUDE <= value <= MAX_MAGNITUDE)
+            expected = f"a finite number from {1 / MAX_MAGNITUDE:.4g} to {MAX_MAGNITUDE:.4g}"
+        elif key == "ridge__regressor__alpha":
+            ok = _is_number(value) and math.isfinite(value) and 0 < value <= MAX_RIDGE_ALPHA
+            expected = f"a finite number above 0 and at most {MAX_RIDGE_ALPHA:.4g}"
+        elif key == "knn__n_neighbors":
+            top = rows if rows is not None else math.inf
+            ok = type(value) is int and 1 <= value <= top
+            expected = ("an integer from 1" + (f" to the {rows} rows of the model"
+                                               if rows is not None else ""))
+        else:
+            ok = isinstance(value, str) and value in KNN_WEIGHTS
+            expected = f"one of {list(KNN_WEIGHTS)}"
+        if not ok:
+            raise InputError(path, f"params.{key} {_short(value)}", expected=expected)
 
 
 def load_model(path: str | Path) -> dict:
@@ -168,17 +256,18 @@ def load_model(path: str | Path) -> dict:
         require_values(values, path, f"model row {col}", label="row")
     if rows.empty:
         raise InputError(path, "no training rows", expected=expected)
-    k = meta["params"].get("knn__n_neighbors")
-    if isinstance(k, int) and not 0 < k <= len(rows):
-        raise InputError(path, f"{k} neighbours of {len(rows)} rows",
-                         expected="at most as many neighbours as rows")
     return {"model": _refit(rows, meta, path), "family": meta["family"], "features": features,
             "calibration": meta["calibration"], "versions": meta.get("versions", {})}
 
 
 def check_metadata(meta: dict, path: str | Path) -> None:
-    """A model file's metadata has the keys :func:`save_model` writes, each of its type, and a
-    calibration that makes finite prediction intervals (:func:`check_calibration`).
+    """A model file's metadata has the keys :func:`save_model` writes, each of its type, length
+    and range: a known ``family`` and ``format_version``; ``features`` a list of 1 to
+    :data:`MAX_FEATURES` distinct names (strings of 1 to :data:`MAX_NAME` printable
+    characters); ``target`` the trainset's target; ``log1p`` a boolean; ``params`` exactly the
+    family's hyper-parameters in range (:func:`check_params`); ``versions`` names and version
+    strings; and a calibration that makes finite prediction intervals
+    (:func:`check_calibration`).
 
     A damaged file must end in an error naming it and the key, not in a TypeError of a
     constructor or an overflow of the interval's bounds when ``perfcast predict`` uses it.
@@ -186,37 +275,53 @@ def check_metadata(meta: dict, path: str | Path) -> None:
     Raises
     ------
     InputError
-        naming the file and the first key that is unknown, missing or of the wrong type.
+        naming the file and the first key that is unknown, missing, of the wrong type or out of
+        its range.
     """
-    expected = "a model file written by perfcast's train rule (Parquet)"
     unknown = [k for k in meta if k not in META_KEYS]
     if unknown:
-        raise InputError(path, f"model metadata has an unknown key {unknown[0]!r}",
+        raise InputError(path, f"model metadata has an unknown key {_short(unknown[0])}",
                          expected=f"the keys {list(META_KEYS)}")
     from perfcast.model.families import FAMILIES
 
     if meta.get("family") not in FAMILIES:
-        raise InputError(path, f"model family {meta.get('family')!r}",
+        raise InputError(path, f"model family {_short(meta.get('family'))}",
                          expected=f"one of {list(FAMILIES)}")
     version = meta.get("format_version")
     if type(version) is not int or version != MODEL_FORMAT_VERSION:
-        raise InputError(path, f"model format version {version!r}",
+        raise InputError(path, f"model format version {_short(version)}",
                          expected=f"version {MODEL_FORMAT_VERSION}: retrain with this version")
     if "calibration" not in meta:
         raise InputError(path, "has no interval calibration (written by an older perfcast)",
                          expected="a model retrained by this version (rule model_train)")
+    from perfcast.model.trainset import TARGET
+
     features, target = meta.get("features"), meta.get("target")
-    if (not isinstance(features, list) or not features
-            or not all(isinstance(f, str) for f in features) or not isinstance(target, str)
-            or not isinstance(meta.get("params"), dict) or not isinstance(meta.get("log1p"), bool)
-            or not all(isinstance(v, str | int | float | bool | None)
-                       for v in meta["params"].values())):
-        raise InputError(path, "model metadata lacks or mistypes features, target, params "
-                         "or log1p", expected=expected)
+    if not isinstance(features, list) or not 1 <= len(features) <= MAX_FEATURES:
+        raise InputError(path, f"model metadata features {_short(features)}",
+                         expected=f"a list of 1 to {MAX_FEATURES} counter names")
+    for i, name in enumerate(features):
+        if not _is_name(name) or name == TARGET:
+            raise InputError(path, f"model metadata features[{i}] {_short(name)}",
+                             expected=f"a counter name (a string of 1 to {MAX_NAME} printable "
+                                      f"characters, not {TARGET!r})")
+    if len(set(features)) != len(features):
+        twice = next(f for f in features if features.count(f) > 1)
+        raise InputError(path, f"model metadata features name {twice!r} twice",
+                         expected="each counter once")
+    if target != TARGET:
+        raise InputError(path, f"model metadata target {_short(target)}",
+                         expected=repr(TARGET))
+    if not isinstance(meta.get("log1p"), bool):
+        raise InputError(path, f"model metadata log1p {_short(meta.get('log1p'))}",
+                         expected="true or false")
+    check_params(meta["family"], meta.get("params"), path)
     versions = meta.get("versions", {})
-    if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
+    if (not isinstance(versions, dict) or len(versions) > MAX_VERSIONS
+            or not all(_is_name(k) and _is_name(v) for k, v in versions.items())):
         raise InputError(path, f"model metadata versions {_short(versions)}",
-                         expected="an object of library names and version strings")
+                         expected=f"an object of at most {MAX_VERSIONS} library names and "
+                                  "version strings")
     check_calibration(meta["calibration"], path)
 
 
@@ -278,6 +383,12 @@ def check_calibration(cal: Any, path: str | Path) -> None:
                                  expected=f"a finite log error of magnitude at most "
                                           f"{MAX_LOG_ERROR:.4g}"
                                           + (" (or NaN: no clock)" if kind == "runtime" else ""))
+
+
+def _is_name(value: Any) -> bool:
+    """A string of 1 to :data:`MAX_NAME` printable characters (a name, never a line break or a
+    control character that would garble an error message)."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_NAME and value.isprintable()
 
 
 def _is_number(value: Any) -> bool:

@@ -19,6 +19,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+#: the largest ridge penalty (``model.ridge_alphas``' schema maximum, and the largest a model
+#: file may hold): beyond it every coefficient is zero to double precision and the ridge is
+#: the constant mean of the log ratio
+MAX_RIDGE_ALPHA = 1e12
+
 
 @dataclass(frozen=True)
 class AlignSettings:
