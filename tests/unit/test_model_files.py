@@ -29,8 +29,9 @@ def run(ipc: float, n: int = 3, *, cycles_factor: float = 1.0) -> pd.DataFrame:
 
 
 def train(tmp: Path, ratios: dict[str, float] | None = None,
-          new_runs: dict[str, pd.DataFrame] | None = None) -> Path:
-    """A constant-ratio model of three benchmarks (1.2, 1.25, 1.3 times the old IPC)."""
+          new_runs: dict[str, pd.DataFrame] | None = None, model: dict | None = None) -> Path:
+    """A constant-ratio model of three benchmarks (1.2, 1.25, 1.3 times the old IPC); ``model``:
+    the model section instead."""
     ratios = ratios or {"a": 1.2, "b": 1.25, "c": 1.3}
     old, new, rows = [], [], []
     for b, r in ratios.items():
@@ -41,8 +42,8 @@ def train(tmp: Path, ratios: dict[str, float] | None = None,
         rows.append(pd.DataFrame({"benchmark": b, "old_interval": [0, 1, 2],
                                   "new_interval": [0, 1, 2], "ipc_ratio": r, "x_pki": 2.0}))
     write_parquet(pd.concat(rows, ignore_index=True), tmp / "train.parquet")
-    settings = TrainSettings(from_section(KnnSettings, {"families": ["constant"]}, "model"),
-                             tuple(ratios), None)
+    settings = TrainSettings(from_section(KnnSettings, model or {"families": ["constant"]},
+                                          "model"), tuple(ratios), None)
     train_files(settings, str(tmp / "train.parquet"), old, new, str(tmp / "model.parquet"),
                 str(tmp / "model.json"))
     return tmp / "model.parquet"
@@ -329,3 +330,49 @@ def test_the_config_takes_no_ridge_penalty_a_model_file_could_not_hold():
     with pytest.raises(InputError,
                        match=r"ridge_alphas\.0: 10000000000000\.0 is greater than the maximum"):
         from_section(KnnSettings, {"ridge_alphas": [1e13]}, "model")
+
+
+#: the KNN a candidate, with a k of 50 where the training folds hold 3 or 6 rows
+TOO_MANY_NEIGHBOURS = {"families": ["constant", "knn"], "n_neighbors": [1, 50], "cv_folds": 2}
+
+
+def test_train_refuses_more_neighbours_than_a_training_fold_has(tmp_path):
+    """Three benchmarks of three rows in two folds: the smallest training fold has 3 rows, so
+    k = 50 was silently clipped to 3 (the card named a grid the search never fitted); it is
+    refused naming the key, the value, the limit and the training rows, and nothing is
+    written."""
+    with pytest.raises(InputError) as err:
+        train(tmp_path, model=TOO_MANY_NEIGHBOURS)
+    assert str(err.value) == (
+        f"{tmp_path / 'train.parquet'}: model.n_neighbors 50 exceeds the 3 rows of the smallest "
+        "training fold of the KNN's search (9 training rows, 3 benchmarks, model.cv_folds 2) "
+        "(expected model.n_neighbors of at most 3 (or more training rows, fewer "
+        "model.cv_folds, or knn not among the families))")
+    assert not (tmp_path / "model.parquet").exists()
+    train(tmp_path, model=TOO_MANY_NEIGHBOURS | {"n_neighbors": [1, 3]})  # 3 fits
+
+
+def test_evaluate_refuses_more_neighbours_than_its_inner_folds_have(tmp_path):
+    """The evaluation's searches run without the held-out benchmark: two benchmarks of three
+    rows, a training fold of 3: k = 50 is refused naming the evaluation's folds."""
+    from perfcast.model.rules import evaluate_files
+    from perfcast.model.settings import EvaluateSettings
+
+    train(tmp_path)
+    settings = EvaluateSettings(from_section(KnnSettings, TOO_MANY_NEIGHBOURS, "model"),
+                                ("a", "b", "c"), clock_new_ghz=None, simulated=False,
+                                stable_not_run=None)
+    out = [str(tmp_path / f"evaluation.{k}") for k in ("parquet", "csv", "md", "png")]
+    with pytest.raises(InputError, match=r"train\.parquet: model\.n_neighbors 50 exceeds the 3 "
+                                         r"rows of the smallest training fold of the "
+                                         r"leave-one-benchmark-out evaluation's searches"):
+        evaluate_files(settings, str(tmp_path / "train.parquet"),
+                       [str(tmp_path / f"{b}.old.parquet") for b in "abc"],
+                       [str(tmp_path / f"{b}.new.parquet") for b in "abc"], *out, phases=None)
+    assert not any(Path(p).exists() for p in out)
+
+
+def test_the_config_refuses_a_neighbour_count_beyond_the_schema_maximum():
+    with pytest.raises(InputError, match=r"n_neighbors\.0: 100000 is greater than the maximum "
+                                         r"of 10000"):
+        from_section(KnnSettings, {"n_neighbors": [100000]}, "model")

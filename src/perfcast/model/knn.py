@@ -129,6 +129,56 @@ def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> Neig
     return search.fit(data[features].to_numpy(), data[TARGET].to_numpy(), groups=groups)
 
 
+def neighbour_limit(train: pd.DataFrame, settings: KnnSettings, *, nested: bool = False
+                    ) -> int | None:
+    """The largest ``k`` every fit of the KNN's search can take: the rows of the smallest
+    training fold of :func:`fit`'s ``GroupKFold`` on the thinned ``train``; with ``nested``,
+    the smallest over the training sets of the leave-one-benchmark-out evaluation (``train``
+    without each benchmark in turn). The leave-one-benchmark-out refits
+    (:func:`fit_fixed`) have at least as many rows: each benchmark is in some fold's test part.
+
+    Parameters
+    ----------
+    train : pandas.DataFrame
+        the training set (``benchmark`` and its rows).
+    settings : KnnSettings
+        the ``model`` section (``cv_folds``, thinning).
+    nested : bool, default=False
+        the limit of the evaluation's inner searches rather than of the training's.
+
+    Returns
+    -------
+    int or None
+        the limit; None where a search has fewer than two benchmarks (:func:`fit` refuses it).
+
+    Examples
+    --------
+    Four benchmarks of 3, 3, 3 and 30 rows in two folds: the fold that tests the large one
+    trains on the 9 rows of the others; in the evaluation, without the large one, a fold of
+    the three small ones trains on one of them, 3 rows:
+
+    >>> from perfcast.settings import from_section
+    >>> t = pd.DataFrame({"benchmark": ["a"] * 3 + ["b"] * 3 + ["c"] * 3 + ["d"] * 30})
+    >>> s = from_section(KnnSettings, {"cv_folds": 2}, "model")
+    >>> neighbour_limit(t, s), neighbour_limit(t, s, nested=True)
+    (9, 3)
+    """
+    from sklearn.model_selection import GroupKFold
+
+    sets = ([train[train[GROUP] != b] for b in train[GROUP].unique()] if nested else [train])
+    limit = None
+    for part in sets:
+        data = thin(part, settings.max_rows_per_benchmark)
+        groups = data[GROUP].to_numpy()
+        n_groups = len(np.unique(groups))
+        if n_groups < 2:
+            return None
+        cv = GroupKFold(n_splits=min(settings.cv_folds, n_groups))
+        smallest = min(len(tr) for tr, _ in cv.split(data, groups=groups))
+        limit = smallest if limit is None else min(limit, smallest)
+    return limit
+
+
 class NeighbourSearch:
     """``GridSearchCV`` over ``n_neighbors`` x ``weights`` of :func:`make_pipeline` scored by
     mean absolute error, with one neighbour query per fold for the whole grid.

@@ -224,6 +224,35 @@ def _candidates(model: KnnSettings, grain: str) -> KnnSettings:
     return chosen
 
 
+def check_neighbours(train: pd.DataFrame, model: KnnSettings, trainset: str, *,
+                     nested: bool) -> None:
+    """Every ``model.n_neighbors`` fits the KNN's smallest training fold
+    (:func:`perfcast.model.knn.neighbour_limit`; ``nested``: of the leave-one-benchmark-out
+    evaluation's inner searches) when the KNN is a candidate. A larger ``k`` would be clipped
+    to the fold, so that the grid named a model it never fitted.
+
+    Raises
+    ------
+    InputError
+        naming the training set, the key, the value, the limit and the training rows.
+    """
+    from perfcast.model.knn import neighbour_limit
+
+    if "knn" not in model.families:
+        return
+    limit = neighbour_limit(train, model, nested=nested)
+    over = [k for k in model.n_neighbors if limit is not None and k > limit]
+    if over:
+        where = ("the smallest training fold of the leave-one-benchmark-out evaluation's "
+                 "searches" if nested else "the smallest training fold of the KNN's search")
+        raise InputError(trainset, f"model.n_neighbors {max(over)} exceeds the {limit} rows of "
+                         f"{where} ({len(train)} training rows, "
+                         f"{train[GROUP].nunique()} benchmarks, model.cv_folds "
+                         f"{model.cv_folds})",
+                         expected=f"model.n_neighbors of at most {limit} (or more training "
+                                  "rows, fewer model.cv_folds, or knn not among the families)")
+
+
 def train_files(settings: TrainSettings, trainset: str, old: Sequence[str], new: Sequence[str],
                 model_out: str, card_out: str) -> None:
     """Rule ``model_train``: fit every candidate family on the training benchmarks, choose one
@@ -290,6 +319,7 @@ def train_files(settings: TrainSettings, trainset: str, old: Sequence[str], new:
     features = feature_columns(train)
     grain = granularity(old)
     model = _candidates(model, grain)
+    check_neighbours(train, model, trainset, nested=False)
     co = {b: read_counters(p) for b, p in zip(benchmarks, old, strict=True)}
     cn = {b: read_counters(p) for b, p in zip(benchmarks, new, strict=True)}
     sel = select(train, co, cn, features, model, settings.clock_new_ghz)
@@ -401,10 +431,12 @@ def evaluate_files(settings: EvaluateSettings, trainset: str, old: Sequence[str]
     grain = granularity(old)
     log.info("granularity: %s", grain)
     model = _candidates(model, grain)
+    check_neighbours(train, model, trainset, nested=True)
     results = [evaluate_lobo(train, co, cn, features, model, clock_new_ghz, label="all")]
     if phases:
         keep = {b: stable_intervals(p) for b, p in zip(benchmarks, phases, strict=True)}
         stable = keep_intervals(train, keep)
+        check_neighbours(stable, model, trainset, nested=True)
         results.append(evaluate_lobo(stable, co, cn, features, model, clock_new_ghz,
                                      label="stable"))
     elif stable_not_run:
