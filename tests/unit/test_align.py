@@ -129,3 +129,39 @@ def test_runs_of_different_work_are_refused_naming_both_files_and_totals(tmp_pat
     write_parquet(table(np.full(10, 1.05e8)), new)  # 5 % apart: the same work
     pairs, _ = align_files(settings, str(old), str(new), str(out), None)
     assert len(pairs) >= 10
+
+
+@pytest.mark.parametrize("n, radius, need", [(40_000, None, "~12.8 GB"),
+                                             (950_000, 50, "~14440.0 GB")])
+def test_a_dtw_too_large_is_refused_naming_both_files_before_allocating(tmp_path, capsys, n,
+                                                                         radius, need):
+    """perfcast align --method dtw on runs of 40,000 intervals (full DTW) or 950,000 (a band:
+    tslearn still fills and masks the whole matrix) ended in a MemoryError traceback, raised
+    by our own size check or by numpy; it is one line naming both files, the sizes, the memory
+    and what to use instead, with nothing written."""
+    from perfcast.cli import main
+    from perfcast.io import write_parquet
+
+    t = pd.DataFrame({"interval": np.arange(n), "time": 0.1 * (np.arange(n) + 1),
+                      "duration_s": 0.1, "instructions": 1e9, "cycles": 1e9, "ipc": 1.0,
+                      "instructions_cumulative_sum": 1e9 * (np.arange(n) + 1.0)})
+    old, new, out = tmp_path / "old.parquet", tmp_path / "new.parquet", tmp_path / "pairs.parquet"
+    write_parquet(t, old)
+    write_parquet(t, new)
+    argv = ["align", str(old), str(new), "--method", "dtw", "-o", str(out)]
+    code = main(argv + ([] if radius is None else ["--radius", str(radius)]))
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert (f"{old}: and {new}: DTW of {n} x {n} intervals needs {need} (tslearn fills the "
+            "whole matrix, band or not), more than the 3.2 GB allowed (expected align.method: "
+            "exact") in err, err
+    assert not out.exists()
+
+
+def test_dtw_bytes_is_what_tslearn_allocates():
+    """The estimate the refusal uses: a band does not shrink tslearn's matrices (the old
+    estimate counted the band's cells only, so a radius let any size through to numpy)."""
+    from perfcast.model.align import dtw_bytes
+
+    assert dtw_bytes(3, 4, None) == 8 * 4 * 5
+    assert dtw_bytes(3, 4, 1) == 8 * 4 * 5 + 8 * 3 * 4

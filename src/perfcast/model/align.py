@@ -39,8 +39,8 @@ import pandas as pd
 from perfcast.errors import InputError
 from perfcast.model.settings import AlignSettings
 
-#: cells a full DTW may allocate before we refuse (8 bytes each: ~3.2 GB)
-DTW_MAX_CELLS = 4e8
+#: the memory tslearn's DTW may allocate before we refuse it (:func:`dtw_bytes`)
+DTW_MAX_BYTES = 3.2e9
 #: bands of fewer cells are filled by the interpreter (about 3 us a cell here: 0.3 s at this
 #: size), larger ones by the numba-compiled loop (1 us per 1,000 cells, but importing numba and
 #: loading the compiled code cost about a second of CPU per process, and compiling it first 3 s)
@@ -187,6 +187,40 @@ def exact_path(
         margin *= 2
 
 
+def dtw_bytes(n: int, m: int, radius: int | None) -> int:
+    """The memory tslearn's ``dtw_path`` allocates for series of ``n`` and ``m`` points: its
+    accumulated-cost matrix of ``(n + 1) x (m + 1)`` float64 and, with a Sakoe-Chiba band, a
+    mask of ``n x m`` float64 too. A band does not shrink either: tslearn fills the whole
+    matrix and masks it (measured: 69 MB at 3000 x 3000 points without a band, 138 MB with).
+
+    Examples
+    --------
+    >>> [round(dtw_bytes(10_000, 10_000, radius) / 1e9, 3) for radius in (None, 5)]  # GB
+    [0.8, 1.6]
+    """
+    cells = (n + 1) * (m + 1)
+    return 8 * cells + (8 * n * m if radius is not None else 0)
+
+
+def dtw_too_large(n: int, m: int, radius: int | None) -> str | None:
+    """Why a tslearn DTW of ``n`` x ``m`` points is refused (it needs more than
+    :data:`DTW_MAX_BYTES`: :func:`dtw_bytes`), or None when it is not.
+
+    Examples
+    --------
+    >>> print(dtw_too_large(950_000, 950_000, 50))  # doctest: +NORMALIZE_WHITESPACE
+    DTW of 950000 x 950000 intervals needs ~14440.0 GB (tslearn fills the whole matrix,
+    band or not), more than the 3.2 GB allowed
+    >>> dtw_too_large(1000, 1000, None) is None
+    True
+    """
+    need = dtw_bytes(n, m, radius)
+    if need <= DTW_MAX_BYTES:
+        return None
+    return (f"DTW of {n} x {m} intervals needs ~{need / 1e9:.1f} GB (tslearn fills the whole "
+            f"matrix, band or not), more than the {DTW_MAX_BYTES / 1e9:.1f} GB allowed")
+
+
 def dtw_path(a: np.ndarray, b: np.ndarray, radius: int | None = None) -> tuple[np.ndarray,
                                                                                np.ndarray, float]:
     """tslearn's ``dtw_path`` [3]_: full DTW, or inside a Sakoe-Chiba band [2]_ of ``radius``.
@@ -205,18 +239,16 @@ def dtw_path(a: np.ndarray, b: np.ndarray, radius: int | None = None) -> tuple[n
     ValueError
         a series that is empty, not finite or not strictly increasing.
     MemoryError
-        the DTW matrix would exceed :data:`DTW_MAX_CELLS` cells.
+        the DTW would allocate more than :data:`DTW_MAX_BYTES` (:func:`dtw_too_large`;
+        checked before anything is allocated).
     """
     from tslearn.metrics import dtw_path as _tslearn_dtw_path
 
     a = _check_series(a, "old series")
     b = _check_series(b, "new series")
-    cells = len(a) * len(b) if radius is None else (len(a) + len(b)) * (2 * radius + 1)
-    if cells > DTW_MAX_CELLS:
-        raise MemoryError(
-            f"DTW of {len(a)} x {len(b)} points needs ~{cells * 8 / 1e9:.1f} GB; "
-            "use method 'exact' (same optimal cost, O(n + m)) or a Sakoe-Chiba radius"
-        )
+    why = dtw_too_large(len(a), len(b), radius)
+    if why:
+        raise MemoryError(f"{why}; use method 'exact' (the same optimal cost in O(n + m))")
     kwargs = {}
     if radius is not None:
         kwargs = {"global_constraint": "sakoe_chiba", "sakoe_chiba_radius": int(radius)}

@@ -89,7 +89,10 @@ def align_files(settings: AlignRunSettings, old: str, new: str, out: str,
     ------
     InputError
         naming the file: a table that cannot be aligned (:func:`perfcast.model.checks.
-        check_alignable`), or runs of different work (``align.instruction_tolerance``).
+        check_alignable`), runs of different work (``align.instruction_tolerance``), or runs
+        too long for tslearn's DTW (``align.method: dtw``;
+        :func:`perfcast.model.align.dtw_too_large`), named with both files before anything is
+        allocated.
 
     Examples
     --------
@@ -118,13 +121,19 @@ def align_files(settings: AlignRunSettings, old: str, new: str, out: str,
     True False
     """
     from perfcast.model import figures
-    from perfcast.model.align import align_runs, check_same_work
+    from perfcast.model.align import align_runs, check_same_work, dtw_too_large
 
     o, n = read_counters(old), read_counters(new)
     for table, path in ((o, old), (n, new)):
         check_alignable(table, path)
     align, benchmark = settings.align, settings.benchmark
     check_same_work(o, n, align.instruction_tolerance, old_path=old, new_path=new)
+    too_large = align.method == "dtw" and dtw_too_large(len(o), len(n), align.sakoe_chiba_radius)
+    if too_large:  # refused before tslearn allocates anything
+        raise InputError(old, f"and {new}: {too_large}",
+                         expected="align.method: exact (perfcast align --method exact: the same "
+                                  "optimal path in O(n + m) memory), or runs of fewer intervals "
+                                  "(a longer counters.interval_ms)")
     pairs, cost = align_runs(o, n, align)
     require_values([cost], old, f"DTW cost of {old} and {new}", low=0, low_inclusive=True)
     log.info("%s: %d x %d intervals -> %d pairs, DTW cost %.6g (%s)", benchmark, len(o), len(n),
