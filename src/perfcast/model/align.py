@@ -193,6 +193,18 @@ def dtw_bytes(n: int, m: int, radius: int | None) -> int:
     mask of ``n x m`` float64 too. A band does not shrink either: tslearn fills the whole
     matrix and masks it (measured: 69 MB at 3000 x 3000 points without a band, 138 MB with).
 
+    Parameters
+    ----------
+    n, m : int
+        the old and the new run's intervals.
+    radius : int or None
+        the Sakoe-Chiba radius (None: full DTW).
+
+    Returns
+    -------
+    int
+        bytes.
+
     Examples
     --------
     >>> [round(dtw_bytes(10_000, 10_000, radius) / 1e9, 3) for radius in (None, 5)]  # GB
@@ -205,6 +217,18 @@ def dtw_bytes(n: int, m: int, radius: int | None) -> int:
 def dtw_too_large(n: int, m: int, radius: int | None) -> str | None:
     """Why a tslearn DTW of ``n`` x ``m`` points is refused (it needs more than
     :data:`DTW_MAX_BYTES`: :func:`dtw_bytes`), or None when it is not.
+
+    Parameters
+    ----------
+    n, m : int
+        the old and the new run's intervals.
+    radius : int or None
+        the Sakoe-Chiba radius (None: full DTW).
+
+    Returns
+    -------
+    str or None
+        the sizes and the memory needed, or None.
 
     Examples
     --------

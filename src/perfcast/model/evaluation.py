@@ -48,7 +48,9 @@ def evaluate_lobo(
     Returns
     -------
     pandas.DataFrame
-        one row per benchmark: the chosen ``family``; the KNN's k and weights and the ridge's
+        one row per benchmark: the chosen ``family`` (without the benchmark); the family of the
+        model trained on every benchmark (``shipped_family``, the same in every row: what
+        ``model_train`` writes and ``predict`` uses); the KNN's k and weights and the ridge's
         alpha as tuned without the benchmark (NaN when not a candidate); measured vs predicted
         new-generation total cycles and the error in percent, of the chosen family and of every
         candidate (``{family}_cycles_error_pct``); the constant-ratio baseline
@@ -87,6 +89,9 @@ def evaluate_lobo(
     """
     from sklearn.metrics import r2_score  # a second to import: here, not with the module
 
+    # the family of the model trained on every benchmark (the one model_train ships)
+    shipped = select(train, counters_old, counters_new, features, settings,
+                     clock_new_ghz).chosen
     rows = []
     for bench in sorted(train[GROUP].unique()):
         rest = train[train[GROUP] != bench]
@@ -110,6 +115,7 @@ def evaluate_lobo(
             "training_rows": label,
             "benchmark": bench,
             "family": sel.chosen,
+            "shipped_family": shipped,
             "n_neighbors": float(knn.get("n_neighbors", np.nan)),
             "weights": knn.get("weights", ""),
             "ridge_alpha": float(ridge.get("alpha", np.nan)),

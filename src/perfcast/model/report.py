@@ -11,7 +11,8 @@ import pandas as pd
 def evaluation_markdown(ev: pd.DataFrame, simulated: bool, stable_not_run: str | None = None,
                         *, granularity: str | None = None) -> str:
     """The per-benchmark table and the medians of each ``training_rows`` block, as Markdown:
-    the chosen family beside every candidate's error and the constant-ratio baseline, and,
+    the chosen family beside every candidate's error and the constant-ratio baseline, how the
+    family is chosen, which family the model trained on every benchmark uses, and,
     when the runs retired different instruction counts, the model's error per instruction
     beside the mismatch. First lines say the data are simulated, what a row of the counter
     tables is (``granularity``) and why the stable-interval evaluation was not run
@@ -30,7 +31,7 @@ def evaluation_markdown(ev: pd.DataFrame, simulated: bool, stable_not_run: str |
         what one row of the counter tables is (:func:`perfcast.model.tables.granularity`).
     """
     from perfcast.model.evaluation import empirical_coverage
-    from perfcast.model.families import FAMILIES
+    from perfcast.model.families import CONSISTENT_SHARE, FAMILIES
 
     lines = []
     if simulated:
@@ -71,9 +72,22 @@ def evaluation_markdown(ev: pd.DataFrame, simulated: bool, stable_not_run: str |
             chosen = ", ".join(f"{f} for {counts[f]}" for f in FAMILIES if f in counts)
             each = ", ".join(f"{f} {g[f'{f}_cycles_error_pct'].abs().median():.2f}%"
                              for f in candidates)
-            lines.append(f"Family chosen on the other benchmarks only (nested leave-one-"
-                         f"benchmark-out): {chosen} of {len(g)} held-out benchmarks. Median "
-                         f"|error| of each candidate: {each}.\n")
+            lines.append(f"How the family is chosen: on the other benchmarks only, each "
+                         f"candidate predicts every one of them left out in turn; the simplest "
+                         f"family whose mean |log error| of total cycles is within one standard "
+                         f"error of the smallest is taken (the one-standard-error rule), and a "
+                         f"more complex family only where it also predicts at least "
+                         f"{_share(CONSISTENT_SHARE)} of those benchmarks better than each "
+                         f"simpler one; otherwise the simpler. Chosen: {chosen} of {len(g)} "
+                         f"held-out benchmarks. The errors above are those of this whole "
+                         f"procedure, the choice included. Median |error| of each candidate "
+                         f"alone: {each}.\n")
+            if "shipped_family" in g:
+                shipped = g["shipped_family"].iloc[0]
+                held = int((g["family"] == shipped).sum())
+                lines.append(f"The model trained on all {len(g)} benchmarks (the one predict "
+                             f"uses) is **{shipped}**, the family chosen for {held} of the "
+                             f"{len(g)} held-out benchmarks.\n")
         if mismatch:
             lines.append(
                 "The old and new runs retired different instruction counts: median |error| "
@@ -90,6 +104,12 @@ def evaluation_markdown(ev: pd.DataFrame, simulated: bool, stable_not_run: str |
                          f"measured cycles inside ({100 * covered / n:.0f} %; nominal "
                          f"{100 * nominal:.0f} %).\n")
     return "\n".join(lines)
+
+
+def _share(share: float) -> str:
+    """A share in words where it has a plain name (three in five), else in per cent."""
+    words = {3 / 5: "three in five", 2 / 3: "two thirds", 1 / 2: "half", 3 / 4: "three quarters"}
+    return next((w for v, w in words.items() if math.isclose(share, v)), f"{100 * share:.0f} %")
 
 
 def _cell(value: object) -> str:

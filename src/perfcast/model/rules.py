@@ -38,6 +38,7 @@ from perfcast.io import (
     write_text,
 )
 from perfcast.model.checks import check_alignable, check_prediction, require_readings
+from perfcast.model.families import CHOICE_RULE
 from perfcast.model.modelfile import MAX_LOG_ERROR, load_model, save_model
 from perfcast.model.report import evaluation_markdown
 from perfcast.model.settings import (
@@ -240,6 +241,17 @@ def check_neighbours(train: pd.DataFrame, model: KnnSettings, trainset: str, *,
     evaluation's inner searches) when the KNN is a candidate. A larger ``k`` would be clipped
     to the fold, so that the grid named a model it never fitted.
 
+    Parameters
+    ----------
+    train : pandas.DataFrame
+        the training set (or its stable intervals).
+    model : KnnSettings
+        the ``model`` section with the candidates for the tables' granularity.
+    trainset : str
+        the training set's file (in the error).
+    nested : bool
+        check the folds of the evaluation's searches (without each held-out benchmark).
+
     Raises
     ------
     InputError
@@ -350,6 +362,7 @@ def train_files(settings: TrainSettings, trainset: str, old: Sequence[str], new:
     card = model_card(sel, features, train, model)
     card["stable_only"] = parquet_metadata(trainset).get("stable_only", False)
     card["granularity"] = grain
+    card["choice_rule"] = CHOICE_RULE
     q, used = cal.quantile("cycles")
     card["calibration"] = cal.as_dict() | {"coverage_used": used,
                                            "cycles_log_quantile": q}
@@ -358,8 +371,8 @@ def train_files(settings: TrainSettings, trainset: str, old: Sequence[str], new:
                     "coverage, not %.3f", len(co), used, model.coverage)
     log.info("candidates (mean |log error| of total cycles, leave one benchmark out): %s",
              ", ".join(f"{f} {sel.score(f):.4f}" for f in sel.fitted))
-    log.info("chosen: %s %s, interval factor x/÷ %.3f at %.3f coverage", sel.chosen,
-             card["best_params"], np.exp(q), used)
+    log.info("chosen: %s %s (%s), interval factor x/÷ %.3f at %.3f coverage", sel.chosen,
+             card["best_params"], CHOICE_RULE, np.exp(q), used)
     save_model(sel, thin(train, model.max_rows_per_benchmark), features, model,
                calibration=cal.as_dict(), versions=card["versions"], path=model_out)
     write_json(card, card_out)
