@@ -104,7 +104,8 @@ def fit(train: pd.DataFrame, features: list[str], settings: KnnSettings) -> Neig
     NeighbourSearch
         fitted (the attributes of scikit-learn's ``GridSearchCV``); ``best_estimator_`` is the
         pipeline refitted on every (thinned) row. k above the rows of a training fold is
-        clipped to it; folds are ``min(cv_folds, benchmarks)``.
+        clipped to it (the train and evaluate rules refuse such a k first:
+        :func:`neighbour_limit`); folds are ``min(cv_folds, benchmarks)``.
 
     Raises
     ------
