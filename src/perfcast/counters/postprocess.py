@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfcast.counters.events import pki_column, split_event
+from perfcast.counters.events import pki_column, resolve_event, split_event
 from perfcast.counters.perfstat import (
     origin,
     parse_perf_stat,
@@ -132,8 +132,6 @@ def require_counted(wide: pd.DataFrame, long: pd.DataFrame, events: tuple[str, .
     InputError
         naming the file and the first such event, with its intervals.
     """
-    from perfcast.counters.perfstat import resolve_event
-
     present = list(long["event"].unique())
     for ev in events:
         if ev not in wide.columns or np.isfinite(wide[ev].to_numpy(dtype=float)).any():
