@@ -2,6 +2,11 @@
 
 1. Run the program unrestricted and monitor it: its performance is Eq. (1)'s denominator, its
    peak usage cuts every dimension at the resource ceiling (non-effective dimensions: one level).
+   The ceiling is then checked (:func:`check_ceiling`, ours): the run with every dimension at
+   its ceiling must perform as the unrestricted run did (S at least ``1 - epsilon``). A program
+   whose need of one resource grows when another is restricted (``sort`` spilling to disk under
+   a memory limit) is not at its ceiling there: the dimension whose top level restores S has its
+   ceiling raised to the top, and where none does the profile carries a warning naming them.
 2. Choose levels per dimension. ``binary``: binary recursive search along each effective
    dimension, the other dimensions held at their ceiling (non-effective ones at the lower
    bound) - the *1-D probes*; with repeated runs, a difference within the two points'
@@ -22,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -112,6 +117,10 @@ class ProfileResult:
     splits: dict[str, list[tuple[float, float, float]]] = field(default_factory=dict)
     #: ``adaptive`` only: the chosen levels after each refinement step (corners first)
     trace: tuple[tuple[tuple[int, ...], ...], ...] = ()
+    #: what :func:`check_ceiling` found (empty: not checked)
+    ceiling_check: dict = field(default_factory=dict)
+    #: what a reader of the profile must know (a ceiling the check could not repair)
+    warnings: tuple[str, ...] = ()
 
     @property
     def product_points(self) -> int:
@@ -213,11 +222,106 @@ class ProfileResult:
                 }
                 for r, c in zip(self.ranges, self.chosen, strict=True)
             },
+            "profiled_dimensions": [r.dim.name for r in self.ranges],
+            "ceiling_check": self.ceiling_check,
+            "warnings": list(self.warnings),
             "steps": self.steps,
             "bisected": {k: [list(t) for t in v] for k, v in self.splits.items()},
             "failed_runs": len(failed),
             "failure_reasons": sorted({m.outcome.reason for m in failed}),
         }
+
+
+def check_ceiling(ranges: Sequence[AxisRange], measure: Callable[[tuple[int, ...], str], float],
+                  epsilon: float, margin: float = 0.0
+                  ) -> tuple[tuple[AxisRange, ...], dict, tuple[str, ...]]:
+    """Measure the run with every dimension at its ceiling and raise the ceiling that holds it back.
+
+    The resource ceiling of Wang et al. (2017, Eq. 2) takes each dimension's peak from one
+    unrestricted run, each dimension on its own. A program whose need of one resource grows
+    when another is restricted breaks that: ``sort`` under a memory limit reads its spilled
+    temporary files back from disk, so at the memory ceiling its disk ceiling (the unrestricted
+    run's read peak) slows it five-fold, and every probe held at that point sees the slowdown.
+    The point at every ceiling must have ``S >= 1 - epsilon`` (the binary search's own tolerance):
+    where it has not, each dimension below its top level is raised to the top on its own (one run
+    each); the one whose raise gives the highest S, if it gains more than ``margin``, keeps its
+    top level as its ceiling (and becomes effective), and the check repeats from there. Where no
+    raise helps, the ranges stay and the failure is a warning naming the dimensions tried.
+
+    Parameters
+    ----------
+    ranges : sequence of AxisRange
+        The ceilings from the unrestricted run's peaks.
+    measure : callable
+        ``measure(idx, phase)``: the sensitivity at grid index ``idx`` (each point runs once).
+    epsilon : float
+        The tolerance: the point at every ceiling passes with ``S >= 1 - epsilon``.
+    margin : float, default=0.0
+        A raise counts only if it gains more S than this (the baseline's run-to-run spread).
+
+    Returns
+    -------
+    tuple
+        the ranges (with any raised ceiling), a JSON-able record (``s_at_ceiling`` before and
+        after, ``threshold``, ``raised``: dimension -> [old, new ceiling level], ``tried``:
+        dimension -> S with it at its top) and the warnings.
+
+    Examples
+    --------
+    Memory (levels 1..3) and disk (levels 1..3): the peaks put disk at level 1, but at the
+    memory ceiling the program needs disk level 3 (S 0.25 there, 1 at disk level 3):
+
+    >>> from perfcast.sensitivity.resources import Dimension, ceiling_range
+    >>> mem = Dimension("memory_mb", "memory", (1.0, 2.0, 3.0))
+    >>> disk = Dimension("disk_read_mbps", "disk_read", (1.0, 2.0, 3.0))
+    >>> ranges = (ceiling_range(mem, 3.0, 0), ceiling_range(disk, 1.0, 0))
+    >>> s = lambda idx, phase: 0.25 * [1, 2, 4][idx[1]]
+    >>> new, record, warnings = check_ceiling(ranges, s, epsilon=0.3)
+    >>> [r.ceiling for r in new], record["raised"], warnings
+    ([2, 2], {'disk_read_mbps': [1.0, 3.0]}, ())
+    """
+    threshold = 1.0 - epsilon
+    rs = list(ranges)
+
+    def anchor() -> tuple[int, ...]:
+        return tuple(r.anchor for r in rs)
+
+    s0 = s = float(measure(anchor(), "ceiling"))
+    raised: dict[str, list[float]] = {}
+    tried: dict[str, float] = {}
+    while s < threshold:
+        trials = []
+        for a, r in enumerate(rs):
+            top = len(r.dim) - 1
+            if r.ceiling >= top or r.dim.reverse:
+                continue
+            idx = list(anchor())
+            idx[a] = top
+            st = float(measure(tuple(idx), "ceiling"))
+            tried[r.dim.name] = st
+            trials.append((st, -a))
+        if not trials:
+            break
+        best, neg_a = max(trials)
+        if best <= s + margin:
+            break
+        a = -neg_a
+        r = rs[a]
+        raised[r.dim.name] = [r.dim.levels[r.ceiling], r.dim.levels[-1]]
+        rs[a] = AxisRange(r.dim, True, len(r.dim) - 1, r.peak)
+        s = best
+    warnings: tuple[str, ...] = ()
+    if s < threshold:
+        capped = [r.dim.name for r in rs if r.ceiling < len(r.dim) - 1]
+        names = ", ".join(sorted(set(tried) | set(raised))) or "none (every dimension is at " \
+            "its top level)"
+        warnings = (f"ceiling check: S = {s:.3g} with every dimension at its ceiling, below "
+                    f"1 - epsilon = {threshold:.3g}; raising {names} to the top level did not "
+                    f"restore it (still capped: {', '.join(capped) or 'none'}): the profile's "
+                    "sensitivities are relative to a point the program does not reach",)
+    record = {"s_at_ceiling": s0, "s_after": s, "threshold": threshold, "raised": raised,
+              "tried": tried}
+    return tuple(rs), record, warnings
 
 
 def profile(
@@ -232,6 +336,8 @@ def profile(
     baseline: RunOutcome | None = None,
     cache: dict[tuple[int, ...], Measurement] | None = None,
     budget: int | None = None,
+    verify_ceiling: bool = False,
+    ranges: Sequence[AxisRange] | None = None,
 ) -> ProfileResult:
     """Run one campaign on ``backend`` (see the module docstring).
 
@@ -264,6 +370,12 @@ def profile(
     budget : int or None, default=None
         ``adaptive`` only, the most grid points measured (None: until no segment varies by
         more than ``epsilon``).
+    verify_ceiling : bool, default=False
+        Check the ceiling (:func:`check_ceiling`) before sampling (the workflow's
+        ``sensitivity.verify_ceiling``; False: the method as published, as the replay
+        evaluation runs it).
+    ranges : sequence of AxisRange or None, default=None
+        The ceilings to use (another campaign's, checked); None: from the peaks.
 
     Returns
     -------
@@ -299,8 +411,17 @@ def profile(
         raise ProfileError(f"{program or 'program'}: the unrestricted run failed ({base.reason});"
                            " there is no performance to compare against")
     peaks = backend.peaks(base)
-    ranges = model.ceilings(peaks, spare_cores)
     measure = _Prober(backend, model, base.performance, cache if cache is not None else {})
+    check: dict = {}
+    warnings: tuple[str, ...] = ()
+    if ranges is None:
+        ranges = model.ceilings(peaks, spare_cores)
+        if verify_ceiling:
+            ranges, check, warnings = check_ceiling(ranges, measure, epsilon)
+            check["runs"] = len(measure.touched)
+            for w in warnings:
+                log.warning("%s: %s", program or "program", w)
+    ranges = tuple(ranges)
     anchor = tuple(r.anchor for r in ranges)
     splits: dict[str, list[tuple[float, float, float]]] = {}
 
@@ -361,4 +482,5 @@ def profile(
                          ranges=ranges, chosen=chosen,
                          measurements=[measure.done[i] for i in measure.touched],
                          grid=grid, probe_points=probe_points, splits=splits,
-                         trace=tuple(trace) if sampling == "adaptive" else ())
+                         trace=tuple(trace) if sampling == "adaptive" else (),
+                         ceiling_check=check, warnings=warnings)

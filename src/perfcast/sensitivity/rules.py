@@ -168,16 +168,17 @@ def profile_program(settings: ProfileSettings, *, data: str | Path | None, grid:
     cache: dict[tuple[int, ...], Measurement] = {}
     main = profile(be, epsilon=epsilon, sampling=sampling, seed=_seed(seed, name),
                    spare_cores=spare_cores, program=name, baseline=base, cache=cache,
-                   budget=settings.budget)
-    others: dict[str, ProfileResult] = {}
+                   budget=settings.budget, verify_ceiling=settings.verify_ceiling)
+    others: dict[str, ProfileResult] = {}  # on the main campaign's (checked) ceilings
     if "lhs" in compare and sampling != "lhs":
         others["lhs"] = profile(be, epsilon=epsilon, sampling="lhs",
                                 counts=[len(c) for c in main.chosen], seed=_seed(seed, name),
                                 spare_cores=spare_cores, program=name, baseline=base,
-                                cache=cache)
+                                cache=cache, ranges=main.ranges)
     if "brute" in compare and sampling != "brute":
         others["brute"] = profile(be, epsilon=epsilon, sampling="brute", program=name,
-                                  spare_cores=spare_cores, baseline=base, cache=cache)
+                                  spare_cores=spare_cores, baseline=base, cache=cache,
+                                  ranges=main.ranges)
     frame = main.grid_frame()
     result = {**main.summary(), "status": "profiled" if skipped is None else "shipped"}
     if skipped is not None:
@@ -326,6 +327,7 @@ def summarize(*, summaries: Sequence[str | Path], table: str | Path,
             **s["steps"], "failed_runs": s["failed_runs"],
             "failure_reasons": "; ".join(s["failure_reasons"]),
             "mae": s.get("score", {}).get("mae", np.nan),
+            "warnings": "; ".join(s.get("warnings", [])),
         }
         for k, c in s.get("compare", {}).items():
             row[f"{k}_product_points"] = c["steps"]["product_points"]

@@ -160,6 +160,7 @@ class CampaignSettings:
     sampling: str
     budget: int | None
     compare: tuple[str, ...]
+    verify_ceiling: bool
     spare_cores: float
     repeats: int
     baseline_repeats: int

@@ -1,0 +1,109 @@
+"""The guards around the fast profiling method: the checked ceiling, per-program dimensions,
+failed regions, the baseline's spread (docs/methods/sensitivity.md)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from perfcast.sensitivity.backends import RunOutcome
+from perfcast.sensitivity.monitor import Usage
+from perfcast.sensitivity.profile import profile
+from perfcast.sensitivity.resources import Dimension, ResourceModel
+
+MEMORY = tuple(float(m) for m in range(32, 129, 16))  # MiB: 32, 48, ..., 128
+DISK = tuple(float(r) for r in range(10, 201, 10))  # MB/s
+
+
+class SpillingSort:
+    """A fake backend: a program model of an external ``sort`` (the logic under test needs no
+    real program). It reads a 15 MB input in 1 s (a read peak of 15 MB/s unrestricted) and
+    sorts in memory; under a memory limit below 160 MiB it spills ``(160 - memory) / 2`` MB of
+    temporary files and reads them back at the disk limit; below 48 MiB it is killed (OOM).
+    Runtime-like (lower is better). ``runs`` counts every run made."""
+
+    name = "fake-sort"
+    higher_is_better = False
+
+    def __init__(self, oom_below: float = 48.0, noise: tuple[float, ...] = (1.0,)) -> None:
+        self.model = ResourceModel.ordered([Dimension("memory_mb", "memory", MEMORY, "MiB"),
+                                            Dimension("disk_read_mbps", "disk_read", DISK,
+                                                      "MB/s")])
+        self.oom_below = oom_below
+        self.noise = noise
+        self.runs = 0
+
+    def time(self, memory: float, disk: float) -> float | None:
+        if memory < self.oom_below:
+            return None
+        spill = max(0.0, (160.0 - memory) / 2.0)
+        return 1.0 + max(0.0, 15.0 / disk - 1.0) + spill / disk
+
+    def unrestricted(self) -> RunOutcome:
+        return RunOutcome(performance=1.0, ok=True,
+                          usage=Usage(cpu_cores=1.0, cpu_runnable=1.0, rss_bytes=200 << 20,
+                                      read_bps=15e6, write_bps=0.0, net_bps=0.0, samples=20))
+
+    def peaks(self, unrestricted: RunOutcome) -> dict[str, float | None]:
+        return {"memory_mb": 200.0, "disk_read_mbps": 15.0}
+
+    def run(self, point) -> RunOutcome:
+        self.runs += 1
+        t = self.time(point["memory_mb"], point["disk_read_mbps"])
+        if t is None:
+            return RunOutcome.failed("killed by the memory limit")
+        return RunOutcome(performance=t, ok=True)
+
+    def truth(self) -> np.ndarray:
+        out = np.zeros(self.model.shape)
+        for idx in self.model.indices():
+            p = self.model.point(idx)
+            t = self.time(p["memory_mb"], p["disk_read_mbps"])
+            out[idx] = 0.0 if t is None else 1.0 / t
+        return out
+
+
+def test_a_ceiling_that_starves_a_spilling_program_is_raised():
+    """Known answer: the read peak (15 MB/s) puts the disk ceiling at 20 MB/s, where at the
+    memory ceiling (128 MiB, 16 MB spilled: 0.8 s more) S = 1 / 1.8 = 0.56 < 1 - epsilon;
+    raising the disk to its top (200 MB/s) gives S = 1 / 1.08 = 0.93, so the disk ceiling
+    becomes 200 MB/s (a fake backend: the logic needs no real program)."""
+    be = SpillingSort()
+    unchecked = profile(be, epsilon=0.3, sampling="binary", spare_cores=1, program="sort")
+    assert unchecked.ranges[1].ceiling == DISK.index(20.0)  # the wrong ceiling, as published
+    checked = profile(SpillingSort(), epsilon=0.3, sampling="binary", spare_cores=1,
+                      program="sort", verify_ceiling=True)
+    record = checked.ceiling_check
+    assert record["s_at_ceiling"] == pytest.approx(1 / 1.8)
+    assert record["raised"] == {"disk_read_mbps": [20.0, 200.0]}
+    assert record["s_after"] == pytest.approx(1 / 1.08) and checked.warnings == ()
+    assert checked.ranges[1].ceiling == len(DISK) - 1
+    summary = checked.summary()
+    assert summary["dimensions"]["disk_read_mbps"]["ceiling"] == 200.0
+    assert summary["ceiling_check"]["raised"] == {"disk_read_mbps": [20.0, 200.0]}
+    # the whole grid is nearer the truth: at 128 MiB and 200 MB/s, 0.56 before, 0.93 after
+    truth = be.truth()
+    top = (len(MEMORY) - 1, len(DISK) - 1)
+    assert unchecked.grid[top] == pytest.approx(1 / 1.8)
+    assert checked.grid[top] == pytest.approx(truth[top])
+    assert checked.score(truth)["mae_full_grid"] < unchecked.score(truth)["mae_full_grid"]
+
+
+def test_a_ceiling_no_dimension_explains_is_a_warning_naming_them():
+    """Every dimension already at its top level, yet S at the ceiling is 0.56: nothing to raise,
+    the profile says so (naming the dimensions) instead of passing as profiled."""
+    be = SpillingSort()
+    be.peaks = lambda unrestricted: {"memory_mb": 200.0, "disk_read_mbps": 10.0}
+    be.model = ResourceModel.ordered([Dimension("memory_mb", "memory", MEMORY, "MiB"),
+                                      Dimension("disk_read_mbps", "disk_read", (10.0, 20.0),
+                                                "MB/s")])
+    r = profile(be, epsilon=0.3, sampling="binary", spare_cores=1, program="sort",
+                verify_ceiling=True)
+    assert r.ceiling_check["raised"] == {"disk_read_mbps": [10.0, 20.0]}
+    assert r.ceiling_check["s_after"] < 0.7
+    (warning,) = r.warnings
+    assert "disk_read_mbps" in warning and "1 - epsilon" in warning
+    assert r.summary()["warnings"] == [warning]
+    assert math.isfinite(r.ceiling_check["s_at_ceiling"])
