@@ -107,3 +107,47 @@ def test_a_ceiling_no_dimension_explains_is_a_warning_naming_them():
     assert "disk_read_mbps" in warning and "1 - epsilon" in warning
     assert r.summary()["warnings"] == [warning]
     assert math.isfinite(r.ceiling_check["s_at_ceiling"])
+
+
+def test_a_merged_config_removes_a_dimension_and_a_program_names_its_own(tmp_path):
+    """Snakemake merges a --configfile over the default dict by dict, so a dimension of the
+    default can only be removed by naming it with null; a program's own dimensions are merged
+    over the section's; the summary table lists what each program was profiled on."""
+    import json
+
+    import yaml
+    from snakemake.utils import update_config
+
+    from perfcast.errors import InputError
+    from perfcast.sensitivity.rules import summarize
+    from perfcast.sensitivity.settings import profile_settings
+    from perfcast.settings import validate
+
+    config = yaml.safe_load(open("config/config.yaml"))
+    update_config(config, {"sensitivity": {
+        "dimensions": {"disk_write_mbps": None},
+        "programs": {"sort": {"command": "sort -S 64M big.txt", "dimensions": {
+            "memory_mb": {"lower": 32, "upper": 256, "step": 32}}},
+            "pydict": {"command": "true", "dimensions": {"disk_read_mbps": None}}}}})
+    section = validate(config, "config")["sensitivity"]
+    dims = {name: ResourceModel.from_dimensions(
+        profile_settings(section, name, {}, seed=1).dimensions).names
+        for name in ("sort", "pydict", "cpuhash")}
+    assert dims == {"sort": ("cpu_quota", "memory_mb", "disk_read_mbps"),
+                    "pydict": ("cpu_quota", "memory_mb"),
+                    "cpuhash": ("cpu_quota", "memory_mb", "disk_read_mbps")}
+    sort = profile_settings(section, "sort", {}, seed=1)
+    assert sort.dimensions["memory_mb"].upper == 256  # the program's own range
+    everything = {k: None for k in section["dimensions"]}
+    update_config(config, {"sensitivity": {"programs": {"none": {"command": "true",
+                                                                 "dimensions": everything}}}})
+    section = validate(config, "config")["sensitivity"]
+    with pytest.raises(InputError, match=r"'none': no dimension left.*programs\.none"):
+        profile_settings(section, "none", {}, seed=1)
+    with pytest.raises(InputError, match="cpu_quota"):
+        validate({"dimensions": {"cpu_quota": {"lower": 1}}}, "sensitivity")
+    # the summary table names the dimensions each program was profiled on
+    r = profile(SpillingSort(), epsilon=0.3, sampling="binary", spare_cores=1, program="sort")
+    (tmp_path / "sort.json").write_text(json.dumps({**r.summary(), "status": "profiled"}))
+    table = summarize(summaries=[tmp_path / "sort.json"], table=tmp_path / "t.parquet", csv=None)
+    assert table.loc[0, "dimensions"] == "memory_mb,disk_read_mbps"

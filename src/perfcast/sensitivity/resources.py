@@ -251,13 +251,14 @@ class ResourceModel:
         return cls(tuple(sorted(dims, key=lambda d: order[d.kind])))
 
     @classmethod
-    def from_dimensions(cls, dimensions: Mapping[str, Range]) -> ResourceModel:
+    def from_dimensions(cls, dimensions: Mapping[str, Range | None]) -> ResourceModel:
         """The cgroup backend's resource model of ``sensitivity.dimensions``.
 
         Parameters
         ----------
         dimensions : Mapping[str, Range]
-            Dimension name -> its :class:`~perfcast.sensitivity.settings.Range`; names are
+            Dimension name -> its :class:`~perfcast.sensitivity.settings.Range` (None: left
+            out); names are
             those of :data:`CGROUP_DIMENSIONS` (``cpu_cores``, ``cpu_quota``, ``memory_mb``,
             ``disk_read_mbps``, ``disk_write_mbps``, ``network_mbit``).
 
@@ -282,6 +283,8 @@ class ResourceModel:
         """
         dims = []
         for name, spec in dimensions.items():
+            if spec is None:  # left out (``dimensions: {name: null}``)
+                continue
             if name not in CGROUP_DIMENSIONS:
                 raise InputError(None, f"unknown dimension {name!r}",
                                  expected=f"one of {list(CGROUP_DIMENSIONS)}")

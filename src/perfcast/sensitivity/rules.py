@@ -314,13 +314,15 @@ def summarize(*, summaries: Sequence[str | Path], table: str | Path,
         s = json.loads(Path(p).read_text())
         if s.get("status") == "not_run":
             rows.append({"program": s["program"], "backend": s["backend"],
-                         "status": "not_run", "reason": s["reason"]})
+                         "status": "not_run", "reason": s["reason"],
+                         "dimensions": ",".join(s.get("dimensions", {}))})
             continue
         dims = s["dimensions"]
         row = {
             "program": s["program"], "backend": s["backend"], "status": s["status"],
             "reason": (s.get("skipped") or {}).get("reason", ""), "sampling": s["sampling"],
             "epsilon": s["epsilon"],
+            "dimensions": ",".join(s.get("profiled_dimensions", dims)),
             "effective": ",".join(n for n, d in dims.items() if d["effective"]),
             "ceilings": json.dumps({n: d["ceiling"] for n, d in dims.items()}),
             "chosen": json.dumps({n: d["chosen"] for n, d in dims.items()}),

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from perfcast.errors import InputError
 from perfcast.sensitivity.programs import ProfiledProgram
 from perfcast.settings import build
 
@@ -167,7 +168,8 @@ class CampaignSettings:
     confidence: float
     timeout_s: float
     monitor_interval_s: float
-    dimensions: Mapping[str, Range]
+    #: dimension name -> range; None: left out (a config merged over the default removes one so)
+    dimensions: Mapping[str, Range | None]
     cgroup: CgroupSettings
     network: NetworkSettings
 
@@ -239,7 +241,55 @@ def profile_settings(section: Mapping[str, Any], name: str,
     >>> settings.program.definition.render(), settings.backend, settings.replay, settings.seed
     ('run 2', 'cgroup', None, 3)
     """
-    program = ProfiledProgram.from_config(name, section["programs"][name], programs)
+    entry = section["programs"][name]
+    program = ProfiledProgram.from_config(name, entry, programs)
     replay = section["replay"] if section["backend"] == "replay" else None
-    return build(ProfileSettings, {**section, "program": program, "replay": replay, "seed": seed},
+    return build(ProfileSettings, {**section, "program": program, "replay": replay, "seed": seed,
+                                   "dimensions": program_dimensions(section, name)},
                  where=f"sensitivity program {name!r}")
+
+
+def program_dimensions(section: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The dimensions program ``name`` is profiled on: the section's ``dimensions`` with the
+    program's own ``dimensions`` merged over them, those set to null left out.
+
+    Parameters
+    ----------
+    section : Mapping[str, Any]
+        The ``sensitivity`` section, validated.
+    name : str
+        A key of ``section["programs"]``.
+
+    Returns
+    -------
+    dict
+        dimension name -> its range (a mapping with ``lower``, ``upper``, ``step``), in the
+        section's order, the program's additions after.
+
+    Raises
+    ------
+    InputError
+        backend ``cgroup`` and every dimension set to null, naming the program and the keys.
+
+    Examples
+    --------
+    >>> from perfcast.settings import validate
+    >>> section = validate({"dimensions": {"memory_mb": {"lower": 32, "upper": 64, "step": 32},
+    ...                                    "disk_read_mbps": None},
+    ...                     "programs": {"p": {"command": "true", "dimensions": {
+    ...                         "memory_mb": {"lower": 64, "upper": 128, "step": 64},
+    ...                         "cpu_quota": {"lower": 1, "upper": 2, "step": 1}}}}},
+    ...                    "sensitivity")
+    >>> {k: v["lower"] for k, v in program_dimensions(section, "p").items()}
+    {'memory_mb': 64, 'cpu_quota': 1}
+    """
+    own = section["programs"][name].get("dimensions") or {}
+    merged = {**section["dimensions"], **own}
+    dims = {k: v for k, v in merged.items() if v is not None}
+    if not dims and merged and section["backend"] == "cgroup":
+        removed = [f"sensitivity.programs.{name}.dimensions.{k}" if k in own
+                   else f"sensitivity.dimensions.{k}" for k in merged]
+        raise InputError(None, f"sensitivity program {name!r}: no dimension left to profile "
+                         f"(set to null: {', '.join(removed) or 'none given'})",
+                         expected="at least one dimension with lower, upper and step")
+    return dims
