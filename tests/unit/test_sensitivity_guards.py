@@ -151,3 +151,74 @@ def test_a_merged_config_removes_a_dimension_and_a_program_names_its_own(tmp_pat
     (tmp_path / "sort.json").write_text(json.dumps({**r.summary(), "status": "profiled"}))
     table = summarize(summaries=[tmp_path / "sort.json"], table=tmp_path / "t.parquet", csv=None)
     assert table.loc[0, "dimensions"] == "memory_mb,disk_read_mbps"
+
+
+def _oom_profile(bisect: bool):
+    """The fake sort killed below 72 MiB (32-64 MiB fail, 80 MiB runs), profiled as published
+    (no ceiling check) at epsilon 0.6: S at 128 MiB is 0.56, so binary search never bisects
+    memory and only the failure boundary can bring the levels between 32 and 128 MiB in."""
+    be = SpillingSort(oom_below=72.0)
+    return be, profile(be, epsilon=0.6, sampling="binary", spare_cores=1, program="sort",
+                       bisect_failed=bisect)
+
+
+def test_no_ramp_is_interpolated_through_failed_runs():
+    """Known answer: 48 and 64 MiB fail (S 0, no performance); between a failure at 32 MiB and
+    a success at 128 MiB PCHIP draws a ramp there. With the boundary bisected, 64 MiB (failed)
+    and 80 MiB (ran) are measured, the cells at 32-64 MiB are failed with S 0, and 80 MiB holds
+    its measured value."""
+    be, plain = _oom_profile(bisect=False)
+    col = DISK.index(20.0)
+    assert plain.chosen[0] == (0, len(MEMORY) - 1)
+    assert plain.grid[MEMORY.index(64.0), col] > 0.1  # the ramp through failure
+    be, r = _oom_profile(bisect=True)
+    mem = [MEMORY[i] for i in r.chosen[0]]
+    assert 64.0 in mem and 80.0 in mem
+    truth = be.truth()
+    for m in (32.0, 48.0, 64.0):
+        assert r.grid[MEMORY.index(m), col] == 0.0 and r.failed[MEMORY.index(m), col]
+    assert r.grid[MEMORY.index(80.0), col] == pytest.approx(truth[MEMORY.index(80.0), col])
+    assert not r.failed[MEMORY.index(80.0):].any()
+    frame = r.grid_frame()
+    at48 = frame[(frame["memory_mb"] == 48.0) & (frame["disk_read_mbps"] == 20.0)]
+    assert at48["failed"].item() and not at48["measured"].item()  # failed, not measured
+    assert {m.phase for m in r.measurements} >= {"boundary"}
+
+
+def test_the_figure_draws_failed_cells_as_failed(tmp_path):
+    """Reading the artists: no interpolated line through failed cells (NaN there, so no jump
+    from 0 to the first success), their crosses in every axis's legend, memory in MiB."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    from perfcast.sensitivity import figures
+
+    _, r = _oom_profile(bisect=True)
+    captured = {}
+    orig = figures.save_figure
+    figures.save_figure = lambda fig, out: captured.setdefault("fig", fig)
+    try:
+        figures.plot_profile(r.grid_frame(), {**r.summary(), "status": "profiled"},
+                             tmp_path / "f.png")
+    finally:
+        figures.save_figure = orig
+    fig = captured["fig"]
+    ax = next(a for a in fig.axes if a.get_xlabel().startswith("memory_mb"))
+    assert ax.get_xlabel() == "memory_mb [MiB]"
+    line = next(ln for ln in ax.get_lines() if ln.get_label() == "interpolated (PCHIP)")
+    x, y = line.get_xdata(), np.asarray(line.get_ydata(), dtype=float)
+    assert np.isnan(y[x < 72]).all() and np.isfinite(y[x > 72]).all()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "failed run (killed, timed out)" in labels
+    assert all(a.get_legend() is not None for a in fig.axes if a.name != "3d")
+    plt.close(fig)
+
+
+def test_replayed_memory_is_labelled_gib():
+    """The replayed and shipped grids hold memory in GiB (memory_mb / 1024)."""
+    from perfcast.sensitivity import shipped
+
+    be = shipped.shipped_backend("memstream")
+    assert be.model["mem_gb"].unit == "GiB"

@@ -1,9 +1,10 @@
 """Figures: sensitivity curves and surfaces of a profile, and the replay evaluation.
 
 Curves follow one effective dimension with the others at their ceiling, the interpolated line
-with the measured points marked (failed runs as red crosses, the brute-force truth as grey
-squares when it was measured); a surface shows the first two effective dimensions (the paper's
-Fig. 3) as the interpolated surface with the measured points on it.
+with the measured points marked (failed cells as red crosses with no line through them, the
+brute-force truth as grey squares when it was measured); a surface shows the first two
+effective dimensions (the paper's Fig. 3) as the interpolated surface with the measured points
+on it, with no surface over failed cells.
 """
 
 from __future__ import annotations
@@ -75,13 +76,21 @@ def plot_profile(grid: pd.DataFrame, summary: Mapping, out: str | Path,
         fixed = {n: v for n, v in anchor.items() if n != name}
         line = _line(grid, name, fixed)
         x = line[name].to_numpy(dtype=float)
-        ax.plot(x, line["sensitivity"], color=PALETTE[0], label="interpolated (PCHIP)")
+        failed = line["failed"].to_numpy(dtype=bool)
+        # a failed cell has no performance: no curve through it (it would draw a ramp of
+        # sensitivities no run had), a cross instead
+        ax.plot(x, np.where(failed, np.nan, line["sensitivity"].to_numpy(dtype=float)),
+                color=PALETTE[0], label="interpolated (PCHIP)")
         meas = line[line["measured"] & ~line["failed"]]
         ax.plot(meas[name], meas["sensitivity"], "o", color=PALETTE[0], label="measured")
         bad = line[line["measured"] & line["failed"]]
         if len(bad):
-            ax.plot(bad[name], bad["sensitivity"], "x", color=PALETTE[1], ms=8,
-                    label="failed run (S = 0)")
+            ax.plot(bad[name], np.zeros(len(bad)), "x", color=PALETTE[1], ms=8,
+                    label="failed run (killed, timed out)")
+        between = line[~line["measured"] & line["failed"]]
+        if len(between):
+            ax.plot(between[name], np.zeros(len(between)), "x", color=PALETTE[1], ms=5,
+                    alpha=0.5, label="failed (between failed runs)")
         if truth_column and truth_column in line and line[truth_column].notna().any():
             ax.plot(x, line[truth_column], "s", mfc="none", color="0.45", ms=6,
                     label="brute force (all levels)")
@@ -91,8 +100,7 @@ def plot_profile(grid: pd.DataFrame, summary: Mapping, out: str | Path,
         ax.set_ylabel("sensitivity S")
         others = ", ".join(f"{n}={v:g}" for n, v in fixed.items())
         ax.set_title(f"along {name}" + (f"\n({others})" if others else ""), fontsize=9)
-        if k == 0:
-            ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="lower right")
     if len(eff) >= 2:
         ax3 = _surface_axes(fig, axes, ncols - 1)
         a, b = eff[0], eff[1]
@@ -101,17 +109,21 @@ def plot_profile(grid: pd.DataFrame, summary: Mapping, out: str | Path,
         for k2, v in fixed.items():
             sel &= np.isclose(grid[k2].to_numpy(dtype=float), v)
         sub = grid[sel]
-        piv = sub.pivot_table(index=b, columns=a, values="sensitivity", aggfunc="first")
+        z = sub["sensitivity"].where(~sub["failed"].astype(bool))  # failed: no surface
+        piv = sub.assign(z=z).pivot_table(index=b, columns=a, values="z", aggfunc="first",
+                                          dropna=False)
         xa, yb = np.meshgrid(piv.columns.to_numpy(float), piv.index.to_numpy(float))
         ax3.plot_surface(xa, yb, piv.to_numpy(float), cmap="viridis", alpha=0.75,
                          linewidth=0.2, edgecolor="0.3")
         m = sub[sub["measured"]]
         ax3.scatter(m[a], m[b], m["sensitivity"], color=np.where(m["failed"], PALETTE[1],
                                                                 "k"), s=18, depthshade=False)
-        ax3.set_xlabel(a, fontsize=8)
-        ax3.set_ylabel(b, fontsize=8)
+        unit_a, unit_b = dims[a].get("unit", ""), dims[b].get("unit", "")
+        ax3.set_xlabel(f"{a} [{unit_a}]" if unit_a else a, fontsize=8)
+        ax3.set_ylabel(f"{b} [{unit_b}]" if unit_b else b, fontsize=8)
         ax3.set_zlabel("S", fontsize=8)
-        ax3.set_title("surface (dots: measured)", fontsize=9)
+        ax3.set_title("surface (dots: measured, red: failed;\nno surface over failed cells)",
+                      fontsize=9)
     save_figure(fig, out)
 
 
@@ -306,7 +318,7 @@ def plot_replay_surfaces(cells: pd.DataFrame, programs: Sequence[str], epsilon: 
         ax.scatter(m["cpu_cores"], m["mem_gb"], m["predicted"], color=PALETTE[1], s=14,
                    depthshade=False)
         ax.set_xlabel("cores", fontsize=8)
-        ax.set_ylabel("memory GB", fontsize=8)
+        ax.set_ylabel("memory [GiB]", fontsize=8)
         ax.set_zlabel("S", fontsize=8)
         ax.set_title(f"{prog}\n(wire: measured, surface: interpolated,\ndots: runs)", fontsize=8)
     save_figure(fig, out)

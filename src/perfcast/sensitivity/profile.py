@@ -16,7 +16,12 @@
    dimensions (:func:`~perfcast.sensitivity.sampling.adaptive_product`).
 3. Measure the Cartesian product of the chosen levels (the probes are part of it, so each point
    runs once).
-4. Fill the whole grid by sequential 1-D PCHIP (:mod:`perfcast.sensitivity.interpolation`).
+   A failed run (killed by the memory limit, timed out) has no performance: where a measured
+   failure and a measured success are two chosen levels apart on some line, the level between
+   them is added and measured (:func:`bisect_failures`, ours), until failure and success sit on
+   adjacent levels, so no cell is interpolated across the boundary.
+4. Fill the whole grid by sequential 1-D PCHIP (:mod:`perfcast.sensitivity.interpolation`);
+   cells whose every bracketing measured point failed are failed (:func:`failed_cells`).
 
 Reference: L. Wang, D. Qian, Z. Luan, G. Wei, R. Wang, H. Yang, "Speeding up profiling program's
 runtime characteristics for workload consolidation", PLoS ONE 12(4): e0175861, 2017 (Figs. 6-7);
@@ -37,7 +42,12 @@ from perfcast.sensitivity.backends import Backend, RunOutcome
 from perfcast.sensitivity.interpolation import sequential_pchip
 from perfcast.sensitivity.metrics import sensitivity, sensitivity_interval
 from perfcast.sensitivity.resources import AxisRange, ResourceModel
-from perfcast.sensitivity.sampling import adaptive_product, binary_recursive_search, lhs_levels
+from perfcast.sensitivity.sampling import (
+    adaptive_product,
+    binary_recursive_search,
+    lhs_levels,
+    midpoint_index,
+)
 
 log = logging.getLogger(__name__)
 SAMPLINGS = ("binary", "lhs", "brute", "adaptive")
@@ -121,6 +131,8 @@ class ProfileResult:
     ceiling_check: dict = field(default_factory=dict)
     #: what a reader of the profile must know (a ceiling the check could not repair)
     warnings: tuple[str, ...] = ()
+    #: cells whose every bracketing measured point failed (:func:`failed_cells`; None: unknown)
+    failed: np.ndarray | None = None
 
     @property
     def product_points(self) -> int:
@@ -176,7 +188,8 @@ class ProfileResult:
         cols["sensitivity"] = self.grid[tuple(idx.T)]
         cols["measured"] = [k in product for k in keys]
         cols["in_ceiling"] = region[tuple(idx.T)]
-        cols["failed"] = [k in measured and not measured[k].outcome.ok for k in keys]
+        cols["failed"] = ([bool(self.failed[k]) for k in keys] if self.failed is not None
+                          else [k in measured and not measured[k].outcome.ok for k in keys])
         return pd.DataFrame(cols)
 
     def runs_frame(self) -> pd.DataFrame:
@@ -324,6 +337,116 @@ def check_ceiling(ranges: Sequence[AxisRange], measure: Callable[[tuple[int, ...
     return tuple(rs), record, warnings
 
 
+def bisect_failures(chosen: Sequence[Sequence[int]], coords: Sequence[Sequence[float]],
+                    measure: Callable[[tuple[int, ...], str], float],
+                    failed: Callable[[tuple[int, ...]], bool]) -> tuple[tuple[int, ...], ...]:
+    """Add levels until no measured failure and success lie two chosen levels apart.
+
+    Binary search bisects a segment whose sensitivity changes by more than epsilon; at a
+    failure (S = 0, no performance) that change is a cliff, not a slope, and PCHIP through it
+    draws a ramp of made-up sensitivities over cells where every run fails. Here, on every axis,
+    a segment between adjacent chosen levels with an unchosen level inside, whose ends differ in
+    failure on some measured line, gets its midpoint level
+    (:func:`~perfcast.sensitivity.sampling.midpoint_index`), measured on every line of the
+    product (so it stays a product); until no such segment is left: the boundary is then
+    located to adjacent levels on every line.
+
+    Parameters
+    ----------
+    chosen : sequence of sequence of int
+        The chosen level indices per axis (their product measured).
+    coords : sequence of sequence of float
+        Per axis, the levels' coordinates.
+    measure : callable
+        ``measure(idx, phase)`` measures grid index ``idx`` (each point runs once).
+    failed : callable
+        ``failed(idx)``: whether the measured point ``idx`` failed.
+
+    Returns
+    -------
+    tuple of tuple of int
+        the chosen levels with those added, sorted.
+
+    Examples
+    --------
+    One axis of 9 levels that fails below level 5: the boundary is found between 4 and 5.
+
+    >>> ok = lambda idx: idx[0] >= 5
+    >>> bisect_failures([[0, 8]], [range(9)], lambda idx, phase: float(ok(idx)),
+    ...                 lambda idx: not ok(idx))
+    ((0, 4, 5, 6, 8),)
+    """
+    levels = [list(c) for c in chosen]
+    while True:
+        target = None
+        for a, lv in enumerate(levels):
+            others = [levels[b] if b != a else [0] for b in range(len(levels))]
+            for i, j in itertools.pairwise(lv):
+                if j - i < 2:
+                    continue
+                for line in itertools.product(*others):
+                    lo = line[:a] + (i,) + line[a + 1:]
+                    hi = line[:a] + (j,) + line[a + 1:]
+                    if failed(lo) != failed(hi):
+                        target = (a, midpoint_index(coords[a], i, j))
+                        break
+                if target:
+                    break
+            if target:
+                break
+        if target is None:
+            return tuple(tuple(sorted(c)) for c in levels)
+        a, m = target
+        levels[a] = sorted([*levels[a], m])
+        for idx in itertools.product(*levels):
+            measure(idx, "boundary")
+
+
+def failed_cells(shape: Sequence[int], chosen: Sequence[Sequence[int]],
+                 failed: Callable[[tuple[int, ...]], bool]) -> np.ndarray:
+    """The cells whose every bracketing measured point failed.
+
+    A cell's bracket on each axis is the chosen level equal to its own, else the nearest
+    chosen levels below and above it (the nearest one beyond the chosen range); the cell is
+    failed when every corner of that box failed. After :func:`bisect_failures` every box is
+    all failed or all successful, so this is exact on the levels measured.
+
+    Parameters
+    ----------
+    shape : sequence of int
+        The grid's shape.
+    chosen : sequence of sequence of int
+        The chosen level indices per axis (their product measured).
+    failed : callable
+        ``failed(idx)``: whether the measured point ``idx`` failed.
+
+    Returns
+    -------
+    numpy.ndarray
+        a boolean array of ``shape``.
+
+    Examples
+    --------
+    >>> failed_cells((5,), [[0, 2, 4]], lambda idx: idx[0] <= 2).tolist()
+    [True, True, True, False, False]
+    """
+    brackets = []
+    for n, c in zip(shape, chosen, strict=True):
+        c = sorted(c)
+        per = []
+        for k in range(n):
+            below = [x for x in c if x <= k]
+            above = [x for x in c if x >= k]
+            per.append(tuple(sorted({below[-1] if below else above[0],
+                                     above[0] if above else below[-1]})))
+        brackets.append(per)
+    out = np.zeros(tuple(shape), dtype=bool)
+    for cell in itertools.product(*(range(n) for n in shape)):
+        corners = itertools.product(*(brackets[a][k] for a, k in enumerate(cell)))
+        out[cell] = all(failed(c) for c in corners)
+    return out
+
+
 def profile(
     backend: Backend,
     *,
@@ -338,6 +461,7 @@ def profile(
     budget: int | None = None,
     verify_ceiling: bool = False,
     ranges: Sequence[AxisRange] | None = None,
+    bisect_failed: bool = False,
 ) -> ProfileResult:
     """Run one campaign on ``backend`` (see the module docstring).
 
@@ -376,6 +500,10 @@ def profile(
         evaluation runs it).
     ranges : sequence of AxisRange or None, default=None
         The ceilings to use (another campaign's, checked); None: from the peaks.
+    bisect_failed : bool, default=False
+        Locate the boundary between measured failures and successes to adjacent levels
+        (:func:`bisect_failures`) before interpolating (the workflow's
+        ``sensitivity.bisect_failures``; False: the method as published).
 
     Returns
     -------
@@ -471,10 +599,20 @@ def profile(
     else:
         chosen = tuple(tuple(r.indices) for r in ranges)
 
+    for idx in itertools.product(*chosen):
+        measure(idx, "product" if sampling != "brute" else "brute")
+
+    def failed(idx: tuple[int, ...]) -> bool:
+        return not measure.done[idx].outcome.ok
+
+    if bisect_failed:
+        chosen = bisect_failures(chosen, [d.coords for d in model.dims], measure, failed)
     values = np.full(model.shape, np.nan)
     for idx in itertools.product(*chosen):
-        values[idx] = measure(idx, "product" if sampling != "brute" else "brute")
+        values[idx] = measure.done[idx].sensitivity
     grid = sequential_pchip(values, [d.coords for d in model.dims])
+    failed_mask = failed_cells(model.shape, chosen, failed)
+    grid[failed_mask] = 0.0
     log.info("%s: %s eps=%g chose %s -> %d product points", program, sampling, epsilon,
              [len(c) for c in chosen], int(np.prod([len(c) for c in chosen])))
     return ProfileResult(program=program, backend=backend.name, sampling=sampling,
@@ -483,4 +621,4 @@ def profile(
                          measurements=[measure.done[i] for i in measure.touched],
                          grid=grid, probe_points=probe_points, splits=splits,
                          trace=tuple(trace) if sampling == "adaptive" else (),
-                         ceiling_check=check, warnings=warnings)
+                         ceiling_check=check, warnings=warnings, failed=failed_mask)

@@ -29,7 +29,7 @@ from perfcast.sensitivity.settings import GridLayout
 #: measurement column -> (resource kind, unit)
 AXIS_COLUMNS: dict[str, tuple[str, str]] = {
     "cpu_cores": ("cpu_cores", "cores"),
-    "mem_gb": ("memory", "GB"),
+    "mem_gb": ("memory", "GiB"),  # docker's -m 2g and the shipped grid's memory_mb / 1024
     "net_code": ("network", "code"),
     "io_mbps": ("disk_read", "MB/s"),
 }

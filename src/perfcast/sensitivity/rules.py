@@ -168,7 +168,8 @@ def profile_program(settings: ProfileSettings, *, data: str | Path | None, grid:
     cache: dict[tuple[int, ...], Measurement] = {}
     main = profile(be, epsilon=epsilon, sampling=sampling, seed=_seed(seed, name),
                    spare_cores=spare_cores, program=name, baseline=base, cache=cache,
-                   budget=settings.budget, verify_ceiling=settings.verify_ceiling)
+                   budget=settings.budget, verify_ceiling=settings.verify_ceiling,
+                   bisect_failed=settings.bisect_failures)
     others: dict[str, ProfileResult] = {}  # on the main campaign's (checked) ceilings
     if "lhs" in compare and sampling != "lhs":
         others["lhs"] = profile(be, epsilon=epsilon, sampling="lhs",

@@ -162,6 +162,7 @@ class CampaignSettings:
     budget: int | None
     compare: tuple[str, ...]
     verify_ceiling: bool
+    bisect_failures: bool
     spare_cores: float
     repeats: int
     baseline_repeats: int
