@@ -222,3 +222,62 @@ def test_replayed_memory_is_labelled_gib():
 
     be = shipped.shipped_backend("memstream")
     assert be.model["mem_gb"].unit == "GiB"
+
+
+class NoisyBaseline(SpillingSort):
+    """The fake sort (no spilling: memory above 160 MiB's need is not limited here) with three
+    unrestricted runs of 1.0, 1.1 and 1.66 s (a 1.66x spread, as seen on an idle host), and a
+    program 0.9 s fast at 128 MiB and 20 MB/s, its ceiling (faster than any unrestricted run)."""
+
+    def unrestricted(self) -> RunOutcome:
+        from dataclasses import replace
+
+        return replace(super().unrestricted(), performance=1.1, runs=(1.0, 1.1, 1.66))
+
+    def time(self, memory: float, disk: float) -> float | None:
+        if memory == 128.0 and disk == 20.0:
+            return 0.9
+        return 1.1 + max(0.0, 15.0 / disk - 1.0)
+
+
+def test_sensitivity_is_against_the_median_baseline_with_its_spread():
+    """Known answer: S = 1.1 / T against the median run, not one run or the mean (1.253); the
+    spread of S = 1 is 1.1 / 1.66 .. 1.1 / 1.0, the noise floor the mean |S - 1| of the
+    unrestricted runs (0.146); the point at 0.9 s (S 1.22 > 1.1) is flagged."""
+    r = profile(NoisyBaseline(), epsilon=0.3, sampling="binary", spare_cores=1, program="p",
+                verify_ceiling=True)
+    b = r.summary()["baseline"]
+    assert b["performance"] == 1.1 and b["runs"] == 3
+    assert b["s_low"] == pytest.approx(1.1 / 1.66) and b["s_high"] == pytest.approx(1.1)
+    floor = (abs(1.1 / 1.0 - 1) + 0 + abs(1.1 / 1.66 - 1)) / 3
+    assert b["noise_floor"] == pytest.approx(floor)
+    s = {m.idx: m.sensitivity for m in r.measurements}
+    top = (len(MEMORY) - 1, DISK.index(20.0))
+    assert s[top] == pytest.approx(1.1 / 0.9)
+    flagged = r.summary()["above_baseline_spread"]
+    assert flagged == [{"memory_mb": 128.0, "disk_read_mbps": 20.0,
+                        "sensitivity": pytest.approx(1.1 / 0.9)}]
+    assert any("above the best unrestricted run" in w for w in r.warnings)
+    assert r.score(np.ones(r.model.shape))["noise_floor"] == pytest.approx(floor)
+
+
+def test_the_cgroup_baseline_is_the_median_of_its_runs(monkeypatch):
+    """CgroupBackend.unrestricted: the median of baseline_repeats runs, every run kept."""
+    from perfcast.sensitivity import backends
+    from perfcast.sensitivity.backends import CgroupBackend
+
+    times = iter([1.0, 1.66, 1.1])
+    be = CgroupBackend.__new__(CgroupBackend)
+
+    class S:
+        repeats, baseline_repeats, confidence, monitor_interval_s = 1, 3, 0.95, 0.05
+        network = type("N", (), {"interface": None})
+
+    be.settings = S()
+    be.program = type("P", (), {"name": "p"})
+    usage = SpillingSort().unrestricted().usage
+    monkeypatch.setattr(be, "_once", lambda limits, net, mon: (
+        RunOutcome(performance=next(times), ok=True, usage=usage), None), raising=False)
+    monkeypatch.setattr(backends, "UsageMonitor", lambda *a: None)
+    out = be.unrestricted()
+    assert out.performance == 1.1 and out.runs == (1.0, 1.66, 1.1)

@@ -46,6 +46,8 @@ class RunOutcome:
     #: confidence interval of ``performance`` over the ok repeats (NaN: one run)
     ci_low: float = math.nan
     ci_high: float = math.nan
+    #: the performance of every ok repeat (empty: not kept, e.g. a replayed cell)
+    runs: tuple[float, ...] = ()
 
     @classmethod
     def failed(cls, reason: str, **kw) -> RunOutcome:
@@ -180,7 +182,7 @@ class CgroupBackend:
         return RunOutcome(performance=perf, ok=True, **common), res
 
     def _repeat(self, limits: cgroups.Limits, net_bits: int | None, monitored: bool,
-                repeats: int | None = None) -> RunOutcome:
+                repeats: int | None = None, median: bool = False) -> RunOutcome:
         outs = []
         for _ in range(max(1, repeats or self.settings.repeats)):
             mon = (UsageMonitor(self.settings.monitor_interval_s,
@@ -204,11 +206,12 @@ class CgroupBackend:
                           write_bps=max(u.write_bps for u in us),
                           net_bps=max(u.net_bps for u in us), samples=sum(u.samples for u in us))
         peaks = [o.memory_peak_bytes for o in ok if o.memory_peak_bytes is not None]
-        mean, lo, hi = repeat_ci([o.performance for o in ok], self.settings.confidence)
-        return RunOutcome(performance=mean, ok=True,
+        perfs = [o.performance for o in ok]
+        mean, lo, hi = repeat_ci(perfs, self.settings.confidence)
+        return RunOutcome(performance=statistics.median(perfs) if median else mean, ok=True,
                           wall_s=statistics.median(o.wall_s for o in ok),
                           returncode=0, usage=usage, memory_peak_bytes=max(peaks, default=None),
-                          repeats=len(outs), ci_low=lo, ci_high=hi)
+                          repeats=len(outs), ci_low=lo, ci_high=hi, runs=tuple(perfs))
 
     def probe(self) -> None:
         """Check that this host lets us restrict a run, before any run is made.
@@ -254,11 +257,14 @@ class CgroupBackend:
         return {d.name: (u.peak_for(d.kind) if u is not None else None) for d in self.model.dims}
 
     def unrestricted(self) -> RunOutcome:
-        """The program without limits, monitored: the mean of ``baseline_repeats`` runs
-        (at least ``repeats``), the peak usage the maximum over them."""
-        # every sensitivity divides by this one performance: measure it a few times (median)
+        """The program without limits, monitored: the median of ``baseline_repeats`` runs
+        (at least ``repeats``; every run kept in ``runs``, their spread the baseline's own
+        uncertainty), the peak usage the maximum over them."""
+        # every sensitivity divides by this one performance: the median of several runs, robust
+        # to the one run a busy host slows down
         out = self._repeat(cgroups.Limits(), None, monitored=True,
-                           repeats=max(self.settings.repeats, self.settings.baseline_repeats))
+                           repeats=max(self.settings.repeats, self.settings.baseline_repeats),
+                           median=True)
         log.info("%s unrestricted: %s, peak usage %s", self.program.name,
                  f"{out.performance:.6g}" if out.ok else f"FAILED ({out.reason})", out.usage)
         return out

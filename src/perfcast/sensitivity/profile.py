@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -133,6 +134,8 @@ class ProfileResult:
     warnings: tuple[str, ...] = ()
     #: cells whose every bracketing measured point failed (:func:`failed_cells`; None: unknown)
     failed: np.ndarray | None = None
+    #: the baseline's own uncertainty (:func:`baseline_spread`)
+    spread: dict = field(default_factory=dict)
 
     @property
     def product_points(self) -> int:
@@ -157,7 +160,8 @@ class ProfileResult:
     def score(self, truth: np.ndarray, mask: np.ndarray | None = None) -> dict[str, float]:
         """Average absolute error against ``truth`` inside the profiled box (``mae``) and over
         the whole grid (``mae_full_grid``, where ``mask``, e.g. truth known, allows); the
-        largest error in each, and the whole grid's worst cell."""
+        largest error in each, the whole grid's worst cell, and the ``noise_floor`` of one run
+        (:func:`baseline_spread`; NaN: unknown) that no error can be told from."""
         truth = np.asarray(truth, dtype=float)
         ok = np.isfinite(truth) if mask is None else (mask & np.isfinite(truth))
         err = np.abs(self.grid - truth)
@@ -173,6 +177,8 @@ class ProfileResult:
             "worst_point": {k: float(v) for k, v in self.model.point(worst).items()},
             "worst_truth": float(truth[worst]),
             "worst_predicted": float(self.grid[worst]),
+            # the run-to-run noise of one run's S: an error this small is all a profile can show
+            "noise_floor": self.spread.get("noise_floor", float("nan")),
         }
 
     def grid_frame(self) -> pd.DataFrame:
@@ -215,6 +221,16 @@ class ProfileResult:
                     "repeats": out.repeats})
         return row
 
+    def above_spread(self) -> list[dict[str, float]]:
+        """The measured points whose S exceeds the best unrestricted run's (``spread``'s
+        ``s_high``): faster than the program ever ran unrestricted, a sign of a noisy host or a
+        slow baseline (empty where the spread is unknown)."""
+        top = self.spread.get("s_high", float("nan"))
+        if not np.isfinite(top):
+            return []
+        return [{**self.model.point(m.idx), "sensitivity": m.sensitivity}
+                for m in self.measurements if m.outcome.ok and m.sensitivity > top + 1e-12]
+
     def summary(self) -> dict:
         """The campaign as a JSON-able dict: unrestricted performance, peak usage, per dimension
         its levels, peak, ceiling and chosen levels, steps, bisected segments, failures."""
@@ -235,6 +251,8 @@ class ProfileResult:
                 }
                 for r, c in zip(self.ranges, self.chosen, strict=True)
             },
+            "baseline": self.spread,
+            "above_baseline_spread": self.above_spread(),
             "profiled_dimensions": [r.dim.name for r in self.ranges],
             "ceiling_check": self.ceiling_check,
             "warnings": list(self.warnings),
@@ -245,8 +263,50 @@ class ProfileResult:
         }
 
 
+def baseline_spread(baseline: RunOutcome, higher_is_better: bool) -> dict[str, float]:
+    """The baseline's own uncertainty: the sensitivity of each unrestricted run against their
+    median (the denominator of every S).
+
+    Parameters
+    ----------
+    baseline : RunOutcome
+        The unrestricted run; ``runs`` holds every repeat's performance (fewer than two: the
+        spread is unknown, NaN).
+    higher_is_better : bool
+        The metric's direction.
+
+    Returns
+    -------
+    dict
+        ``runs``, ``performance`` (the median), ``performance_min`` and ``_max``, ``s_low`` and
+        ``s_high`` (the S of the worst and best unrestricted run: the spread of S = 1) and
+        ``noise_floor``, the mean ``|S - 1|`` of the unrestricted runs: the error one run's S
+        has from run-to-run noise alone, which no interpolation can go below.
+
+    Examples
+    --------
+    Three runs of 1.0, 1.1 and 1.66 s: the median 1.1 s is the denominator.
+
+    >>> b = RunOutcome(performance=1.1, ok=True, runs=(1.0, 1.1, 1.66))
+    >>> d = baseline_spread(b, higher_is_better=False)
+    >>> round(d["s_low"], 3), round(d["s_high"], 3), round(d["noise_floor"], 3)
+    (0.663, 1.1, 0.146)
+    """
+    runs = [float(v) for v in baseline.runs]
+    nan = float("nan")
+    if len(runs) < 2:
+        return {"runs": len(runs), "performance": baseline.performance,
+                "performance_min": nan, "performance_max": nan, "s_low": nan, "s_high": nan,
+                "noise_floor": nan}
+    s = np.array([sensitivity(v, baseline.performance, higher_is_better) for v in runs])
+    return {"runs": len(runs), "performance": baseline.performance,
+            "performance_min": min(runs), "performance_max": max(runs),
+            "s_low": float(s.min()), "s_high": float(s.max()),
+            "noise_floor": float(np.mean(np.abs(s - 1.0)))}
+
+
 def check_ceiling(ranges: Sequence[AxisRange], measure: Callable[[tuple[int, ...], str], float],
-                  epsilon: float, margin: float = 0.0
+                  epsilon: float, margin: float = 0.0, spread_low: float = float("nan")
                   ) -> tuple[tuple[AxisRange, ...], dict, tuple[str, ...]]:
     """Measure the run with every dimension at its ceiling and raise the ceiling that holds it back.
 
@@ -271,6 +331,10 @@ def check_ceiling(ranges: Sequence[AxisRange], measure: Callable[[tuple[int, ...
         The tolerance: the point at every ceiling passes with ``S >= 1 - epsilon``.
     margin : float, default=0.0
         A raise counts only if it gains more S than this (the baseline's run-to-run spread).
+    spread_low : float, default=float('nan')
+        The S of the slowest unrestricted run (:func:`baseline_spread`): a point at the ceiling
+        below it is also checked (raised where a dimension explains it); it is a warning only
+        below ``1 - epsilon``, above that it is within what the profile resolves.
 
     Returns
     -------
@@ -302,7 +366,10 @@ def check_ceiling(ranges: Sequence[AxisRange], measure: Callable[[tuple[int, ...
     s0 = s = float(measure(anchor(), "ceiling"))
     raised: dict[str, list[float]] = {}
     tried: dict[str, float] = {}
-    while s < threshold:
+    def short(v: float) -> bool:
+        return v < threshold or (math.isfinite(spread_low) and v < spread_low)
+
+    while short(s):
         trials = []
         for a, r in enumerate(rs):
             top = len(r.dim) - 1
@@ -333,7 +400,8 @@ def check_ceiling(ranges: Sequence[AxisRange], measure: Callable[[tuple[int, ...
                     f"restore it (still capped: {', '.join(capped) or 'none'}): the profile's "
                     "sensitivities are relative to a point the program does not reach",)
     record = {"s_at_ceiling": s0, "s_after": s, "threshold": threshold, "raised": raised,
-              "tried": tried}
+              "tried": tried, "below_baseline_spread": bool(math.isfinite(spread_low)
+                                                             and s < spread_low)}
     return tuple(rs), record, warnings
 
 
@@ -540,12 +608,17 @@ def profile(
                            " there is no performance to compare against")
     peaks = backend.peaks(base)
     measure = _Prober(backend, model, base.performance, cache if cache is not None else {})
+    spread = baseline_spread(base, backend.higher_is_better)
     check: dict = {}
     warnings: tuple[str, ...] = ()
     if ranges is None:
         ranges = model.ceilings(peaks, spare_cores)
         if verify_ceiling:
-            ranges, check, warnings = check_ceiling(ranges, measure, epsilon)
+            known = np.isfinite(spread["s_low"])
+            ranges, check, warnings = check_ceiling(
+                ranges, measure, epsilon,
+                margin=spread["s_high"] - spread["s_low"] if known else 0.0,
+                spread_low=spread["s_low"] if known else float("nan"))
             check["runs"] = len(measure.touched)
             for w in warnings:
                 log.warning("%s: %s", program or "program", w)
@@ -615,10 +688,20 @@ def profile(
     grid[failed_mask] = 0.0
     log.info("%s: %s eps=%g chose %s -> %d product points", program, sampling, epsilon,
              [len(c) for c in chosen], int(np.prod([len(c) for c in chosen])))
-    return ProfileResult(program=program, backend=backend.name, sampling=sampling,
+    result = ProfileResult(program=program, backend=backend.name, sampling=sampling,
                          epsilon=epsilon, model=model, baseline=base, peaks=peaks,
                          ranges=ranges, chosen=chosen,
                          measurements=[measure.done[i] for i in measure.touched],
                          grid=grid, probe_points=probe_points, splits=splits,
                          trace=tuple(trace) if sampling == "adaptive" else (),
-                         ceiling_check=check, warnings=warnings, failed=failed_mask)
+                         ceiling_check=check, warnings=warnings, failed=failed_mask,
+                         spread=spread)
+    high = result.above_spread()
+    if high:
+        result.warnings = (*result.warnings,
+                           f"{len(high)} measured point(s) have S above the best unrestricted "
+                           f"run's {spread['s_high']:.3g} (up to "
+                           f"{max(h['sensitivity'] for h in high):.3g}): the baseline's "
+                           f"{spread['runs']} runs spread over S {spread['s_low']:.3g}-"
+                           f"{spread['s_high']:.3g}, so the host's noise is at least that")
+    return result

@@ -330,6 +330,11 @@ def summarize(*, summaries: Sequence[str | Path], table: str | Path,
             **s["steps"], "failed_runs": s["failed_runs"],
             "failure_reasons": "; ".join(s["failure_reasons"]),
             "mae": s.get("score", {}).get("mae", np.nan),
+            "mae_full_grid": s.get("score", {}).get("mae_full_grid", np.nan),
+            "baseline_runs": (s.get("baseline") or {}).get("runs", np.nan),
+            "baseline_s_low": (s.get("baseline") or {}).get("s_low", np.nan),
+            "baseline_s_high": (s.get("baseline") or {}).get("s_high", np.nan),
+            "noise_floor": (s.get("baseline") or {}).get("noise_floor", np.nan),
             "warnings": "; ".join(s.get("warnings", [])),
         }
         for k, c in s.get("compare", {}).items():
