@@ -231,7 +231,8 @@ def sensitivity_section(summaries: Sequence[str | Path]) -> Section:
     the reason (typically the cgroup control file that refused: not root); profiled on the grid
     shipped with perfcast where the live profiling was refused (``status`` ``shipped``): the
     live profiling listed as skipped, with its reason, and the result as replayed (no warning:
-    the stage has its result, and says how)."""
+    the stage has its result, and says how). The profile's own ``warnings`` (a ceiling the
+    check could not repair, points above the baseline's spread) are warnings of the run."""
     s = Section("sensitivity", "Resource sensitivity")
     for path in summaries:
         d = _json(path)
@@ -256,10 +257,15 @@ def sensitivity_section(summaries: Sequence[str | Path]) -> Section:
         if score:
             truth = "the whole measured grid" if d.get("status") == "shipped" else "brute force"
             line += f", mean |error| against {truth} {fmt(score.get('mae'), 3)}"
+            floor = score.get("noise_floor")
+            if floor is not None and floor == floor:  # NaN: the baseline's spread is unknown
+                line += f" (run-to-run noise floor {fmt(floor, 3)})"
         s.ran.append(line)
         if d.get("failed_runs"):
             s.warnings.append(f"{s.title}: {p}: {d['failed_runs']} failed runs "
                               f"({', '.join(d.get('failure_reasons') or [])})")
+        for w in d.get("warnings") or []:  # e.g. a ceiling the check could not repair
+            s.warnings.append(f"{s.title}: {p}: {w}")
         s.numbers[p] = {"status": d.get("status", "profiled"), "runs": runs,
                         "mae": score.get("mae") if score else None}
     return s

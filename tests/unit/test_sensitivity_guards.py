@@ -281,3 +281,23 @@ def test_the_cgroup_baseline_is_the_median_of_its_runs(monkeypatch):
     monkeypatch.setattr(backends, "UsageMonitor", lambda *a: None)
     out = be.unrestricted()
     assert out.performance == 1.1 and out.runs == (1.0, 1.66, 1.1)
+
+
+def test_the_run_summary_carries_a_profiles_warnings(tmp_path):
+    """A profile whose ceiling could not be repaired is no plain 'profiled' in the run summary:
+    its warning is one of the run's warnings."""
+    import json
+
+    from perfcast.summary import sensitivity_section
+
+    be = SpillingSort()
+    be.peaks = lambda unrestricted: {"memory_mb": 200.0, "disk_read_mbps": 10.0}
+    be.model = ResourceModel.ordered([Dimension("memory_mb", "memory", MEMORY, "MiB"),
+                                      Dimension("disk_read_mbps", "disk_read", (10.0, 20.0),
+                                                "MB/s")])
+    r = profile(be, epsilon=0.3, sampling="binary", spare_cores=1, program="sort",
+                verify_ceiling=True)
+    path = tmp_path / "sort.json"
+    path.write_text(json.dumps({**r.summary(), "status": "profiled", "backend": "cgroup"}))
+    section = sensitivity_section([path])
+    assert any("sort" in w and "ceiling check" in w for w in section.warnings)
