@@ -301,3 +301,29 @@ def test_the_run_summary_carries_a_profiles_warnings(tmp_path):
     path.write_text(json.dumps({**r.summary(), "status": "profiled", "backend": "cgroup"}))
     section = sensitivity_section([path])
     assert any("sort" in w and "ceiling check" in w for w in section.warnings)
+
+
+def test_the_guards_keep_or_improve_the_paper_replay(arcp_csv):
+    """On the paper's replayed grids (binary, epsilon 0.3, Table 4's ceilings) the ceiling check
+    raises nothing, and bisecting the failure boundary never worsens a program's whole-grid
+    error (the NPB programs, whose low-memory runs failed, get better)."""
+    import pandas as pd
+
+    from perfcast.sensitivity import published
+    from perfcast.sensitivity.evaluation import load_grids, resolve_peaks
+    from perfcast.sensitivity.replay import ReplayBackend
+
+    programs = sorted(pd.read_csv(arcp_csv)["program"].unique())
+    grids, peaks = load_grids(arcp_csv, programs, {}), resolve_peaks("table4", None)
+    better = []
+    for p in programs:
+        errors = []
+        for guard in (False, True):
+            r = profile(ReplayBackend(grids[p], peaks.get(p)), epsilon=0.3, sampling="binary",
+                        spare_cores=published.ARCP_SPARE_CORES, program=p,
+                        verify_ceiling=guard, bisect_failed=guard)
+            errors.append(r.score(grids[p].truth())["mae_full_grid"])
+            assert not r.ceiling_check.get("raised") and not r.warnings
+        assert errors[1] <= errors[0] + 1e-12, p
+        better += [p] if errors[1] < errors[0] - 1e-4 else []
+    assert {"ft.c.4", "ft.c.8"} <= set(better)
