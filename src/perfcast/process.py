@@ -77,6 +77,13 @@ def cmdline(pid):
     except OSError:
         return "?"
     return raw.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace") or "?"
+def ended(pid):  # exited by itself since tree() listed it (a zombie or gone): not left running
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return True
+    return stat[stat.rindex(b")") + 2:].split()[0] in (b"Z", b"X")
 def reap(flags):
     while True:
         try:
@@ -98,7 +105,10 @@ def kill_all(seen):
             if p == pid and "main" in done:
                 continue
             if p not in seen:
-                seen[p] = cmdline(p)
+                cmd = cmdline(p)
+                if cmd == "?" and ended(p):
+                    continue
+                seen[p] = cmd
             try:
                 os.kill(p, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):  # gone, or setuid: named anyway
