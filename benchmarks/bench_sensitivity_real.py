@@ -22,9 +22,11 @@ S against its cell's mean). Inputs are small so that it fits a shared
 machine; its timings are noisy. Root is needed (cgroups); without it the benchmark says so and
 skips.
 
-    .venv/bin/python benchmarks/bench_sensitivity_real.py [REPEATS]
+    .venv/bin/python benchmarks/bench_sensitivity_real.py [REPEATS] [PROGRAM ...]
 
-Writes benchmarks/out/sensitivity_real.json and prints a Markdown table.
+Writes benchmarks/out/sensitivity_real.json (``sensitivity_real_PROGRAM.json`` when programs
+are named, so that several can run side by side on a host with the cores for it) and prints a
+Markdown table.
 """
 
 from __future__ import annotations
@@ -76,12 +78,12 @@ def make_inputs(where: Path, seed: int = 7) -> None:
     (where / "spill").mkdir()
 
 
-def section(default: dict, where: Path, dense: bool, repeats: int) -> dict:
+def section(default: dict, where: Path, dense: bool, repeats: int, tag: str = "") -> dict:
     """The sensitivity section: the default configuration's, with the three programs (run in
     ``where``); ``dense``: every CPU x memory level, ``repeats`` runs a cell, no disk limit."""
     s = {k: v for k, v in default.items() if k not in ("programs", "replay")}
     s["programs"] = {n: {**p, "cwd": str(where)} for n, p in PROGRAMS.items()}
-    s["cgroup"] = {**s["cgroup"], "target_path": str(where), "prefix": "pcreal"}
+    s["cgroup"] = {**s["cgroup"], "target_path": str(where), "prefix": "pcreal" + tag}
     if dense:
         s["dimensions"] = dict(GRID)
         s["repeats"] = repeats  # the unrestricted runs: the default's 10, as the profile's
@@ -98,6 +100,8 @@ def main(argv: list[str]) -> int:
 
     # REPEATS; under ``python -m benchmarks NAME`` argv holds the name filter instead
     repeats = int(argv[0]) if argv and argv[0].isdigit() else 2
+    chosen = [a for a in argv if a in PROGRAMS] or list(PROGRAMS)
+    tag = "" if chosen == list(PROGRAMS) else "_" + "_".join(chosen)
     root = Path(__file__).resolve().parents[1]
     default = validate(yaml.safe_load((root / "config" / "config.yaml").read_text()),
                        "config")["sensitivity"]
@@ -105,9 +109,9 @@ def main(argv: list[str]) -> int:
     rows, result = [], {"repeats_dense": repeats, "load_before": os.getloadavg(), "programs": {}}
     try:
         make_inputs(where)
-        dense_section = section(default, where, True, repeats)
-        fast_section = section(default, where, False, repeats)
-        for name in PROGRAMS:
+        dense_section = section(default, where, True, repeats, tag)
+        fast_section = section(default, where, False, repeats, tag)
+        for name in chosen:
             t0 = time.perf_counter()
             st = profile_settings(dense_section, name, {}, seed=0)
             be = CgroupBackend(st)
@@ -155,7 +159,7 @@ def main(argv: list[str]) -> int:
     finally:
         shutil.rmtree(where, ignore_errors=True)
     result["load_after"] = os.getloadavg()
-    save("sensitivity_real", result)
+    save("sensitivity_real" + tag, result)
     print("\n| program | mean abs. error | max abs. error | runs (fast) | runs (dense) "
           "| noise floor | dense run noise | ceilings | warnings |\n"
           "|---|---|---|---|---|---|---|---|---|")
