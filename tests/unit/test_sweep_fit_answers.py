@@ -75,15 +75,23 @@ def test_a_regressor_name_that_reads_as_something_else_is_refused(tmp_path, perf
 def test_a_positive_quantity_predicted_at_or_below_zero_is_refused(repo, perfcast_cli,
                                                                    tmp_path):
     """Extra-P's two_parameter_5 (2 + 0.884 s log2 p, measured at p >= 2): at p = 0.5 the
-    law gives -6.84; the interval was printed as [0, -6.84]."""
+    law gives -6.84 (the interval was printed as [0, -6.84]); asked for there, the law is
+    not chosen, saying why, and the model chosen stays positive. Where no model can (a line
+    through two values, asked at p = -3) the point is refused, saying that it lies outside
+    the measured range."""
     r = perfcast_cli("fit", str(repo / "tests/data/extrap/two_parameter_5.txt"),
                      "--predict", "p=0.5,s=10")
-    assert r.returncode == 2
-    assert "predicts -6.84 at p=0.5, s=10" in r.stderr and "p 2 to 32, s 10 to 50" in r.stderr
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert re.search(r"pmnf:(s \+ )?log2\(p\) \* s not chosen: it reaches -6.84 at p=0.5, "
+                     r"s=10, outside the measured range \(p 2 to 32, s 10 to 50\)",
+                     " ".join(out["notes"]))
+    assert out["predictions"][0]["mean"] > 0
     line = tmp_path / "a.csv"
     line.write_text("p,t\n1,2\n1,2.2\n4,5\n4,5.3\n")
     r = perfcast_cli("fit", str(line), "--y", "t", "--x", "p", "--predict", "p=-3")
-    assert r.returncode == 2 and "predicts -1.967 at p=-3" in r.stderr
+    assert r.returncode == 2 and "predicts -1.967 at p=-3, outside the measured range " \
+        "(4 below the smallest measured p 1)" in r.stderr
     r = perfcast_cli("fit", str(line), "--y", "t", "--x", "p", "--predict", "p=2")
     assert r.returncode == 0, r.stderr
     pred = json.loads(r.stdout)["predictions"][0]
@@ -135,12 +143,17 @@ def test_a_point_cannot_set_an_unknown_or_unvaried_regressor(tmp_path, perfcast_
     assert json.loads(r.stdout)["predictions"][0]["mean"] == pytest.approx(19.0)
 
 
-def test_the_workflows_predict_point_below_zero_is_refused():
+def test_the_workflows_predict_point_below_zero_is_not_predicted_and_the_run_completes(
+        tmp_path):
     """The workflow's models job (``analyse``) holds the config's ``predict`` points to the
-    same rule: a falling time extrapolated below 0 fails the job naming the point."""
-    from perfcast.errors import InputError
+    same rule, but a point it cannot predict does not fail the job: a falling time
+    extrapolated below 0 is reported as not predictable, naming the point, the value and
+    that it lies outside the measured range, in the predictions table, the models summary
+    and the run summary's warnings."""
+    from perfcast.summary import sweep_section
     from perfcast.sweep.analysis import analyse
     from perfcast.sweep.campaign import Analysis, ModelSpec
+    from perfcast.sweep.runner import json_safe
 
     fit = from_section(SweepSettings, {"fit": {"normal_form": {"enabled": False}}}, "sweep").fit
     n = [1, 1, 2, 2, 4, 4, 8, 8]
@@ -153,6 +166,15 @@ def test_the_workflows_predict_point_below_zero_is_refused():
 
     ok = run({"n": 9})["predictions"]
     assert float(ok.loc[ok["source"] == "predict", "mean"].iloc[0]) == pytest.approx(2.05)
-    with pytest.raises(InputError, match=r"campaign 'demo', predict: effect 't': .* predicts "
-                                         r"-19.95 at n=20"):
-        run({"n": 20})
+    out = run({"n": 20})
+    pred = out["predictions"]
+    row = pred[pred["source"] == "predict"].iloc[0]
+    assert not row["predictable"] and np.isnan(row["mean"])
+    assert re.search(r"not predictable: effect 't': .* predicts -19.95 at n=20, outside the "
+                     r"measured range \(2.5x beyond the largest measured n 8\)", row["note"])
+    assert any("no plausible model" in n for n in out["summary"]["effects"][0]["notes"])
+    path = tmp_path / "demo.json"
+    path.write_text(json.dumps(json_safe(out["summary"])))
+    warnings = sweep_section([path]).warnings
+    assert any("t at n=20 not predictable (effect 't'" in w and "-19.95" in w
+               for w in warnings)

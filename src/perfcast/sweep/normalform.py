@@ -100,6 +100,9 @@ TIE_SMAPE = 1e-9
 #: on a sparse cross design (one line per parameter) an additive law and one with a product
 #: term fit the lines equally well, and the data say nothing of the interaction
 KIND_ORDER = {"constant": 0, "single": 1, "additive": 2, "multiplicative": 3, "mixed": 4}
+#: hypotheses kept, best first, as the competitors of the chosen law beyond the data
+#: (:func:`perfcast.sweep.selection.model_spread`)
+RANKED = 10
 #: a parameter is searched on lines of at least this many distinct values
 MIN_LINE_VALUES = 3
 #: a parameter with 2 values (1 and 2 workers) enters the combinations with these terms,
@@ -396,7 +399,8 @@ def first_lowest(scores: Sequence[float], tie: float) -> int | None:
 
 def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
            gain: Callable[[Hypothesis, Hypothesis], float] | None = None,
-           xmax: Mapping[int, float] | None = None) -> Hypothesis | None:
+           xmax: Mapping[int, float] | None = None,
+           plausible: Callable[[Hypothesis], bool] | None = None) -> Hypothesis | None:
     """The simplest hypothesis that no larger one beats by more than ``gain(smaller, larger)``
     (default ``REL_GAIN``) and ``ABS_GAIN`` of CV SMAPE, a larger one being considered only
     while the simpler one's CV SMAPE exceeds ``NOISE_FACTOR`` times ``floor``
@@ -422,6 +426,11 @@ def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
     xmax : mapping, optional, default=None
         The largest value measured of each regressor (by column); None: no law is taken for
         one that rises by a negative exponent.
+    plausible : callable, optional, default=None
+        ``plausible(h)``: whether a hypothesis may be chosen at all (of a positive effect,
+        one that neither reaches 0 nor turns over where the data do not,
+        :func:`perfcast.sweep.plausibility.implausible_values`); of each size the best
+        plausible one competes. None: every hypothesis may.
 
     Returns
     -------
@@ -435,13 +444,14 @@ def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
     for k in sorted({h.n_terms for h in scored}):
         size = sorted((h for h in scored if h.n_terms == k),
                       key=lambda h: KIND_ORDER.get(h.kind, len(KIND_ORDER)))
-        top = size[first_lowest([h.cv_smape for h in size], TIE_SMAPE)]
+        top = _first_lowest_of(size, plausible)
+        if top is None:
+            continue
         if xmax is not None and floor > 0 and top.rises_by_a_negative_exponent(xmax):
             plain = [h for h in size if not h.rises_by_a_negative_exponent(xmax)]
-            if plain:
-                other = plain[first_lowest([h.cv_smape for h in plain], TIE_SMAPE)]
-                if not other.cv_smape - top.cv_smape > RISE_MARGIN * floor:
-                    top = other
+            other = _first_lowest_of(plain, plausible)
+            if other is not None and not other.cv_smape - top.cv_smape > RISE_MARGIN * floor:
+                top = other
         rel = REL_GAIN if gain is None or best is None else gain(best, top)
         if best is None or (best.cv_smape > NOISE_FACTOR * floor
                             and top.cv_smape < best.cv_smape * (1 - rel)
@@ -450,9 +460,83 @@ def choose(hyps: Sequence[Hypothesis], floor: float = 0.0,
     return best
 
 
+def _first_lowest_of(hyps: Sequence[Hypothesis],
+                     ok: Callable[[Hypothesis], bool] | None) -> Hypothesis | None:
+    """The hypothesis :func:`first_lowest` picks among those ``ok`` accepts (asked lowest
+    score first, so that few are checked); None when it accepts none."""
+    left = list(hyps)
+    while left:
+        i = first_lowest([h.cv_smape for h in left], TIE_SMAPE)
+        if i is None:
+            return None
+        if ok is None or ok(left[i]):
+            return left[i]
+        left.pop(i)
+    return None
+
+
 def _second_term_gain(smaller: Hypothesis, larger: Hypothesis) -> float:
     """``REL_GAIN_SECOND_TERM`` from one term of a parameter to two, else ``REL_GAIN``."""
     return REL_GAIN_SECOND_TERM if smaller.n_terms >= 1 else REL_GAIN
+
+
+def residual_noise_floor(hyps: Sequence[Hypothesis], X: np.ndarray, y: np.ndarray,
+                         max_terms: int = 1) -> float:
+    """The noise floor of a design without repetitions (:func:`noise_floor` has nothing to
+    measure then): the same expected relative error of a configuration's value, with the
+    scatter ``s`` estimated from the residuals of the simplest adequate law, the hypothesis
+    of 1 to ``max_terms`` terms of lowest CV SMAPE, relative to its fitted values, with
+    ``n - k`` degrees of freedom for its ``k`` coefficients.
+
+    Parameters
+    ----------
+    hyps : sequence of Hypothesis
+        Scored hypotheses (:func:`cv_scores`: their full-data coefficients set).
+    X : numpy.ndarray
+        (n, d) regressor values of the configurations.
+    y : numpy.ndarray
+        (n,) the effect at the configurations (one run each).
+    max_terms : int, default=1
+        The most terms of a law counted as simple: 1 for one parameter, one per parameter
+        for several.
+
+    Returns
+    -------
+    float
+        100 sqrt(2 / pi) s, in percent; 0 when no such law keeps a residual degree of
+        freedom.
+
+    Notes
+    -----
+    With one run per configuration the scatter of the runs cannot be told from a law's lack
+    of fit, and a floor of 0 lets every extra term that lowers the CV score a little win: a
+    second term fitting the noise, a polynomial that turns just beyond the data. The simplest
+    law's residuals hold the noise and its lack of fit, an upper estimate of the noise: it
+    asks a larger model for a gain beyond what the simplest one leaves unexplained, which is
+    the lack-of-fit test's question (Draper and Smith, Applied Regression Analysis, 3rd ed.,
+    1998, section 2.1) without replicates to split the two.
+
+    Examples
+    --------
+    >>> p = np.array([[2.0], [4], [8], [16], [32]])
+    >>> h = Hypothesis(((Factor(0, Fraction(1), 0),),), "single", cv_smape=1.0)
+    >>> h.coef = np.array([1.0, 1.0])
+    >>> residual_noise_floor([h], p, 1 + p[:, 0])
+    0.0
+    """
+    simple = [h for h in hyps if 1 <= h.n_terms <= max_terms and np.isfinite(h.cv_smape)
+              and len(h.coef) == h.n_terms + 1]
+    if not simple:
+        return 0.0
+    h = simple[first_lowest([h.cv_smape for h in simple], TIE_SMAPE)]
+    y = np.asarray(y, dtype=float)
+    fitted = h.predict(np.asarray(X, dtype=float).reshape(len(y), -1))
+    dof = len(y) - len(h.coef)
+    ok = np.abs(fitted) > 0
+    if dof < 1 or not ok.all():
+        return 0.0
+    s = math.sqrt(float(np.sum(((y - fitted) / np.abs(fitted)) ** 2)) / dof)
+    return float(100 * math.sqrt(2 / math.pi) * s)
 
 
 def noise_floor(y: np.ndarray | None, groups: Sequence[Any] | None,
@@ -589,11 +673,17 @@ class Search:
     n_searched: int
     notes: list[str]
     per_parameter: dict[str, str]
+    #: the noise floor the choice used (estimated from residuals without repetitions)
+    floor: float = 0.0
+    #: the scored hypotheses of lowest CV SMAPE (``RANKED`` of them), best first: the laws
+    #: the data tell least from the chosen one
+    ranked: list[Hypothesis] = field(default_factory=list)
 
 
 def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
            make_folds: Callable[[Sequence[Any]], list[tuple[np.ndarray, np.ndarray]]],
-           floor: float = 0.0) -> Search:
+           floor: float | None = 0.0,
+           plausible: Callable[[Hypothesis, float], bool] | None = None) -> Search:
     """The normal-form model of configuration values ``yc`` at configurations ``Xc`` (one row
     per configuration, repetitions already aggregated).
 
@@ -610,8 +700,13 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
     make_folds : callable
         Configuration labels -> CV folds
         (:func:`perfcast.sweep.selection.make_folds` with the stage's ``cv_folds``).
-    floor : float, default=0.0
-        the noise floor of the CV SMAPE (:func:`noise_floor`; 0 without repetitions).
+    floor : float or None, default=0.0
+        the noise floor of the CV SMAPE (:func:`noise_floor`); None for a design without
+        repetitions: estimated from the residuals of the simplest adequate law
+        (:func:`residual_noise_floor`), and a note says so.
+    plausible : callable, optional, default=None
+        ``plausible(h, floor)``: whether a hypothesis over all the regressors may be chosen,
+        given the noise floor (:func:`choose`); None: every one may.
 
     Returns
     -------
@@ -638,9 +733,11 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
     if d == 1:
         hyps = single_parameter_hypotheses(Xc[:, 0], space)
         cv_scores(hyps, Xc, yc, folds)
-        best = choose(hyps, floor, _second_term_gain, {0: float(Xc[:, 0].max())})
+        used = _estimated_floor(floor, hyps, Xc, yc, 1, notes)
+        best = choose(hyps, used, _second_term_gain, {0: float(Xc[:, 0].max())},
+                      None if plausible is None else lambda h: plausible(h, used))
         return Search(list(names), _listed(hyps, best), best, len(hyps), notes,
-                      {names[0]: best.formula(names) if best else ""})
+                      {names[0]: best.formula(names) if best else ""}, used, _ranked(hyps))
     per_param: dict[int, list[Hypothesis]] = {}
     described: dict[str, str] = {}
     for v in range(d):
@@ -662,7 +759,9 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
             continue
         hyps = single_parameter_hypotheses(xv, space)
         cv_scores(hyps, xv.reshape(-1, 1), yv, make_folds([(x,) for x in xv]))
-        best = choose(hyps, floor, _second_term_gain, {0: float(xv.max())})
+        line_floor = floor if floor is not None else \
+            residual_noise_floor(hyps, xv.reshape(-1, 1), yv)
+        best = choose(hyps, line_floor, _second_term_gain, {0: float(xv.max())})
         if best is None or best.n_terms == 0:
             described[names[v]] = "constant"
             continue
@@ -684,8 +783,30 @@ def search(Xc: np.ndarray, yc: np.ndarray, names: Sequence[str], space: Space,
     cands = list(unique.values())
     cands = [h for h in cands if all(np.isfinite(term_values(t, Xc)).all() for t in h.terms)]
     cv_scores(cands, Xc, yc, folds)
-    best = choose(cands, floor, xmax={v: float(Xc[:, v].max()) for v in range(d)})
-    return Search(list(names), _listed(cands, best), best, len(cands), notes, described)
+    used = _estimated_floor(floor, cands, Xc, yc, max(len(per_param), 1), notes)
+    best = choose(cands, used, xmax={v: float(Xc[:, v].max()) for v in range(d)},
+                  plausible=None if plausible is None else lambda h: plausible(h, used))
+    return Search(list(names), _listed(cands, best), best, len(cands), notes, described, used,
+                  _ranked(cands))
+
+
+def _ranked(hyps: Sequence[Hypothesis]) -> list[Hypothesis]:
+    """The ``RANKED`` scored hypotheses of lowest CV SMAPE, best first."""
+    return sorted((h for h in hyps if np.isfinite(h.cv_smape)),
+                  key=lambda h: h.cv_smape)[:RANKED]
+
+
+def _estimated_floor(floor: float | None, hyps: Sequence[Hypothesis], X: np.ndarray,
+                     y: np.ndarray, max_terms: int, notes: list[str]) -> float:
+    """``floor``, or without repetitions (None) the residual estimate
+    (:func:`residual_noise_floor`), with a note saying so."""
+    if floor is not None:
+        return floor
+    est = residual_noise_floor(hyps, X, y, max_terms)
+    notes.append(f"normal form: one run per configuration: the noise floor, {est:.3g} % of "
+                 "a configuration's value, is estimated from the residuals of the simplest "
+                 f"law (up to {max_terms} term(s)), not from repetitions")
+    return est
 
 
 def _relabel(h: Hypothesis, var: int) -> Hypothesis:

@@ -33,6 +33,7 @@ import pandas as pd
 from perfcast.errors import InputError
 from perfcast.sweep import design as dz
 from perfcast.sweep import normalform as nf
+from perfcast.sweep import plausibility as pl
 from perfcast.sweep import repetitions as rp
 from perfcast.sweep.ols import DesignFit, LinearFit, fit_terms
 from perfcast.sweep.repetitions import Repetitions
@@ -224,6 +225,9 @@ class Candidate:
     #: the regressor rows (columns in ``x`` order) the model was fitted on; the formula's
     #: printed digits are checked against them (:meth:`formula_digits`)
     data: np.ndarray | None = field(default=None, repr=False)
+    #: a law's nearest rivals of the normal-form search, best first (not listed as
+    #: candidates): their spread beyond the data widens the intervals (:func:`model_spread`)
+    rivals: list[nf.Hypothesis] = field(default_factory=list, repr=False)
 
     def raw_design(self, X: np.ndarray) -> np.ndarray:
         """The model's columns at raw regressor rows ``X`` (``x`` order), the intercept's
@@ -312,7 +316,10 @@ NO_CV_ORDER = ("no cross-validated order selection: a fold that leaves one confi
 def polynomial_candidates(X: np.ndarray, y: np.ndarray, name: str, folds: Folds,
                           max_order: int, reps: Repetitions | None = None) -> list[Candidate]:
     """Orders 1..N of one regressor, each scored by CV; N is capped so that every training
-    fold still has order + 1 distinct values (a higher order is not identifiable there).
+    fold still has order + 1 distinct values (a higher order is not identifiable there), and
+    at the number of distinct values - 2 (at least 1): a polynomial of order m - 1 passes
+    through the means at m values whatever they are, so no value is left to test it (a cubic
+    from 4 sizes, where folds over finer configurations keep all 4); a note says so.
 
     When the cap leaves no order but the regressor takes at least 2 values (the common sweep
     of one parameter at two values with repeated runs), the order-1 line is still fitted: two
@@ -344,6 +351,13 @@ def polynomial_candidates(X: np.ndarray, y: np.ndarray, name: str, folds: Folds,
     for train, _ in folds:
         cap = min(cap, len(np.unique(x[train])) - 1)
     top = min(max_order, cap)
+    by_levels = max(distinct - 2, 1)  # one level left over to test the curve
+    level_note = None
+    if top > by_levels:
+        level_note = (f"poly[{name}]: orders above {by_levels} not fitted: {distinct} "
+                      f"distinct values of {name!r} determine a polynomial of order "
+                      f"{distinct - 1} exactly, leaving no value to test it")
+        top = by_levels
     if top < 1 <= distinct - 1:
         terms = dz.polynomial_terms(1)
         return [Candidate(model=f"poly[{name}]^1", kind="polynomial", x=[name],
@@ -365,6 +379,8 @@ def polynomial_candidates(X: np.ndarray, y: np.ndarray, name: str, folds: Folds,
         for c in cands:
             c.extra = {"order_by_cv": cands[best].order,
                        "order_by_training_error": cands[by_training].order}
+        if level_note:
+            cands[0].extra["note"] = level_note
     return cands
 
 
@@ -422,7 +438,9 @@ def form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str], folds: F
 
 def normal_form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str],
                            groups: Sequence[Any], cv_folds: int, settings: Any,
-                           reps: Repetitions | None = None) -> tuple[list[Candidate], list[str]]:
+                           reps: Repetitions | None = None,
+                           asked: np.ndarray | None = None
+                           ) -> tuple[list[Candidate], list[str]]:
     """The normal-form search (:func:`perfcast.sweep.normalform.search`) on the
     configuration aggregates, its listed hypotheses as candidates (the search's pick
     ``chosen``), each refitted by OLS for statistics and intervals: on the runs when
@@ -444,6 +462,11 @@ def normal_form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str],
     reps : Repetitions, optional, default=None
         The rows are these compressed runs (``y`` their means, ``groups`` their labels):
         aggregates, noise floor, fits and errors of the runs.
+    asked : numpy.ndarray, optional, default=None
+        Rows (``names`` order) of the points predictions are asked for. For an effect
+        positive in every run the search chooses only a law that neither reaches 0 nor turns
+        over where the data do not, up to these points
+        (:func:`perfcast.sweep.plausibility.implausible_values`).
 
     Returns
     -------
@@ -454,13 +477,41 @@ def normal_form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str],
         frame = pd.DataFrame(X, columns=list(names))
         frame["_y"] = y
         agg = nf.aggregate(frame, "_y", list(names), groups, settings.aggregate)
-        floor = nf.noise_floor(y, groups)
     else:
         agg = rp.configuration_values(reps, list(names), settings.aggregate)
-        floor = nf.noise_floor(None, None, stats=rp.configuration_stats(reps))
     Xc, yc = agg[list(names)].to_numpy(dtype=float), agg["_y"].to_numpy(dtype=float)
     space = nf.Space.from_settings(settings)
-    found = nf.search(Xc, yc, list(names), space, lambda g: make_folds(g, cv_folds), floor)
+    # a configuration's runs, counted either way: without any repeated, the search estimates
+    # the floor from residuals (None)
+    floor: float | None = None
+    if bool((agg["n_runs"] > 1).any()):
+        floor = nf.noise_floor(y, groups) if reps is None else \
+            nf.noise_floor(None, None, stats=rp.configuration_stats(reps))
+    plausible = None
+    refused: list[tuple[nf.Hypothesis, str]] = []
+    runs = y if reps is None else reps.runs  # positive in every run, not only every mean
+    if len(yc) and bool((np.asarray(runs, dtype=float) > 0).all()):
+        values = {tuple(r): float(v) for r, v in zip(Xc, yc, strict=True)}
+
+        def plausible(h: nf.Hypothesis, used: float) -> bool:
+            why = pl.implausible_values(h.predict, Xc, names, pl.relative_noise(used),
+                                        asked, values)
+            if why:
+                refused.append((h, why))
+            return why is None
+    found = nf.search(Xc, yc, list(names), space, lambda g: make_folds(g, cv_folds), floor,
+                      plausible)
+    passed = [(h, why) for h, why in refused if found.best is None
+              or h.cv_smape < found.best.cv_smape]
+    notes = list(found.notes)
+    if passed:
+        h, why = min(passed, key=lambda t: t[0].cv_smape)
+        label = " + ".join(nf.term_name(t, names) for t in h.terms) or "const"
+        chosen = " + ".join(nf.term_name(t, names) for t in found.best.terms) or "const" \
+            if found.best is not None else None
+        notes.append(f"pmnf:{label} not chosen: it {why}, for an effect positive in every "
+                     "measurement" + (f"; pmnf:{chosen} instead" if chosen else ""))
+    floor = found.floor
     conf = [tuple(r) for r in Xc]
     if reps is None:
         row_conf = [tuple(r) for r in pd.DataFrame(X).groupby(
@@ -489,6 +540,7 @@ def normal_form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str],
                 else float("nan")
         model = "pmnf:" + (" + ".join(labels[1:]) if h.terms else "const")
         cands.append(Candidate(model=model, kind="normal_form", x=list(names), fit=fit,
+                               rivals=[r for r in found.ranked if r.key() != h.key()],
                                cv_mse=mse, cv_smape=h.cv_smape, chosen=h is found.best,
                                extra={"combination": h.kind, "n_terms_searched": len(h.terms),
                                       "hypotheses_searched": found.n_searched,
@@ -496,7 +548,7 @@ def normal_form_candidates(X: np.ndarray, y: np.ndarray, names: Sequence[str],
                                       "noise_floor_smape": floor,
                                       "configurations": len(yc),
                                       "per_parameter": found.per_parameter}))
-    return cands, list(found.notes)
+    return cands, notes
 
 
 @dataclass
@@ -511,10 +563,91 @@ class SpecResult:
     n: int
     n_configurations: int
     notes: list[str]
+    #: the points asked for with their predictions, or why they could not be predicted
+    #: (:func:`perfcast.sweep.analysis.asked_predictions`)
+    predictions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def keep_plausible(cands: Sequence[Candidate], y: np.ndarray, floor: float,
+                   asked: pd.DataFrame | None = None,
+                   w: np.ndarray | None = None) -> list[str]:
+    """Take the candidates of a positive effect that are implausible on their checked range
+    (:func:`perfcast.sweep.plausibility.implausible`: reaching 0, or turning over where the
+    data do not) out of the choice: an implausible polynomial order gives way to the
+    plausible order of lowest CV MSE, an implausible law to the plausible listed law of
+    lowest CV SMAPE, an OLS form is dropped. Each candidate's reason is kept in
+    ``extra["implausible"]``. When no candidate is plausible, the choice is left as it was
+    and a note says so (the points where the best model is not positive are then reported
+    as not predictable, :func:`predict_frame`).
+
+    Parameters
+    ----------
+    cands : sequence of Candidate
+        The effect's candidates, ``data`` set; their ``chosen`` flags are updated.
+    y : numpy.ndarray
+        The effect, one value per row of the candidates' ``data``.
+    floor : float
+        The noise floor (:func:`perfcast.sweep.normalform.noise_floor`, or its residual
+        estimate without repetitions): turns within the noise are not counted.
+    asked : pandas.DataFrame, optional, default=None
+        The points a prediction asks for (a column per regressor): the checked range
+        reaches them.
+    w : numpy.ndarray, optional, default=None
+        The number of runs of each row (``y`` then the mean of its runs, of compressed
+        runs: :class:`perfcast.sweep.repetitions.Repetitions`); None: one each. A
+        configuration's value is the mean of its runs either way.
+
+    Returns
+    -------
+    list of str
+        One note per candidate taken out of the choice (and the replacement).
+    """
+    before = [c.chosen for c in cands]
+    for c in cands:
+        if c.data is None:
+            continue
+        frame = pd.DataFrame(c.data)
+        frame["_w"] = 1.0 if w is None else w
+        frame["_wy"] = frame["_w"] * y
+        by = frame.groupby(list(range(c.data.shape[1])))[["_wy", "_w"]].sum()
+        values = by["_wy"] / by["_w"]  # the mean of the runs at each row, however compressed
+        by_row = {tuple(np.atleast_1d(np.asarray(k, dtype=float))): float(v)
+                  for k, v in values.items()}
+        rows = None if asked is None or asked.empty or any(v not in asked for v in c.x) \
+            else asked[c.x].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+        rows = None if rows is None else rows[np.isfinite(rows).all(axis=1)]
+        reason = pl.implausible(c, pl.relative_noise(floor), rows, by_row)
+        if reason:
+            c.extra["implausible"] = reason
+    notes = []
+    families: dict[tuple[str, str], list[Candidate]] = {}
+    for c in cands:
+        families.setdefault((c.kind, ",".join(c.x) if c.kind == "polynomial" else ""),
+                            []).append(c)
+    for (kind, _), group in families.items():
+        for c in [c for c in group if c.chosen and "implausible" in c.extra]:
+            c.chosen = False
+            score = "cv_smape" if kind == "normal_form" else "cv_mse"
+            others = [o for o in group if "implausible" not in o.extra
+                      and np.isfinite(getattr(o, score))] if kind != "ols" else []
+            alt = min(others, key=lambda o: getattr(o, score), default=None)
+            if alt is not None:
+                alt.chosen = True
+            notes.append(f"{c.model} not chosen: it {c.extra['implausible']}, for an effect "
+                         "positive in every measurement"
+                         + (f"; {alt.model} instead" if alt is not None else ""))
+    if not any(c.chosen for c in cands):
+        for c, flag in zip(cands, before, strict=True):
+            c.chosen = flag
+        notes.append("no plausible model: every candidate reaches 0 or turns over on the "
+                     "checked range; the best one is used, and a point where it is not "
+                     "positive is not predicted")
+    return notes
 
 
 def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: FitSettings,
-               groups: Sequence[Any] | None = None) -> SpecResult:
+               groups: Sequence[Any] | None = None,
+               asked: pd.DataFrame | None = None) -> SpecResult:
     """All candidates for ``y`` over regressors ``x`` on the rows of ``df`` (see the module
     docstring).
 
@@ -539,6 +672,10 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
     groups : sequence, optional, default=None
         One configuration label per row of ``df``, for the CV folds; None: the distinct
         ``x`` tuples.
+    asked : pandas.DataFrame, optional, default=None
+        The points predictions will be asked for (a column per regressor): for an effect
+        positive in every measurement, no model that reaches 0 or turns over between the
+        measured levels and these points is chosen (:func:`keep_plausible`).
 
     Returns
     -------
@@ -603,6 +740,7 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
     Y = data[y].to_numpy(dtype=float)
     X = data[list(x)].to_numpy(dtype=float)
     n_runs, scale = len(Y), float(np.mean(Y ** 2)) if len(Y) else 0.0
+    positive = bool(n_runs) and bool((Y > 0).all())  # every run, not every mean
     # every score below needs the runs' sufficient statistics only: one row per configuration
     reps = rp.compress(X, Y, None if groups is None
                        else list(np.asarray(groups, dtype=object)[keep]))
@@ -641,9 +779,15 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
                             forward_smapes(X[:, idx], Y, c.fit.terms, g, c.fit.k + 1,
                                            normal_form.aggregate, reps)))
                 varying = [j for j in range(len(x)) if len(np.unique(X[:, j])) > 1]
+                names = [x[j] for j in varying]
+                rows = None
+                if asked is not None and not asked.empty and all(n in asked for n in names):
+                    rows = asked[names].apply(pd.to_numeric, errors="coerce").to_numpy(
+                        dtype=float)
+                    rows = rows[np.isfinite(rows).all(axis=1)]
                 nf_cands, nf_notes = normal_form_candidates(
-                    X[:, varying], Y, [x[j] for j in varying], g, cv_folds, normal_form,
-                    replace(reps, X=X[:, varying]))
+                    X[:, varying], Y, names, g, cv_folds, normal_form,
+                    replace(reps, X=X[:, varying]), rows)
                 notes += nf_notes + _same_models(cands, nf_cands)
                 cands += nf_cands
             else:
@@ -651,6 +795,11 @@ def fit_effect(df: pd.DataFrame, name: str, y: str, x: Sequence[str], *, fit: Fi
                              "constant and one term needs 3 to be cross-validated)")
     for c in cands:
         c.data = X[:, [list(x).index(v) for v in c.x]]
+    floor = next((c.extra["noise_floor_smape"] for c in cands if c.kind == "normal_form"),
+                 nf.noise_floor(None, None, stats=rp.configuration_stats(reps))
+                 if n_runs else 0.0)
+    if cands and positive:
+        notes += keep_plausible(cands, Y, floor, asked, reps.w)
     best = _best(cands, by_smape=normal_form.enabled, scale=scale)
     if best is not None and not np.isfinite(best.cv_mse):
         notes.append(f"best model {best.model!r} by training MSE: no candidate could be "
@@ -708,7 +857,11 @@ def _best(cands: Sequence[Candidate], by_smape: bool = False,
     that evidence), the rule the search applies between laws of different sizes. A rival
     competes only when each leave-one-configuration-out fit keeps a residual degree of
     freedom (coefficients <= configurations - 2): an interpolating polynomial's CV error
-    says little about the next level."""
+    says little about the next level. A rival that turns beyond the data
+    (:func:`perfcast.sweep.plausibility.turns_beyond`: a quadratic rising at the largest
+    level with a negative leading coefficient) must also beat the law by more than
+    :data:`perfcast.sweep.normalform.RISE_MARGIN` times the noise floor, the preference for
+    growth over a turn that the search applies to laws rising by a negative exponent."""
     chosen = [c for c in cands if c.chosen]
     if by_smape:
         scored = [c for c in chosen if np.isfinite(c.cv_smape)]
@@ -720,7 +873,9 @@ def _best(cands: Sequence[Candidate], by_smape: bool = False,
             floor = law[0].extra.get("noise_floor_smape", 0.0)
             if rival is not None and law[0].cv_smape > nf.NOISE_FACTOR * floor \
                     and rival.cv_smape < law[0].cv_smape * (1 - nf.REL_GAIN) \
-                    and law[0].cv_smape - rival.cv_smape > nf.ABS_GAIN:
+                    and law[0].cv_smape - rival.cv_smape > nf.ABS_GAIN \
+                    and not (pl.turns_beyond(rival) and law[0].cv_smape - rival.cv_smape
+                             <= nf.RISE_MARGIN * floor):
                 return rival
             return law[0]
         if scored:
@@ -856,8 +1011,107 @@ def positive_effect(df: pd.DataFrame, y: str, x: Sequence[str]) -> bool:
     return bool(len(values)) and bool((values > 0).all())
 
 
+#: a candidate is competitive at a point beyond the data when its CV score is at most this
+#: many times the best one's (plus :data:`perfcast.sweep.normalform.ABS_GAIN` points of
+#: SMAPE): the data do not tell it from the best model (:func:`model_spread`)
+COMPETITIVE = 2.0
+
+
+def measured_range(c: Candidate) -> tuple[np.ndarray, np.ndarray]:
+    """The smallest and largest measured value of each of the model's regressors."""
+    if c.data is None or not len(c.data):
+        n = len(c.x)
+        return np.full(n, -np.inf), np.full(n, np.inf)
+    return np.min(c.data, axis=0), np.max(c.data, axis=0)
+
+
+def extrapolation(c: Candidate, row: Sequence[float]) -> str:
+    """How far a point lies beyond the measured range of the model ``c``, per regressor
+    outside it; ``""`` inside.
+
+    Examples
+    --------
+    >>> from perfcast.sweep import design as dz
+    >>> x = np.array([128.0, 256, 512, 1024, 2048])
+    >>> c = Candidate("poly[size]^1", "polynomial", ["size"],
+    ...               fit_terms(x.reshape(-1, 1), 2 * x, dz.polynomial_terms(1), ["size"]),
+    ...               0.0, data=x.reshape(-1, 1))
+    >>> extrapolation(c, [4096.0])
+    '2x beyond the largest measured size 2048'
+    >>> extrapolation(c, [64.0]), extrapolation(c, [300.0])
+    ('2x below the smallest measured size 128', '')
+    """
+    lo, hi = measured_range(c)
+    parts = []
+    for name, v, a, b in zip(c.x, row, lo, hi, strict=True):
+        if v > b:
+            how = f"{v / b:.3g}x" if b > 0 else f"{v - b:.4g}"
+            parts.append(f"{how} beyond the largest measured {name} {b:g}")
+        elif v < a:
+            how = f"{a / v:.3g}x" if v > 0 and a > 0 else f"{a - v:.4g}"
+            parts.append(f"{how} below the smallest measured {name} {a:g}")
+    return "; ".join(parts)
+
+
+def model_spread(result: SpecResult, X: np.ndarray) -> tuple[np.ndarray, int]:
+    """At rows ``X`` (the best model's regressors), the largest distance between the best
+    model's value and that of a competitive candidate, and how many there are.
+
+    A candidate, or a rival law of the search (``Candidate.rivals``), is competitive when
+    it is plausible (not taken out by :func:`keep_plausible`), has a finite value at the
+    rows, and its CV score (SMAPE with the normal-form search, else MSE) is at most
+    ``COMPETITIVE`` times the best model's plus ``NOISE_FACTOR`` times the noise floor (at
+    least ``ABS_GAIN`` points of SMAPE): scores closer than the noise do not tell laws
+    apart.
+
+    Parameters
+    ----------
+    result : SpecResult
+        The effect and its candidates.
+    X : numpy.ndarray
+        (m, k) rows in the order of ``result.best.x``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray and int
+        (m,) the spread (0 without a competitor) and the number of competitors.
+    """
+    best = result.best
+    spread = np.zeros(len(X))
+    if best is None:
+        return spread, 0
+    by_smape = np.isfinite(best.cv_smape)
+    top = best.cv_smape if by_smape else best.cv_mse
+    if not np.isfinite(top):
+        return spread, 0
+    floor = best.extra.get("noise_floor_smape", 0.0) or 0.0
+    limit = COMPETITIVE * top + (max(nf.ABS_GAIN, nf.NOISE_FACTOR * floor) if by_smape
+                                 else 0.0)
+    frame = pd.DataFrame(X, columns=best.x)
+    with np.errstate(all="ignore"):
+        own = best.raw_design(X) @ np.array([r["coef"] for r in best.fit.coefficients()])
+        n = 0
+        for h in best.rivals:
+            other = h.predict(X)
+            if h.cv_smape <= limit and np.isfinite(other).all():
+                spread = np.maximum(spread, np.abs(other - own))
+                n += 1
+        for c in result.candidates:
+            score = c.cv_smape if by_smape else c.cv_mse
+            if c is best or "implausible" in c.extra or not np.isfinite(score) \
+                    or score > limit or any(v not in frame for v in c.x):
+                continue
+            other = c.raw_design(frame[c.x].to_numpy(dtype=float)) @ np.array(
+                [r["coef"] for r in c.fit.coefficients()])
+            if np.isfinite(other).all():
+                spread = np.maximum(spread, np.abs(other - own))
+                n += 1
+    return spread, n
+
+
 def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
-                  source: str | None = None, positive: bool = False) -> pd.DataFrame:
+                  source: str | None = None, positive: bool = False,
+                  refuse: bool = True) -> pd.DataFrame:
     """The best model's prediction at each row of ``points`` (which must hold the model's
     regressors).
 
@@ -876,6 +1130,12 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
         (``points`` without a ``source`` column, or its rows of source ``predict``) where
         the model gives 0 or less is refused, and the lower bounds of the intervals of every
         positive prediction are clipped at 0.
+    refuse : bool, default=True
+        A point asked for that cannot be predicted (no finite value, or 0 or less for a
+        positive effect) raises; False: its row is kept with ``predictable`` False, the
+        reason in ``note`` and no values (the workflow's ``predict`` points: the run
+        completes and says which point could not be predicted and why), and a ``curve``
+        row (a drawn model, ``source`` ``curve``) that cannot be predicted is left out.
 
     Returns
     -------
@@ -883,61 +1143,106 @@ def predict_frame(result: SpecResult, points: pd.DataFrame, alpha: float,
         ``effect``, ``model``, the columns of ``points``, then statsmodels'
         ``get_prediction(...).summary_frame(alpha)`` columns: ``mean``, ``mean_se``,
         ``mean_ci_lower``/``upper`` (confidence interval of the mean) and
-        ``obs_ci_lower``/``upper`` (prediction interval of a new run), at level 1 - ``alpha``.
-        Empty without a best model.
+        ``obs_ci_lower``/``upper`` (prediction interval of a new run), at level 1 - ``alpha``;
+        then ``extrapolation`` (how far the point lies beyond the measured range, ``""``
+        inside, :func:`extrapolation`), ``model_spread`` (:func:`model_spread`, 0 inside),
+        ``predictable`` and ``note``. Empty without a best model.
 
     Raises
     ------
     InputError
         naming the first point where the prediction or an interval bound is not a finite
         number: a term undefined there (a logarithm, a fractional or a negative power at or
-        below 0) or a value beyond floating point. No prediction is written as NaN; a model
-        without a residual degree of freedom (:func:`has_intervals`) has no standard error and
-        no intervals (NaN), which the effect's notes say (:func:`fit_effect`). With
-        ``positive``, naming the first point asked for where the model gives 0 or less, with
-        the range each regressor was measured over.
+        below 0) or a value beyond floating point. No prediction is written as NaN without
+        ``predictable`` False; a model without a residual degree of freedom
+        (:func:`has_intervals`) has no standard error and no intervals (NaN), which the
+        effect's notes say (:func:`fit_effect`). With ``positive``, naming the first point
+        asked for where the model gives 0 or less, whether it lies inside or outside the
+        measured range, and the range each regressor was measured over. With ``refuse``
+        False only for points not asked for (measured configurations, curve rows).
+
+    Notes
+    -----
+    Beyond the measured range the coefficients' standard errors describe the chosen model's
+    uncertainty only, not the uncertainty of the choice: models the cross-validation cannot
+    tell apart agree between the measured levels and part beyond them (a law of size^3 and
+    one of size^3 log2(size) fitted on 128-2048 differ by 9 % at 4096). Each interval of a
+    point beyond the data is widened by the largest distance ``u`` between the chosen
+    model's value and that of a competitive candidate (:func:`model_spread`): half-widths
+    ``sqrt(h^2 + u^2)``, as the unconditional variance of a model-averaged estimate adds the
+    spread of the models' estimates to each one's own (Burnham and Anderson, Model
+    Selection and Multimodel Inference, 2nd ed., 2002, section 4.3.2). Inside the measured
+    range intervals are the fit's own. The spread grows with the distance from the data as
+    the models diverge, and the ``extrapolation`` column says by how far.
     """
     if result.best is None or points.empty:
         return pd.DataFrame()
     c = result.best
+    X = points[c.x].to_numpy(dtype=float)
     with np.errstate(all="ignore"):  # found below, naming the point
-        frame = c.fit.predict(points[c.x].to_numpy(dtype=float), alpha=alpha)
+        frame = c.fit.predict(X, alpha=alpha)
     intervals = has_intervals(c)
     if not intervals:
         frame.loc[:, frame.columns != "mean"] = np.nan  # not inf here and NaN there
+    asked = (points["source"].to_numpy() == "predict") if "source" in points.columns \
+        else np.ones(len(points), dtype=bool)
+    curve = (points["source"].to_numpy() == "curve") if "source" in points.columns \
+        else np.zeros(len(points), dtype=bool)
+    lo, hi = measured_range(c)
+    measured = ", ".join(f"{n} {a:g} to {b:g}" for n, a, b in zip(c.x, lo, hi, strict=True)) \
+        if c.data is not None and len(c.data) else "unknown"
+    reasons: list[str] = [""] * len(points)
+    errors: list[tuple[str, str]] = [("", "")] * len(points)
     checked = frame if intervals else frame[["mean"]]
     finite = np.isfinite(checked.to_numpy(dtype=float)).all(axis=1)
-    if not finite.all():
-        k = int(np.flatnonzero(~finite)[0])
-        where = ", ".join(f"{n}={v:g}" for n, v in points[c.x].iloc[k].items())
-        raise InputError(source, f"effect {result.name!r}: the model {c.formula(result.y)} has no "
-                               f"finite prediction at {where}",
-                         expected="points where every term of the model is defined (a "
-                                  "logarithm, a fractional or a negative power needs values "
-                                  "> 0) and its value and intervals are finite")
+    means = frame["mean"].to_numpy(dtype=float)
+    for k in range(len(points)):
+        where = ", ".join(f"{n}={v:g}" for n, v in zip(c.x, X[k], strict=True))
+        beyond = extrapolation(c, X[k])
+        position = f"outside the measured range ({beyond})" if beyond \
+            else "inside the measured range"
+        if not finite[k]:
+            errors[k] = (f"effect {result.name!r}: the model {c.formula(result.y)} has no "
+                         f"finite prediction at {where}, {position}",
+                         "points where every term of the model is defined (a logarithm, a "
+                         "fractional or a negative power needs values > 0) and its value and "
+                         "intervals are finite")
+        elif positive and asked[k] and means[k] <= 0:
+            errors[k] = (f"effect {result.name!r}: the model {c.formula(result.y)} predicts "
+                         f"{means[k]:.4g} at {where}, {position}, where every measured "
+                         f"{result.y} is positive",
+                         f"points where the model stays positive (measured: {measured}); "
+                         + ("far outside the measured range a law fitted to it does not "
+                            "hold" if beyond else "inside the measured range the model "
+                            "reaches 0 where the measurements do not: it fits their noise"))
+        if errors[k][0] and (refuse or not (asked[k] or curve[k])):
+            raise InputError(source, errors[k][0], expected=errors[k][1])
+        reasons[k] = errors[k][0] and f"not predictable: {errors[k][0]}"
+    beyond = np.array([bool(extrapolation(c, row)) for row in X])
+    spread = np.zeros(len(points))
+    if beyond.any():
+        spread[beyond], _ = model_spread(result, X[beyond])
+        for lower, upper in (("mean_ci_lower", "mean_ci_upper"),
+                             ("obs_ci_lower", "obs_ci_upper")):
+            for col, sign in ((lower, -1), (upper, 1)):
+                h = np.abs(frame[col].to_numpy(dtype=float) - means)
+                wide = means + sign * np.sqrt(h ** 2 + spread ** 2)
+                frame[col] = np.where(beyond & np.isfinite(h), wide, frame[col])
+    bad = np.array([bool(r) for r in reasons])
+    frame.loc[bad, :] = np.nan
     if positive:
-        asked = (points["source"].to_numpy() == "predict") if "source" in points.columns \
-            else np.ones(len(points), dtype=bool)
-        bad = np.flatnonzero(asked & (frame["mean"].to_numpy(dtype=float) <= 0))
-        if len(bad):
-            k = int(bad[0])
-            where = ", ".join(f"{n}={v:g}" for n, v in points[c.x].iloc[k].items())
-            measured = ", ".join(f"{n} {lo:g} to {hi:g}" for n, lo, hi in zip(
-                c.x, np.min(c.data, axis=0), np.max(c.data, axis=0), strict=True)) \
-                if c.data is not None and len(c.data) else "unknown"
-            raise InputError(source, f"effect {result.name!r}: the model {c.formula(result.y)} "
-                                     f"predicts {frame['mean'].iloc[k]:.4g} at {where}, where "
-                                     f"every measured {result.y} is positive",
-                             expected=f"points where the model stays positive (measured: "
-                                      f"{measured}); far outside the measured range a law "
-                                      "fitted to it does not hold")
-        up = frame["mean"].to_numpy(dtype=float) > 0
+        up = means > 0
         for col in ("mean_ci_lower", "obs_ci_lower"):
-            frame.loc[up, col] = frame.loc[up, col].clip(lower=0)
+            frame.loc[up & ~bad, col] = frame.loc[up & ~bad, col].clip(lower=0)
+    frame["extrapolation"] = [extrapolation(c, row) for row in X]
+    frame["model_spread"] = spread
+    frame["predictable"] = ~bad
+    frame["note"] = reasons
     out = points.reset_index(drop=True).copy()
     out.insert(0, "model", c.model)
     out.insert(0, "effect", result.name)
-    return pd.concat([out, frame], axis=1)
+    out = pd.concat([out, frame], axis=1)
+    return out[~(bad & curve)].reset_index(drop=True)  # a drawn curve stops where it must
 
 
 def selection_criterion(result: SpecResult) -> str | None:
@@ -970,6 +1275,7 @@ def result_summary(result: SpecResult) -> dict[str, Any]:
         "best_family": None if result.best is None else FAMILY[result.best.kind],
         "formula": None if result.best is None else result.best.formula(result.y),
         "selected_by": selection_criterion(result),
+        "predictions": result.predictions,
         "models": [c.summary() for c in result.candidates],
     }
 
