@@ -296,9 +296,11 @@ def replay_rows(summary_csv: str | Path, section: Section) -> None:
 
 def sweep_section(models: Sequence[str | Path], sensors: Sequence[str | Path] = ()) -> Section:
     """Each campaign: runs succeeded against runs planned, and the best model of each effect
-    (chosen by cross-validation) with its CV RMSE and adjusted R^2; a warning for each perf event
-    a measured campaign's ``sensors.json`` says is not counted (its column is empty: a
-    scheduler event perf restricted to user mode, never a 0)."""
+    (chosen by cross-validation) with its CV RMSE and adjusted R^2; each ``predict`` point
+    that could not be predicted is a warning naming the reason, and each one beyond the
+    measured range says so and by how far; a warning for each perf event a measured
+    campaign's ``sensors.json`` says is not counted (its column is empty: a scheduler event
+    perf restricted to user mode, never a 0)."""
     s = Section("sweep", "Parameter sweeps")
     for path in sensors:
         d = _json(path)
@@ -320,8 +322,20 @@ def sweep_section(models: Sequence[str | Path], sensors: Sequence[str | Path] = 
                 s.warnings.append(f"{s.title}: {c}: no model of {e['effect']} "
                                   f"({'; '.join(e.get('notes') or [])})")
                 continue
+            asked = e.get("predictions") or []
             best_of[e["effect"]] = {"model": best["model"], "cv_rmse": best.get("cv_rmse"),
-                                    "adj_r2": best.get("adj_r2"), "y": e.get("y")}
+                                    "adj_r2": best.get("adj_r2"), "y": e.get("y"),
+                                    "predictions": asked}
+            for p in asked:
+                at = ", ".join(f"{k}={v:g}" for k, v in (p.get("point") or {}).items())
+                if not p.get("predictable", True):
+                    s.warnings.append(f"{s.title}: {c}: {e['effect']} at {at} not predictable "
+                                      f"({p.get('note', '').removeprefix('not predictable: ')})")
+                elif p.get("extrapolation"):
+                    s.ran.append(f"{c}: {e['effect']} at {at}: {fmt(p.get('mean'), 4)} "
+                                 f"[{fmt(p.get('obs_ci_lower'), 4)}, "
+                                 f"{fmt(p.get('obs_ci_upper'), 4)}], an extrapolation "
+                                 f"({p['extrapolation']})")
             s.headline.append(
                 f"Best sweep model of {c} {e['effect']}: **{best['model']}** (CV RMSE "
                 f"{fmt(best.get('cv_rmse'), 4)}, adjusted R^2 {fmt(best.get('adj_r2'), 3)})")

@@ -476,19 +476,27 @@ def test_non_finite_derived_values_are_missing_with_a_note_naming_the_rows():
 
 
 def test_no_prediction_is_written_where_the_model_is_not_finite():
-    """A config point where the law is undefined (log2 at p = 0) or overflows fails naming the
-    campaign, the point and the model; a measured configuration whose derived regressor is not
-    finite (a missing value of the fit, noted) is not predicted: no NaN leaves as an answer."""
+    """A config point where the law is undefined (log2 at p = 0) or overflows is reported as
+    not predictable, naming the point, the model and where it lies, and the run completes; a
+    measured configuration whose derived regressor is not finite (a missing value of the
+    fit, noted) is not predicted: no NaN leaves as an answer."""
     p = np.repeat([1.0, 2, 4, 8, 16, 32], 3)
     df = pd.DataFrame({"p": p, "t": 3 + 0.5 * p * np.log2(p) + np.tile([0.0, 0.1, -0.1], 6),
                        "status": "ok", "point": [f"p~{v:g}" for v in p]})
     models = [{"name": "t", "y": "t", "x": ["p"]}]
-    for point, shown in (({"p": 0}, "0"), ({"p": -4}, "-4"), ({"p": 1e300}, "1e\\+300")):
-        with pytest.raises(InputError, match=r"campaign 'c', predict: effect 't': the model "
-                                             r"t = 3 \+ 0\.5 \* p \* log2\(p\) has no finite "
-                                             rf"prediction at p={shown} "):
-            analyse(df, campaign="c", parameters=["p"], fit=FIT, analysis=build(
-                Analysis, {"derived": {}, "models": models, "predict": [point]}))
+    for point, shown in (({"p": 0}, "0"), ({"p": -4}, "-4"), ({"p": 1e300}, "1e+300")):
+        out = analyse(df, campaign="c", parameters=["p"], fit=FIT, analysis=build(
+            Analysis, {"derived": {}, "models": models, "predict": [point]}))
+        asked, = out["summary"]["effects"][0]["predictions"]
+        assert not asked["predictable"] and asked["mean"] is None
+        assert ("not predictable: effect 't': the model t = 3 + 0.5 * p * log2(p) has no "
+                f"finite prediction at p={shown}, outside the measured range") in asked["note"]
+        assert asked["note"] in out["summary"]["effects"][0]["notes"]
+        pred = out["predictions"]
+        row = pred[pred["source"] == "predict"]
+        assert not row["predictable"].any() and row["mean"].isna().all()
+        shown_ok = pred[pred["source"] != "predict"]
+        assert np.isfinite(shown_ok[["mean", "obs_ci_lower", "obs_ci_upper"]].to_numpy()).all()
     zero = pd.concat([df, df.iloc[:3].assign(p=0.0, t=3.0, point="p~0")], ignore_index=True)
     out = analyse(zero, campaign="c", parameters=["p"], fit=FIT, analysis=build(Analysis, {
         "derived": {"lp": "log2(p)"}, "models": [{"name": "t~lp", "y": "t", "x": ["lp"]}],
@@ -517,10 +525,12 @@ def test_a_line_through_two_runs_predicts_without_intervals_and_says_so():
         f"{out['summary']['effects'][0]['best']}: fitted on 2 observations for 2 coefficients, "
         "no residual degree of freedom: its predictions have no standard error and no "
         "intervals"]
-    with pytest.raises(InputError, match="no finite prediction at x=1e"):
-        analyse(df, campaign="two", parameters=["x"], fit=FIT, analysis=build(Analysis, {
-            "derived": {}, "models": [{"name": "t", "y": "t", "x": ["x"]}],
-            "predict": [{"x": 1e308}, {"x": -1e308}]}))
+    out = analyse(df, campaign="two", parameters=["x"], fit=FIT, analysis=build(Analysis, {
+        "derived": {}, "models": [{"name": "t", "y": "t", "x": ["x"]}],
+        "predict": [{"x": 1e308}, {"x": -1e308}]}))
+    asked = out["summary"]["effects"][0]["predictions"]
+    assert [a["predictable"] for a in asked] == [False, False]
+    assert "no finite prediction at x=1e+308" in asked[0]["note"]
 
 
 @pytest.mark.parametrize("point, why", [

@@ -278,8 +278,14 @@ def _fit(args: argparse.Namespace) -> int:
                             if inp.is_table else [])]
     groups = df[args.groups].tolist() if args.groups else (
         df["point"].tolist() if "point" in df.columns else None)
+    extra = pd.DataFrame(points)
+    if points:
+        for name, expr in derived.items():
+            if expression_names(expr) <= set(extra.columns):
+                extra = add_derived(extra, {name: expr})
     try:
-        res = selection.fit_effect(df, y, y, x, fit=fit, groups=groups)
+        res = selection.fit_effect(df, y, y, x, fit=fit, groups=groups,
+                                   asked=extra if points else None)
     except InputError as exc:  # a column's error, in the table it comes from
         raise InputError(args.csv, str(exc).removeprefix("<input>: ")) from None
     out = selection.result_summary(res)
@@ -288,11 +294,7 @@ def _fit(args: argparse.Namespace) -> int:
         print(f"perfcast fit: warning: {args.csv}: {note}", file=sys.stderr)
     out["source"] = str(args.csv)
     out["derived"] = derived
-    extra = pd.DataFrame(points)
     if points:
-        for name, expr in derived.items():
-            if expression_names(expr) <= set(extra.columns):
-                extra = add_derived(extra, {name: expr})
         need = res.best.x if res.best is not None else x
         lacking = sorted(set(need) - set(extra.columns))
         if lacking:
@@ -303,6 +305,12 @@ def _fit(args: argparse.Namespace) -> int:
                                        positive=selection.positive_effect(df, y, x))
         out["alpha"] = fit.alpha
         out["predictions"] = pred.to_dict(orient="records")
+        for _, row in pred[pred["extrapolation"] != ""].iterrows():
+            at = ",".join(f"{n}={row[n]:g}" for n in res.best.x)
+            print(f"perfcast fit: note: {at} is an extrapolation, {row['extrapolation']}: "
+                  f"{row['mean']:.4g} [{row['obs_ci_lower']:.4g}, {row['obs_ci_upper']:.4g}], "
+                  "the interval widened by the spread of the competitive models there "
+                  f"({row['model_spread']:.3g})", file=sys.stderr)
     if args.plot:
         from perfcast.sweep.figures import plot_model
 

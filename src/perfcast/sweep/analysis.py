@@ -291,20 +291,25 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
         x = [c for c in spec.x if c not in categorical]
         for name, sub in _levels(data, spec.name, categorical):
             groups = sub["point"].tolist() if "point" in sub.columns else None
-            res = selection.fit_effect(sub, name, spec.y, x, fit=fit, groups=groups)
+            numeric = [p for p in parameters if p not in categorical]
+            points, pnotes = prediction_points(sub, numeric, x, derived, analysis.predict)
+            asked = points.loc[points["source"] == "predict", list(x)]
+            res = selection.fit_effect(sub, name, spec.y, x, fit=fit, groups=groups,
+                                       asked=asked)
             results.append(res)
             fitted.append(selection.fitted_frame(res, sub, [c for c in ID_COLUMNS
                                                              if c in sub.columns]))
             if res.best is not None:
-                numeric = [p for p in parameters if p not in categorical]
-                points, pnotes = prediction_points(sub, numeric, x, derived, analysis.predict)
                 res.notes.extend(pnotes)
                 curve = curve_points(sub, numeric, x, derived, analysis.predict)
                 points = pd.concat([points, curve], ignore_index=True) if len(curve) \
                     else points
-                preds.append(selection.predict_frame(
+                pred = selection.predict_frame(
                     res, points, fit.alpha, source=f"campaign {campaign!r}, predict",
-                    positive=selection.positive_effect(sub, spec.y, x)))
+                    positive=selection.positive_effect(sub, spec.y, x), refuse=False)
+                res.notes.extend(pred.loc[~pred["predictable"].astype(bool), "note"])
+                res.predictions = asked_predictions(pred, x)
+                preds.append(pred)
     status = df["status"].value_counts().sort_index().to_dict() if "status" in df else {}
     summary = {
         "campaign": campaign, "parameters": list(parameters), "n_runs": int(len(df)),
@@ -320,6 +325,33 @@ def analyse(df: pd.DataFrame, *, campaign: str, parameters: Sequence[str],
         "fitted": _frame(pd.concat(fitted, ignore_index=True) if fitted else pd.DataFrame()),
         "predictions": _frame(pd.concat(preds, ignore_index=True) if preds else pd.DataFrame()),
     }
+
+
+def asked_predictions(pred: pd.DataFrame, x: Sequence[str]) -> list[dict[str, Any]]:
+    """The ``predict`` points of a predictions frame (:func:`perfcast.sweep.selection.
+    predict_frame`) as plain records for the models JSON and the run summary: the point,
+    ``mean`` and its intervals, ``extrapolation`` (how far beyond the measured range),
+    ``predictable`` and ``note`` (why not).
+
+    Examples
+    --------
+    >>> pred = pd.DataFrame({"source": ["measured", "predict"], "p": [2.0, 8.0],
+    ...                      "mean": [1.0, 4.0], "obs_ci_lower": [0.9, 3.0],
+    ...                      "obs_ci_upper": [1.1, 5.0], "extrapolation": ["", "2x beyond"],
+    ...                      "predictable": [True, True], "note": ["", ""]})
+    >>> asked_predictions(pred, ["p"])[0]["point"], asked_predictions(pred, ["p"])[0]["mean"]
+    ({'p': 8.0}, 4.0)
+    """
+    if pred.empty or "source" not in pred.columns:
+        return []
+    out = []
+    for _, r in pred[pred["source"] == "predict"].iterrows():
+        out.append({"point": {c: float(r[c]) for c in x},
+                    **{k: (float(r[k]) if pd.notna(r[k]) else None)
+                       for k in ("mean", "obs_ci_lower", "obs_ci_upper") if k in r},
+                    "extrapolation": str(r["extrapolation"]),
+                    "predictable": bool(r["predictable"]), "note": str(r["note"])})
+    return out
 
 
 def categorical_parameters(data: pd.DataFrame, parameters: Sequence[str]) -> list[str]:
