@@ -208,7 +208,7 @@ def _monotone_and_positive(c: selection.Candidate, asked: np.ndarray, noise: flo
 
 
 @pytest.mark.parametrize("tables", [
-    20, pytest.param(200, marks=pytest.mark.slow)])
+    20, pytest.param(200, marks=pytest.mark.study)])
 def test_the_default_campaign_never_fails_on_noisy_tables_of_a_real_run(tables):
     """The shipped matmul campaign's models on a real run's table, each run's times
     multiplied by lognormal noise of 2-20 % (one sigma per table): no table fails the

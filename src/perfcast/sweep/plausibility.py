@@ -41,6 +41,10 @@ MAX_LINES = 32
 #: the configuration values along a line must turn by this many times the noise of a
 #: configuration's value for a model's turn within the measured range to be taken from them
 DATA_TURN_FACTOR = 2.0
+#: a turn by less than this fraction of the value is not counted, whatever the noise: on
+#: noise-free levels a law's dip of a few parts in a thousand near the smallest level is
+#: rounding of its shape, not a turn that changes an answer (a timing is not read to it)
+MIN_TURN = 0.01
 #: a polynomial turns "ahead" when its slope at the largest level and at this many spans of
 #: the data beyond it differ in sign (for a polynomial: the leading coefficient's sign)
 AHEAD_SPANS = 100.0
@@ -97,13 +101,27 @@ def _value(c: Candidate, X: np.ndarray) -> np.ndarray:
         return c.raw_design(X) @ coef
 
 
-def _lines(data: np.ndarray, j: int, asked: np.ndarray | None) -> list[np.ndarray]:
-    """The measured combinations of the regressors other than ``j`` (and those of the asked
-    points), at most ``MAX_LINES``, as rows of ``data``'s width (column ``j`` unset)."""
-    rows = data if asked is None or not len(asked) else np.vstack([data, asked])
-    others = np.delete(rows, j, axis=1)
-    combos = np.unique(others, axis=0)[:MAX_LINES] if others.shape[1] else np.zeros((1, 0))
-    return [np.insert(o, j, np.nan) for o in combos]
+def _lines(data: np.ndarray, j: int,
+           asked: np.ndarray | None) -> list[tuple[np.ndarray, float, float]]:
+    """The checked lines along regressor ``j``: (a row of ``data``'s width with column ``j``
+    unset, the line's smallest and largest value of ``j``). Through each measured
+    combination of the other regressors (at most ``MAX_LINES``), from the smallest to the
+    largest value of ``j`` measured with it (a design along a diagonal has no line of 2
+    values: its measured points are not joined by lines through unmeasured corners), reaching
+    the asked points on that line; through each asked point, over the whole measured range of
+    ``j`` and the point."""
+    others = np.delete(data, j, axis=1)
+    out = []
+    for o in (np.unique(others, axis=0)[:MAX_LINES] if others.shape[1] else np.zeros((1, 0))):
+        on = (others == o).all(axis=1)
+        vals = data[on, j]
+        if asked is not None and len(asked):
+            vals = np.concatenate([vals, asked[(np.delete(asked, j, axis=1) == o).all(axis=1), j]])
+        out.append((np.insert(o, j, np.nan), float(vals.min()), float(vals.max())))
+    for a in (asked if asked is not None else np.empty((0, data.shape[1]))):
+        out.append((np.insert(np.delete(a, j), j, np.nan), float(min(data[:, j].min(), a[j])),
+                    float(max(data[:, j].max(), a[j]))))
+    return out
 
 
 def where(names: Sequence[str], X: np.ndarray) -> str:
@@ -193,16 +211,14 @@ def implausible_values(value: Callable[[np.ndarray], np.ndarray], data: np.ndarr
     data = np.asarray(data, dtype=float)
     asked = None if asked is None or not len(asked) else np.asarray(asked, dtype=float)
     lo_m, hi_m = data.min(axis=0), data.max(axis=0)
-    rows = data if asked is None else np.vstack([data, asked])
-    lo, hi = rows.min(axis=0), rows.max(axis=0)
     measured = ", ".join(f"{n} {a:.4g} to {b:.4g}" for n, a, b in zip(names, lo_m, hi_m,
                                                                        strict=True))
     for j in range(data.shape[1]):
         levels = np.unique(data[:, j])
-        if lo[j] == hi[j]:
-            continue
-        xs = grid(float(lo[j]), float(hi[j]), levels)
-        for base in _lines(data, j, asked):
+        for base, a, b in _lines(data, j, asked):
+            if a == b:
+                continue
+            xs = grid(a, b, levels[(levels >= a) & (levels <= b)])
             X = np.tile(base, (len(xs), 1))
             X[:, j] = xs
             with np.errstate(all="ignore"):
@@ -217,10 +233,10 @@ def implausible_values(value: Callable[[np.ndarray], np.ndarray], data: np.ndarr
             f = np.log(f)
             # the whole line; where the data turn, only the stretches beyond them
             segments = [np.ones(len(xs), dtype=bool)]
-            if _data_turn(data, j, base, groups) > DATA_TURN_FACTOR * noise:
+            if _data_turn(data, j, base, groups) > DATA_TURN_FACTOR * max(noise, MIN_TURN):
                 segments = [xs <= lo_m[j], xs >= hi_m[j]]
             for seg in segments:
-                if seg.sum() >= 3 and excursion(f[seg]) > max(noise, 1e-9):
+                if seg.sum() >= 3 and excursion(f[seg]) > max(noise, MIN_TURN):
                     k = _turning_point(f[seg])
                     at = X[seg][k]
                     inside = lo_m[j] <= at[j] <= hi_m[j]
@@ -278,7 +294,7 @@ def turns_beyond(c: Candidate) -> bool:
             continue
         h = (hi - lo) * 1e-3
         far = hi + AHEAD_SPANS * (hi - lo)
-        for base in _lines(data, j, None):
+        for base, _, _ in _lines(data, j, None):
             X = np.tile(base, (4, 1))
             X[:, j] = [hi - h, hi, far - h * AHEAD_SPANS, far]
             f = _value(c, X)
