@@ -788,3 +788,15 @@ def test_an_exact_line_keeps_order_one_whatever_the_rounding():
     cands = selection.polynomial_candidates(x, 1 + x + 0.5 * x**2, "x",
                                             selection.make_folds([(v,) for v in x], 10), 5)
     assert next(c.order for c in cands if c.chosen) == 2
+
+
+def test_a_campaign_without_an_ok_run_gives_notes_not_a_crash():
+    """Every run failed: the derived columns are evaluated on no row (an IndexError before)
+    and each model says why it has none."""
+    df = pd.DataFrame({"point": ["n~1", "n~2"], "n": [1, 2], "status": "failed",
+                       "wall_s": [np.nan, np.nan]})
+    out = analyse(df, campaign="c", parameters=["n"], fit=FIT, analysis=build(Analysis, {
+        "derived": {"d": "n * 2"}, "models": [{"name": "u", "y": "wall_s", "x": ["d"]}],
+        "predict": [{"n": 4}]}))
+    effect, = out["summary"]["effects"]
+    assert effect["best"] is None and effect["notes"] == ["0 usable row(s): nothing fitted"]

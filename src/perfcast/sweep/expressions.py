@@ -165,7 +165,7 @@ def _require_finite(value: Any, expr: str, columns: Mapping[str, Any], where: st
     left as they are: the model fit treats them as missing and its notes name them."""
     arr = np.atleast_1d(np.asarray(value, dtype=float))
     bad = np.flatnonzero(~np.isfinite(arr))
-    if len(bad) < arr.size:
+    if arr.size == 0 or len(bad) < arr.size:  # no row (no run succeeded): nothing to check
         return
     k = int(bad[0])
     read = []
