@@ -45,6 +45,9 @@ DATA_TURN_FACTOR = 2.0
 #: noise-free levels a law's dip of a few parts in a thousand near the smallest level is
 #: rounding of its shape, not a turn that changes an answer (a timing is not read to it)
 MIN_TURN = 0.01
+#: values of a line within this fraction of its largest absolute value of its minimum are
+#: the same minimum (:func:`lowest`)
+TIE_VALUE = 1e-9
 #: a polynomial turns "ahead" when its slope at the largest level and at this many spans of
 #: the data beyond it differ in sign (for a polynomial: the leading coefficient's sign)
 AHEAD_SPANS = 100.0
@@ -122,6 +125,25 @@ def _lines(data: np.ndarray, j: int,
         out.append((np.insert(np.delete(a, j), j, np.nan), float(min(data[:, j].min(), a[j])),
                     float(max(data[:, j].max(), a[j]))))
     return out
+
+
+def lowest(f: np.ndarray) -> int:
+    """The first index of the smallest of the values ``f`` along a line, values within
+    ``TIE_VALUE`` times the largest absolute value of it being equal: a model with two equal
+    minima (symmetric about the middle of the range) is reported at the first, not at
+    whichever the rounding of its coefficients makes lower (the fit of every run and of its
+    compressed repetitions agree to about 1e-15, not exactly).
+
+    Examples
+    --------
+    >>> lowest(np.array([3.0, -1.0, 2.0, -1.0 - 1e-15, 3.0]))
+    1
+    >>> lowest(np.array([3.0, -1.0, 2.0, -1.5, 3.0]))
+    3
+    """
+    f = np.asarray(f, dtype=float)
+    tie = TIE_VALUE * float(np.max(np.abs(f)))
+    return int(np.flatnonzero(f <= f.min() + tie)[0])
 
 
 def where(names: Sequence[str], X: np.ndarray) -> str:
@@ -225,7 +247,7 @@ def implausible_values(value: Callable[[np.ndarray], np.ndarray], data: np.ndarr
                 f = np.asarray(value(X), dtype=float)
             if not np.isfinite(f).all():
                 continue  # not defined there: the prediction says so, naming the point
-            low = int(np.argmin(f))
+            low = lowest(f)
             if f[low] <= 0:
                 inside = lo_m[j] <= xs[low] <= hi_m[j]
                 return (f"reaches {f[low]:.4g} at {where(names, X[low])}, "
