@@ -154,3 +154,100 @@ def test_too_few_runs_compress_to_a_note(rows):
     res = selection.fit_effect(df, "t", "t", ["p"], fit=fit_of())
     assert res.best is None and res.candidates == [] and res.n == rows
     assert res.notes == [f"{rows} usable row(s): nothing fitted"]
+
+
+def _labelled_runs(seed: int, offsets: list[float]) -> tuple[np.ndarray, np.ndarray,
+                                                              list[str]]:
+    """Six configurations p1..p6, a run at p plus each of ``offsets``: with [0, 0.25] every
+    compressed row holds one run and every configuration two."""
+    rng = np.random.default_rng(seed)
+    p = np.repeat([1.0, 2, 3, 4, 5, 6], len(offsets)) + np.tile(offsets, 6)
+    groups = [f"p{int(v)}" for v in p]
+    y = 1 + 2 * p ** 1.5 + rng.normal(0, 0.3, p.size)
+    return p.reshape(-1, 1), y, groups
+
+
+@pytest.mark.parametrize(("repeated", "offsets"), [(True, [0.0, 0.25]),
+                                                   (True, [0.0, 0.0, 0.25]),
+                                                   (False, [0.0, 0.25])])
+def test_the_noise_floor_of_compressed_runs_is_that_of_the_runs(repeated, offsets):
+    """The floor of the plausibility rules and the choice: of the repetitions where a
+    configuration has more than one run (even where no compressed row has: its runs differ
+    in a regressor), else estimated from residuals; the same, with the same notes and
+    choice, from the runs and from their compressed repetitions (of which a row's scatter is
+    in ``ss``, not in the means)."""
+    X, y, groups = _labelled_runs(5, offsets)
+    if not repeated:
+        groups = [f"{g}.{i}" for i, g in enumerate(groups)]
+    reps = rp.compress(X, y, groups)
+    settings = fit_of().normal_form
+    runs, runs_notes = selection.normal_form_candidates(X, y, ["p"], groups, 10, settings)
+    comp, comp_notes = selection.normal_form_candidates(reps.X, reps.y, ["p"], reps.groups,
+                                                        10, settings, reps)
+    floor = comp[0].extra["noise_floor_smape"]
+    assert floor == pytest.approx(runs[0].extra["noise_floor_smape"], rel=1e-10)
+    if repeated:
+        assert floor == pytest.approx(nf.noise_floor(y, groups), rel=1e-12) and floor > 0
+    else:
+        assert any("one run per configuration" in n for n in comp_notes)
+    assert comp_notes == runs_notes
+    assert [(c.model, c.chosen) for c in comp] == [(c.model, c.chosen) for c in runs]
+    res = selection.fit_effect(pd.DataFrame({"p": X[:, 0], "t": y}), "t", "t", ["p"],
+                               fit=fit_of(), groups=groups)
+    law = next(c for c in res.candidates if c.kind == "normal_form")
+    assert law.extra["noise_floor_smape"] == pytest.approx(floor, rel=1e-10)
+
+
+def _u_table(low_run: float) -> pd.DataFrame:
+    """A U of times (5 at both ends, about 0.05 between) whose order-4 polynomial dips below
+    0 between two levels; at x=3 one run is ``low_run``, the other 0.1 - ``low_run``."""
+    x = np.repeat([1.0, 2, 3, 4, 5, 6], 2)
+    y = np.repeat([5, 0.05, 0.05, 0.05, 0.05, 5.0], 2) * np.tile([1.0, 1.1], 6)
+    y[4:6] = [low_run, 0.1 - low_run]
+    return pd.DataFrame({"x": x, "t": y})
+
+
+def test_plausibility_holds_for_an_effect_positive_in_every_run_not_every_mean():
+    """Compressed to one row per configuration, every mean of the U is positive even with a
+    run at -0.02: an effect not positive in every run is not held to the positive rules
+    (no candidate taken out), one that is still is."""
+    fit = fit_of(normal_form={"enabled": False})
+    res = selection.fit_effect(_u_table(0.03), "t", "t", ["x"], fit=fit)
+    assert any(n.startswith("poly[x]^4 not chosen: it reaches") for n in res.notes)
+    res = selection.fit_effect(_u_table(-0.02), "t", "t", ["x"], fit=fit)
+    assert not any("not chosen" in n for n in res.notes), res.notes
+    assert not any("implausible" in c.extra for c in res.candidates)
+    X = _u_table(-0.02)[["x"]].to_numpy()
+    y = _u_table(-0.02)["t"].to_numpy()
+    groups = [(v,) for v in X[:, 0]]
+    reps = rp.compress(X, y)
+    settings = fit_of().normal_form
+    _, runs_notes = selection.normal_form_candidates(X, y, ["x"], groups, 10, settings)
+    _, comp_notes = selection.normal_form_candidates(reps.X, reps.y, ["x"], reps.groups, 10,
+                                                     settings, reps)
+    assert comp_notes == runs_notes
+    assert not any("not chosen" in n for n in comp_notes)
+
+
+def test_a_configuration_value_checked_for_a_turn_is_the_mean_of_its_runs():
+    """keep_plausible on compressed rows weights each row's mean by its runs: at a=3 the
+    runs' mean (2.985) keeps the values along a rising (1, 2, 2.985, 4, 5), so a cubic that
+    turns between the levels is implausible, as on the runs; the unweighted mean of the two
+    rows there (1.755) would show a turn in the data and let it pass."""
+    a = np.concatenate([[1.0, 2], [3.0] * 99, [3.0], [4.0, 5]])
+    b = np.concatenate([[1.0, 1], [1.0] * 99, [2.0], [1.0, 1]])
+    y = np.concatenate([[1.0, 2], [3.01] * 99, [0.5], [4.0, 5]])
+    reps = rp.compress(np.column_stack([a, b]), y)
+    fit = fit_terms(np.array([[1.0], [2], [3], [4], [5]]), np.array([1.0, 3.5, 2, 3, 5]),
+                    dz.polynomial_terms(3), ["a"])
+
+    def cubic(data: np.ndarray) -> selection.Candidate:
+        return selection.Candidate("poly[a]^3", "polynomial", ["a"], fit, 0.0, chosen=True,
+                                   order=3, data=data)
+
+    on_runs = cubic(a.reshape(-1, 1))
+    selection.keep_plausible([on_runs], y, 0.0)
+    assert on_runs.extra["implausible"].startswith("turns over at a=")
+    compressed = cubic(reps.X[:, [0]])
+    selection.keep_plausible([compressed], reps.y, 0.0, None, reps.w)
+    assert compressed.extra.get("implausible") == on_runs.extra["implausible"]
