@@ -106,6 +106,11 @@ def kill_all(seen):
                 continue
             if p not in seen:
                 cmd = cmdline(p)
+                for _ in range(50):  # empty while it execs: read it once exec is done
+                    if cmd != "?" or ended(p):
+                        break
+                    time.sleep(0.001)
+                    cmd = cmdline(p)
                 if cmd == "?" and ended(p):
                     continue
                 seen[p] = cmd
