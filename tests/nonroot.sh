@@ -28,9 +28,15 @@ cache=${NONROOT_CACHE:-/var/tmp/perfcast-nonroot}
 uv=${UV:-$repo/.venv/bin/uv}
 # a clean environment for the user: root's PATH may name folders it cannot enter (/root/...)
 clean_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# the host's OpenBLAS settings kept (set where an older OpenBLAS picks a wrong kernel for the
+# processor; results may differ in the last digits without them)
+blas_env=()
+for v in OPENBLAS_CORETYPE OPENBLAS_L2_SIZE; do
+  if [ -n "${!v:-}" ]; then blas_env+=("$v=${!v}"); fi
+done
 as_user() {
   runuser -u "$user" -- env -i HOME="$home" USER="$user" LOGNAME="$user" PATH="$clean_path" \
-    LANG=C.UTF-8 "$@"
+    LANG=C.UTF-8 "${blas_env[@]}" "$@"
 }
 
 if ! id -u "$user" >/dev/null 2>&1; then

@@ -235,7 +235,8 @@ def test_a_flat_run_short_of_the_others_is_joined_and_named_unless_collected(tmp
 @pytest.mark.live
 def test_a_real_perf_run_killed_half_way_is_reported_unverified(tmp_path):
     """Real ``perf stat -I`` of a CPU-time loop with software events in the base roles (this
-    host has no hardware PMU), the second group's program killed part-way (``timeout -s
+    host has no hardware PMU; events a user without root counts too), the second group's
+    program killed part-way (``timeout -s
     KILL``): task-clock against cpu-clock is flat, so only the totals show the cut, and the
     run is joined with the file named as unverified."""
     if shutil.which("perf") is None:
@@ -243,13 +244,13 @@ def test_a_real_perf_run_killed_half_way_is_reported_unverified(tmp_path):
     loop = "import time\nc = time.process_time()\nwhile time.process_time() - c < 0.8: pass"
     files = []
     for k, (event, cmd) in enumerate([("page-faults", []),
-                                      ("context-switches", ["timeout", "-s", "KILL", "0.4"])]):
+                                      ("minor-faults", ["timeout", "-s", "KILL", "0.4"])]):
         files.append(tmp_path / f"g{k}.csv")
         subprocess.run(["perf", "stat", "-I", "100", "-x,", "-e", f"task-clock,cpu-clock,{event}",
                         "-o", str(files[-1]), "--", *cmd, sys.executable, "-c", loop],
                        check=False, capture_output=True)
     pp = from_section(PostprocessSettings, {
-        "events": ["page-faults", "context-switches"],
+        "events": ["page-faults", "minor-faults"],
         "base_events": {"instructions": "task-clock", "cycles": "cpu-clock"},
         "software_run_tolerance": 10.0}, "counters_postprocess")
     table, runs = join_runs(files, pp)

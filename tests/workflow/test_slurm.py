@@ -80,10 +80,20 @@ def _tail(proc: subprocess.CompletedProcess, n: int = 3000) -> str:
     return f"--- stdout ---\n{proc.stdout[-n:]}\n--- stderr ---\n{proc.stderr[-n:]}"
 
 
+def _lock_file():
+    """The lock, opened read-only where it exists: another user's (root's, from an earlier
+    session) cannot be opened for writing, and flock needs only a descriptor."""
+    try:
+        return open(LOCK)  # noqa: SIM115 - closed by the caller's with
+    except FileNotFoundError:
+        fd = os.open(LOCK, os.O_RDONLY | os.O_CREAT, 0o644)
+        return os.fdopen(fd)
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster():
     """A running single-node SLURM; yields its partition names."""
-    with LOCK.open("w") as lock:
+    with _lock_file() as lock:
         # one test session at a time uses (and stops) the cluster
         fcntl.flock(lock, fcntl.LOCK_EX)
         already = _cluster_up()
