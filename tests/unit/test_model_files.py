@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from perfcast.errors import InputError
-from perfcast.io import write_parquet
+from perfcast.io import parquet_metadata, write_parquet
 from perfcast.model.rules import train_files
 from perfcast.model.settings import KnnSettings, TrainSettings
 from perfcast.settings import from_section
@@ -29,9 +29,10 @@ def run(ipc: float, n: int = 3, *, cycles_factor: float = 1.0) -> pd.DataFrame:
 
 
 def train(tmp: Path, ratios: dict[str, float] | None = None,
-          new_runs: dict[str, pd.DataFrame] | None = None, model: dict | None = None) -> Path:
+          new_runs: dict[str, pd.DataFrame] | None = None, model: dict | None = None,
+          trainset_meta: dict | None = None) -> Path:
     """A constant-ratio model of three benchmarks (1.2, 1.25, 1.3 times the old IPC); ``model``:
-    the model section instead."""
+    the model section instead; ``trainset_meta``: the training set's metadata."""
     ratios = ratios or {"a": 1.2, "b": 1.25, "c": 1.3}
     old, new, rows = [], [], []
     for b, r in ratios.items():
@@ -41,7 +42,7 @@ def train(tmp: Path, ratios: dict[str, float] | None = None,
         write_parquet((new_runs or {}).get(b, run(r)), new[-1])
         rows.append(pd.DataFrame({"benchmark": b, "old_interval": [0, 1, 2],
                                   "new_interval": [0, 1, 2], "ipc_ratio": r, "x_pki": 2.0}))
-    write_parquet(pd.concat(rows, ignore_index=True), tmp / "train.parquet")
+    write_parquet(pd.concat(rows, ignore_index=True), tmp / "train.parquet", trainset_meta)
     settings = TrainSettings(from_section(KnnSettings, model or {"families": ["constant"]},
                                           "model"), tuple(ratios), None)
     train_files(settings, str(tmp / "train.parquet"), old, new, str(tmp / "model.parquet"),
@@ -59,6 +60,14 @@ def test_train_refuses_a_calibration_score_predict_would_refuse(tmp_path):
         train(tmp_path, new_runs={"c": far})
     assert "magnitude at most 345.4" in str(err.value)
     assert not (tmp_path / "model.parquet").exists()
+
+
+@pytest.mark.parametrize("simulated", [True, False])
+def test_train_says_the_model_of_simulated_counters_is_simulated(tmp_path, simulated):
+    """The model file and its card say what the training set says: simulated or not."""
+    model = train(tmp_path, trainset_meta={"simulated": simulated})
+    assert parquet_metadata(model)["simulated"] is simulated
+    assert json.loads((tmp_path / "model.json").read_text())["simulated"] is simulated
 
 
 def test_the_toy_model_predicts_its_known_answer(tmp_path):
@@ -209,6 +218,18 @@ def test_a_model_file_of_each_family_with_its_own_params_loads(tmp_path, family)
     assert np.isfinite(loaded["model"].predict(np.array([[2.5]]))).all()
 
 
+@pytest.mark.parametrize("simulated", [True, False])
+def test_a_model_file_says_whether_its_counters_were_simulated(tmp_path, simulated):
+    """``simulated`` travels in the model's metadata (train_files writes it from the training
+    set's) and a file with it loads as one without."""
+    from perfcast.model.modelfile import load_model
+
+    meta = {**_model_meta("knn"), "simulated": simulated}
+    path = _write_model(tmp_path, meta)
+    assert parquet_metadata(path)["simulated"] is simulated
+    assert load_model(path)["family"] == "knn"
+
+
 @pytest.mark.parametrize("family, key", [(f, k) for f in ("ridge", "knn")
                                          for k in _pipeline_params(f)]
                          + [("constant", k) for k in ("memory", "n_jobs", "func")])
@@ -289,6 +310,8 @@ def test_a_hyper_parameter_of_the_wrong_type_or_range_is_refused_naming_it(tmp_p
     ("versions", {"numpy": 2}, "model metadata versions {'numpy': 2}"),
     ("versions", {"v": "\x1b[2J"}, "model metadata versions"),
     ("versions", ["1.5"], "model metadata versions ['1.5']"),
+    ("simulated", "yes", "model metadata simulated 'yes'"),
+    ("simulated", 1, "model metadata simulated 1"),
 ])
 def test_the_other_metadata_keys_are_checked_as_data(tmp_path, key, value, needle):
     """features, target, family, log1p, format_version and versions of the wrong type, length

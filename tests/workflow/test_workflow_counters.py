@@ -62,6 +62,19 @@ def test_second_run_has_nothing_to_do(tiny_run, snakemake_run):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
+def test_every_output_of_simulated_counters_says_so(tiny_run):
+    """Simulated counters make simulated alignments, training set, model, card and evaluation:
+    each says so where its readers look (Parquet metadata, a JSON key, a CSV column)."""
+    res = tiny_run / "results"
+    tables = [*sorted((res / "aligned").glob("*.parquet")), res / "train" / "trainset.parquet",
+              res / "model" / "model.parquet", res / "model" / "evaluation.parquet"]
+    for path in tables:
+        assert parquet_metadata(path).get("simulated") is True, path
+    assert json.loads((res / "model" / "model.json").read_text())["simulated"] is True
+    ev = pd.read_csv(res / "model" / "evaluation.csv")
+    assert set(ev["data_source"]) == {"simulated"}
+
+
 def test_unknown_config_key_fails_before_any_job(tmp_path, snakemake_run):
     bad = yaml.safe_load(yaml.safe_dump(TINY))
     bad["counters"]["grup_size"] = 3

@@ -31,10 +31,11 @@ from perfcast.model.settings import MAX_RIDGE_ALPHA, KnnSettings
 MODEL_FORMAT = "perfcast-ipc-ratio-model"
 #: its version: a file of another version is refused, naming the one expected
 MODEL_FORMAT_VERSION = 1
-#: the keys of a model file's metadata (:func:`save_model` writes each; ``versions`` may be
-#: absent); another is refused: a file that has one was not written by this version
+#: the keys of a model file's metadata (:func:`save_model` writes each; ``versions`` and
+#: ``simulated`` may be absent); another is refused: a file that has one was not written by this
+#: version
 META_KEYS = ("format", "format_version", "family", "features", "target", "params", "log1p",
-             "calibration", "versions")
+             "calibration", "versions", "simulated")
 #: the keys of its calibration (:meth:`perfcast.model.conformal.Calibration.as_dict`)
 CALIBRATION_KEYS = ("cycles", "runtime", "coverage")
 #: the largest magnitude of a calibration score ``log(predicted / measured)``: a factor of
@@ -52,7 +53,8 @@ MAX_FEATURES, MAX_NAME, MAX_VERSIONS = 1000, 200, 50
 
 
 def save_model(sel: Any, data: pd.DataFrame, features: list[str], settings: KnnSettings, *,
-               calibration: dict, versions: dict, path: str | Path) -> None:
+               calibration: dict, versions: dict, path: str | Path,
+               simulated: bool = False) -> None:
     """Write the chosen model as data, never as code: the rows it was fitted on (``features``
     and the target) as a Parquet table, with its family, hyper-parameters, ``log1p`` choice,
     features, calibration and library versions as metadata. :func:`load_model` refits the same
@@ -74,6 +76,8 @@ def save_model(sel: Any, data: pd.DataFrame, features: list[str], settings: KnnS
         the prediction-interval calibration and the library versions.
     path : str or Path
         the model file.
+    simulated : bool, default=False
+        the model is fitted on simulated counters: said in its metadata (``simulated``).
 
     Raises
     ------
@@ -93,7 +97,7 @@ def save_model(sel: Any, data: pd.DataFrame, features: list[str], settings: KnnS
     meta = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
             "family": sel.chosen, "features": list(features), "target": TARGET,
             "params": params, "log1p": bool(settings.log1p), "calibration": calibration,
-            "versions": versions}
+            "versions": versions, "simulated": bool(simulated)}
     refit = _refit(rows, meta, path)
     x = rows[features].to_numpy()
     if not np.allclose(refit.predict(x), sel.model.predict(x), rtol=1e-12, atol=0):
@@ -312,6 +316,9 @@ def check_metadata(meta: dict, path: str | Path) -> None:
     if target != TARGET:
         raise InputError(path, f"model metadata target {_short(target)}",
                          expected=repr(TARGET))
+    if not isinstance(meta.get("simulated", False), bool):
+        raise InputError(path, f"model metadata simulated {_short(meta.get('simulated'))}",
+                         expected="true or false")
     if not isinstance(meta.get("log1p"), bool):
         raise InputError(path, f"model metadata log1p {_short(meta.get('log1p'))}",
                          expected="true or false")

@@ -217,11 +217,12 @@ def trainset_files(settings: TrainsetSettings, aligned: Sequence[str],
     train = build_trainset(parts)
     log.info("training set: %d rows, %d benchmarks, stable_only=%s", len(train), len(parts),
              bool(phases))
+    simulated = any(parquet_metadata(p).get("simulated", False) for p in old_counters)
     write_parquet(train, out, metadata={"benchmarks": list(benchmarks),
                                         "stable_only": bool(phases),
-                                        "features": feature_columns(train)})
-    figures.ratio_distribution(train, Path(figure), note=figures.simulated_note(
-        any(parquet_metadata(p).get("simulated", False) for p in old_counters)))
+                                        "features": feature_columns(train),
+                                        "simulated": simulated})
+    figures.ratio_distribution(train, Path(figure), note=figures.simulated_note(simulated))
 
 
 def _candidates(model: KnnSettings, grain: str) -> KnnSettings:
@@ -360,7 +361,9 @@ def train_files(settings: TrainSettings, trainset: str, old: Sequence[str], new:
                              expected=f"a log error of magnitude at most {MAX_LOG_ERROR:.4g}: "
                                       "counters that measure this run")
     card = model_card(sel, features, train, model)
-    card["stable_only"] = parquet_metadata(trainset).get("stable_only", False)
+    train_meta = parquet_metadata(trainset)
+    card["stable_only"] = train_meta.get("stable_only", False)
+    card["simulated"] = bool(train_meta.get("simulated", False))
     card["granularity"] = grain
     card["choice_rule"] = CHOICE_RULE
     q, used = cal.quantile("cycles")
@@ -374,7 +377,8 @@ def train_files(settings: TrainSettings, trainset: str, old: Sequence[str], new:
     log.info("chosen: %s %s (%s), interval factor x/÷ %.3f at %.3f coverage", sel.chosen,
              card["best_params"], CHOICE_RULE, np.exp(q), used)
     save_model(sel, thin(train, model.max_rows_per_benchmark), features, model,
-               calibration=cal.as_dict(), versions=card["versions"], path=model_out)
+               calibration=cal.as_dict(), versions=card["versions"], path=model_out,
+               simulated=card["simulated"])
     write_json(card, card_out)
 
 
@@ -469,7 +473,8 @@ def evaluate_files(settings: EvaluateSettings, trainset: str, old: Sequence[str]
             require_values(ev[col], trainset, f"leave-one-out {col}", low=0,
                            labels=ev["benchmark"].tolist(), label="benchmark")
     write_parquet(ev, out, metadata={"simulated": simulated, "granularity": grain})
-    write_csv(ev, csv)
+    # a CSV has no metadata: the data's source is a column, read by any CSV reader
+    write_csv(ev.assign(data_source="simulated" if simulated else "measured"), csv)
     write_text(evaluation_markdown(ev, simulated, None if phases else stable_not_run,
                                    granularity=grain), md)
     figures.predicted_vs_measured(ev, Path(figure), note=figures.simulated_note(simulated))
