@@ -17,6 +17,7 @@ import harness
 import pandas as pd
 import pytest
 
+from perfcast.io import parquet_metadata
 from perfcast.summary import fmt
 
 #: the counters -> model chain's products and the sweep's models, which the first of the run's
@@ -85,6 +86,16 @@ def test_console_ends_with_the_summary(run):
     summary = json.loads((workdir / "results" / "summary.json").read_text())
     for warning in summary["warnings"]:
         assert f"WARNING: {warning}" in tail
+
+
+def test_phases_of_simulated_counter_traces_say_so(run):
+    """The warmup stage's phase labels of simulated counter traces say, as the traces do, that
+    they are simulated (Parquet metadata, and the JSON beside each)."""
+    phases = sorted((run[0] / "results" / "warmup" / "counters").rglob("*.parquet"))
+    assert phases
+    for path in phases:
+        assert parquet_metadata(path).get("simulated") is True, path
+        assert json.loads(path.with_suffix(".json").read_text())["simulated"] is True, path
 
 
 def test_model_numbers_are_the_stages(run):

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from perfcast.io import read_parquet, write_json, write_parquet
+from perfcast.io import parquet_metadata, read_parquet, write_json, write_parquet
 from perfcast.warmup.settings import RunSettings, TraceSettings
 
 
@@ -166,6 +166,9 @@ def run_counter_phases(settings: TraceSettings, *, counters: str | Path, phases:
     gen, bench = settings.generation, settings.benchmark
     labels, result = counter_phases(read_parquet(counters), settings.phases, counters)
     result = {"generation": gen, "benchmark": bench, **result}
-    write_parquet(labels, phases, metadata={"generation": gen, "benchmark": bench})
-    write_json(result, summary)
+    # simulated counters give simulated phases: said as the counters table says it
+    simulated = bool(parquet_metadata(counters).get("simulated", False))
+    write_parquet(labels, phases, metadata={"generation": gen, "benchmark": bench,
+                                            "simulated": simulated})
+    write_json({**result, "simulated": simulated}, summary)
     return result
