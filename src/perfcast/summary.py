@@ -4,8 +4,8 @@ Read from the stages' own outputs (nothing is recomputed), one section per stage
 what did not and why, every target met or missed, and the headline figures. A missed target, a
 stage that did not run, a failed run is a *warning*: listed first in ``summary.md`` and in the
 ``warnings`` of ``summary.json``, never left to a log. Rule ``run_summary`` writes it; the
-Snakefile's ``onsuccess`` handler prints ``summary.md`` on the console; the report shows its HTML
-(:mod:`perfcast.mdhtml`) on its first page.
+Snakefile's handlers print ``summary.md`` on the console (:mod:`perfcast.runend`); the report
+shows its HTML (:mod:`perfcast.mdhtml`) on its first page.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pandas as pd
@@ -73,6 +74,16 @@ def test_every_output_of_simulated_counters_says_so(tiny_run):
     assert json.loads((res / "model" / "model.json").read_text())["simulated"] is True
     ev = pd.read_csv(res / "model" / "evaluation.csv")
     assert set(ev["data_source"]) == {"simulated"}
+
+
+def test_a_rerun_with_nothing_to_do_ends_with_the_summary(tiny_run, snakemake_run):
+    """Snakemake calls no onsuccess handler when there is nothing to do: the workflow still
+    ends with the summary of the results already there."""
+    proc = snakemake_run(tiny_run, TINY, ["all"])
+    assert "Nothing to be done (all requested" in proc.stdout + proc.stderr
+    summary = (tiny_run / "results" / "summary.md").read_text()
+    assert "Nothing to be done: the summary of the results already there" in proc.stdout
+    assert proc.stdout.rstrip().endswith(summary.rstrip())
 
 
 def test_unknown_config_key_fails_before_any_job(tmp_path, snakemake_run):
@@ -159,6 +170,13 @@ def test_import_backend_and_corrupt_file(tmp_path, tiny_run, snakemake_run):
     pd.testing.assert_frame_equal(imported, original)
     assert not (tmp_path / "results" / "counters" / "g3" / "lbm.parquet").exists()
     assert not (tmp_path / "results" / "raw" / "g3" / "lbm" / "group1.csv").exists()
+    # the run's last words: the job that failed with its log, and what each stage has made
+    assert "The run failed. Failed jobs (their logs say why):" in proc.stdout
+    assert re.search(r"^  counters_\w+( \(.*\))?: \S*results/logs/\S*/g3/lbm\.log$",
+                     proc.stdout, re.MULTILINE), proc.stdout[-3000:]
+    assert re.search(r"^  counters: \d+ of \d+ outputs \(incomplete\)$", proc.stdout,
+                     re.MULTILINE), proc.stdout[-3000:]
+    assert "summary.smk" not in out  # the handlers are not where the error is said to be
 
 
 def test_cli_align_and_predict_on_workflow_outputs(tiny_run, tmp_path):

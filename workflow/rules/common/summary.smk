@@ -2,6 +2,7 @@
 # reads, only those of the stages that run.
 import os
 
+from perfcast.runend import summary_when_nothing_to_do
 from perfcast.settings import as_params
 from perfcast.summary import SummarySettings
 
@@ -72,3 +73,27 @@ def summary_targets():
         f"{RESULTS}/summary.html",
         f"{RESULTS}/summary.fragment.html",
     ]
+
+
+#: the run summary the workflow's handlers print (workflow/Snakefile)
+SUMMARY_MD = f"{RESULTS}/summary.md"
+#: when this run's jobs started (set by onstart; None while no job has started)
+RUN_END = {"started": None}
+
+
+def stage_outputs_by_stage():
+    """Each stage's outputs (its targets of the default target, all), which a failed run's
+    last words count."""
+    return {
+        "counters": counters_targets(),
+        "model": model_targets(),
+        "warmup": warmup_targets(),
+        "sensitivity": sensitivity_targets(),
+        "sweep": sweep_targets(),
+        "paper": paper_targets(network=False),
+        "summary": summary_targets(),
+    }
+
+
+# a rerun with nothing to do ends with the summary too (Snakemake calls no handler then)
+summary_when_nothing_to_do(workflow, SUMMARY_MD, lambda: RUN_END["started"])
