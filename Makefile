@@ -26,7 +26,7 @@ export UV_SYSTEM_CERTS ?= 1
 
 # the venv: uv (from PyPI) installs the packages, in parallel and from its cache when it has them
 # (pip alone takes minutes for the same set); its progress is shown
-# `make run` needs the package and its dependencies only (about 245 MB downloaded, 830 MB
+# `make run` needs the package and its dependencies only (about 245 MB downloaded, 1.1 GB
 # installed); the tests, the linters and the benchmarks add the dev extras (about 12 MB more)
 # The installed modules are compiled to bytecode as pip does (uv does not by default): every
 # Snakemake job starts a Python that imports Snakemake, pandas and perfcast, and where nothing
