@@ -243,10 +243,13 @@ def summary_when_nothing_to_do(workflow: Any, summary_md: str | Path,
     -----
     Snakemake calls neither ``onstart`` nor ``onsuccess`` when a run has nothing to do ("Nothing
     to be done"), so a rerun would end without the summary. Only the main process of a real run
-    prints: not a dry run, not a job's own process on a cluster, not with ``--no-hooks``. The
+    prints: not a dry run, not a job's own process on a cluster, not with ``--no-hooks``; and
+    not when the workflow is imported as a module, whose handlers Snakemake ignores too. The
     wrapper is defined here, not in the workflow: Snakemake names the workflow file of the
     innermost workflow frame an error passes through, which must stay its own.
     """
+    if not workflow.modifier.is_main_snakefile():
+        return  # imported as a module: the importing workflow's handlers speak, as Snakemake's
     execute = workflow.execute
 
     @functools.wraps(execute)
