@@ -248,15 +248,22 @@ def summary_when_nothing_to_do(workflow: Any, summary_md: str | Path,
     wrapper is defined here, not in the workflow: Snakemake names the workflow file of the
     innermost workflow frame an error passes through, which must stay its own.
     """
-    if not workflow.modifier.is_main_snakefile():
-        return  # imported as a module: the importing workflow's handlers speak, as Snakemake's
-    execute = workflow.execute
+    try:
+        if not workflow.modifier.is_main_snakefile():
+            return  # imported as a module: the importing workflow's handlers speak, as Snakemake's
+        execute = workflow.execute
+    except AttributeError:  # a Snakemake without these internals: the handlers alone
+        return
 
     @functools.wraps(execute)
     def run(*args: Any, **kwargs: Any) -> Any:
         done = execute(*args, **kwargs)
-        if (started() is None and workflow.is_main_process and not workflow.dryrun
-                and not workflow.execution_settings.no_hooks):
+        try:
+            quiet = (started() is not None or not workflow.is_main_process or workflow.dryrun
+                     or workflow.execution_settings.no_hooks)
+        except AttributeError:
+            quiet = True
+        if not quiet:
             print(summary_text(summary_md, None))
         return done
 
