@@ -116,8 +116,8 @@ def plot_profile(grid: pd.DataFrame, summary: Mapping, out: str | Path,
         ax3.plot_surface(xa, yb, piv.to_numpy(float), cmap="viridis", alpha=0.75,
                          linewidth=0.2, edgecolor="0.3")
         m = sub[sub["measured"]]
-        ax3.scatter(m[a], m[b], m["sensitivity"], color=np.where(m["failed"], PALETTE[1],
-                                                                "k"), s=18, depthshade=False)
+        ax3.scatter(m[a], m[b], m["sensitivity"],
+                    c=[PALETTE[1] if f else "k" for f in m["failed"]], s=18, depthshade=False)
         unit_a, unit_b = dims[a].get("unit", ""), dims[b].get("unit", "")
         ax3.set_xlabel(f"{a} [{unit_a}]" if unit_a else a, fontsize=8)
         ax3.set_ylabel(f"{b} [{unit_b}]" if unit_b else b, fontsize=8)
