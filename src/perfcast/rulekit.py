@@ -50,7 +50,8 @@ def rule_logging(snakemake: Any) -> Iterator[logging.Logger]:
     except Exception as exc:
         logger.debug("".join(traceback.format_exception(exc)))
         if log_path:
-            with open(log_path, "a") as fh:
-                fh.write("".join(traceback.format_exception(exc)))
+            with contextlib.suppress(OSError):  # a read-only results_dir: stderr still says it
+                with open(log_path, "a") as fh:
+                    fh.write("".join(traceback.format_exception(exc)))
         print(f"perfcast rule {snakemake.rule}: {type(exc).__name__}: {exc}", file=sys.stderr)
         sys.exit(1)

@@ -47,3 +47,19 @@ def test_a_failing_job_logs_its_traceback_and_prints_one_line(tmp_path, capsys):
         raise ValueError("no rows")
     assert "perfcast rule model_train: ValueError: no rows" in capsys.readouterr().err
     assert "Traceback" in log.read_text()
+
+
+def test_a_job_failing_after_its_log_became_unwritable_prints_one_line(tmp_path, capsys):
+    """results/ made read-only while the job ran: its own write failed, and writing that
+    failure to the log, now unwritable too, raised a second traceback over the first."""
+    log = tmp_path / "job.log"
+    with pytest.raises(SystemExit) as exit_, rule_logging(
+            types.SimpleNamespace(log=[str(log)], rule="warmup_run")):
+        log.unlink()
+        log.mkdir()  # the log can no longer be opened for appending
+        raise PermissionError(13, "Permission denied", "results/warmup/kvstore/journal.jsonl")
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.splitlines()[-1] == ("perfcast rule warmup_run: PermissionError: [Errno 13] "
+                                    "Permission denied: 'results/warmup/kvstore/journal.jsonl'")
