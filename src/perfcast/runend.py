@@ -268,3 +268,53 @@ def summary_when_nothing_to_do(workflow: Any, summary_md: str | Path,
         return done
 
     workflow.execute = run
+
+
+def unwritable_results_as_error(workflow: Any, results_dir: str | Path) -> None:
+    """Make ``workflow.execute`` end a run whose results became unwritable part-way with one
+    line naming the file, not a traceback.
+
+    Parameters
+    ----------
+    workflow : snakemake.workflow.Workflow
+        the workflow (the Snakefile's ``workflow``).
+    results_dir : str or Path
+        the results folder (``results_dir``), named in the message.
+
+    Notes
+    -----
+    The ``onstart`` check (:func:`perfcast.settings.require_writable_dir`) refuses a results
+    folder that cannot be written when the run starts. One made read-only while jobs run fails
+    a job's benchmark file, and Snakemake's removal of that job's outputs then raises a
+    ``PermissionError`` out of ``workflow.execute``, past the ``onerror`` handler, which the
+    command line prints as a traceback. It is raised again here as a ``WorkflowError``, which
+    Snakemake prints as one message; the outputs already written are left as they are.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> def execute():
+    ...     raise PermissionError(13, "Permission denied", "results/model/model.parquet")
+    >>> wf = SimpleNamespace(execute=execute)
+    >>> unwritable_results_as_error(wf, "results")
+    >>> try:
+    ...     wf.execute()
+    ... except Exception as exc:
+    ...     print(type(exc).__name__, str(exc).split(":")[0])
+    WorkflowError results/model/model.parquet
+    """
+    from snakemake.exceptions import WorkflowError
+
+    execute = workflow.execute
+
+    @functools.wraps(execute)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return execute(*args, **kwargs)
+        except PermissionError as exc:
+            raise WorkflowError(
+                f"{exc.filename}: cannot be written or removed ({exc.strerror}): a folder of "
+                f"the results ({results_dir}) was made read-only while the run went on; the "
+                "outputs already written are kept. Make it writable and run again") from None
+
+    workflow.execute = run

@@ -2,7 +2,7 @@
 # reads, only those of the stages that run.
 import os
 
-from perfcast.runend import summary_when_nothing_to_do
+from perfcast.runend import summary_when_nothing_to_do, unwritable_results_as_error
 from perfcast.settings import as_params
 from perfcast.summary import SummarySettings
 
@@ -97,3 +97,5 @@ def stage_outputs_by_stage():
 
 # a rerun with nothing to do ends with the summary too (Snakemake calls no handler then)
 summary_when_nothing_to_do(workflow, SUMMARY_MD, lambda: RUN_END["started"])
+# results made read-only part-way: one line naming the file, not Snakemake's traceback
+unwritable_results_as_error(workflow, config["results_dir"])
